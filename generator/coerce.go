@@ -1,0 +1,402 @@
+package generator
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	sigsjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+)
+
+// Values of parameters are normalized to these Go types before a prototype
+// sees them (as JSON): string (string, enum, quantity in canonical form),
+// int64 (int, duration in seconds), bool, map[string]string, []string, and
+// for objects the decoded JSON (map[string]any or []any).
+
+// fromText parses a value written on the command line (a flag or --set) by
+// the parameter's declared type. It returns the normalized value, or the
+// rule the text breaks.
+func (p *Param) fromText(s string) (any, string) {
+	switch p.Type {
+	case TypeString, TypeEnum, TypeQuantity:
+		return p.fromValue(s)
+	case TypeInt:
+		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+		if err != nil {
+			return nil, "must be an integer" + p.boundsText()
+		}
+		return p.fromValue(n)
+	case TypeBool:
+		b, err := strconv.ParseBool(strings.TrimSpace(s))
+		if err != nil {
+			return nil, "must be true or false"
+		}
+		return b, ""
+	case TypeDuration:
+		return p.fromValue(strings.TrimSpace(s))
+	case TypeMap:
+		m := map[string]any{}
+		for _, kv := range splitPairs(s) {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok {
+				return nil, "must be key=value pairs separated by commas, such as a=1,b=2"
+			}
+			m[strings.TrimSpace(k)] = v
+		}
+		return p.fromValue(m)
+	case TypeList:
+		var l []any
+		for _, item := range strings.Split(s, ",") {
+			if item = strings.TrimSpace(item); item != "" {
+				l = append(l, item)
+			}
+		}
+		return p.fromValue(l)
+	case TypeObject:
+		j, err := yaml.YAMLToJSON([]byte(s))
+		if err != nil {
+			return nil, "must be YAML or JSON for " + p.kindText() + ": " + oneLine(err.Error())
+		}
+		v, err := decodeJSON(j)
+		if err != nil {
+			return nil, "must be YAML or JSON for " + p.kindText() + ": " + oneLine(err.Error())
+		}
+		return p.fromValue(v)
+	}
+	return nil, "cannot be set from text"
+}
+
+// splitPairs splits "a=1,b=x,y,c=2" into "a=1", "b=x,y", "c=2": a piece
+// without "=" belongs to the value before it, so values may hold commas.
+func splitPairs(s string) []string {
+	var out []string
+	for _, piece := range strings.Split(s, ",") {
+		if len(out) > 0 && !strings.Contains(piece, "=") {
+			out[len(out)-1] += "," + piece
+			continue
+		}
+		if strings.TrimSpace(piece) != "" {
+			out = append(out, piece)
+		}
+	}
+	return out
+}
+
+// fromValue checks a decoded value (from a params file, a Go caller or a
+// default) against the declared type and returns it normalized, or the rule
+// it breaks. Numbers arrive as json.Number or Go integers.
+func (p *Param) fromValue(v any) (any, string) {
+	switch p.Type {
+	case TypeString:
+		s, ok := v.(string)
+		if !ok {
+			return nil, "must be a string (quote it in YAML)"
+		}
+		if rule := formats[p.Format].check(s); rule != "" {
+			return nil, rule
+		}
+		return s, ""
+	case TypeEnum:
+		s, ok := v.(string)
+		if !ok || !contains(p.Values, s) {
+			return nil, "must be one of " + strings.Join(p.Values, ", ")
+		}
+		return s, ""
+	case TypeInt:
+		n, ok := toInt(v)
+		if !ok {
+			return nil, "must be an integer" + p.boundsText()
+		}
+		if rule := p.checkBounds(n); rule != "" {
+			return nil, rule
+		}
+		return n, ""
+	case TypeBool:
+		b, ok := v.(bool)
+		if !ok {
+			return nil, "must be true or false"
+		}
+		return b, ""
+	case TypeQuantity:
+		return normQuantity(v)
+	case TypeDuration:
+		secs, ok := toSeconds(v)
+		if !ok {
+			return nil, "must be whole seconds" + p.boundsText() + ", such as 300, 300s or 5m"
+		}
+		if rule := p.checkBounds(secs); rule != "" {
+			return nil, rule
+		}
+		return secs, ""
+	case TypeMap:
+		return p.mapValue(v)
+	case TypeList:
+		l, ok := v.([]any)
+		if !ok {
+			return nil, "must be a list of " + p.itemsText()
+		}
+		if p.Format == "int" {
+			ints := make([]int64, 0, len(l))
+			for _, item := range l {
+				n, ok := toInt(item)
+				if s, isText := item.(string); isText {
+					n, ok = parseInt(s)
+				}
+				if !ok || n < 0 {
+					return nil, "must be a list of non-negative integers"
+				}
+				ints = append(ints, n)
+			}
+			return ints, ""
+		}
+		out := make([]string, 0, len(l))
+		for _, item := range l {
+			s, ok := item.(string)
+			if !ok {
+				return nil, "must be a list of strings"
+			}
+			if rule := formats[p.Format].check(s); rule != "" {
+				return nil, fmt.Sprintf("item %q: %s", s, rule)
+			}
+			out = append(out, s)
+		}
+		return out, ""
+	case TypeObject:
+		return p.objectValue(v)
+	case TypeGroup:
+		return nil, "is a group; set its members (" + p.Path + ".<name>)"
+	}
+	return nil, "has an unknown type"
+}
+
+func (p *Param) mapValue(v any) (any, string) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, "must be a map of key: value"
+	}
+	out := make(map[string]string, len(m))
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if rule := formats[p.Format].check(k); rule != "" {
+			return nil, fmt.Sprintf("key %q: %s", k, rule)
+		}
+		raw := m[k]
+		if p.ValueFormat == "quantity" {
+			q, rule := normQuantity(raw)
+			if rule != "" {
+				return nil, fmt.Sprintf("key %q: %s", k, rule)
+			}
+			out[k] = q.(string)
+			continue
+		}
+		var s string
+		switch x := raw.(type) {
+		case string:
+			s = x
+		case json.Number:
+			s = x.String()
+		case bool:
+			s = strconv.FormatBool(x)
+		case int, int32, int64:
+			s = fmt.Sprint(x)
+		default:
+			return nil, fmt.Sprintf("key %q: value must be a string", k)
+		}
+		if rule := formats[p.ValueFormat].check(s); rule != "" {
+			return nil, fmt.Sprintf("key %q: value %q: %s", k, s, rule)
+		}
+		out[k] = s
+	}
+	return out, ""
+}
+
+// objectValue strictly decodes v into the declared k8s.io/api type, so an
+// unknown or mistyped field is reported with its path. The value passed on
+// is the user's own JSON, not a re-encoding of the Go struct (which would
+// add empty fields).
+func (p *Param) objectValue(v any) (any, string) {
+	if p.List {
+		if _, ok := v.([]any); !ok {
+			return nil, "must be a list of " + p.kindText()
+		}
+	} else if _, ok := v.(map[string]any); !ok {
+		return nil, "must be a " + p.kindText() + " object"
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, "cannot be encoded: " + err.Error()
+	}
+	t := objectKinds[p.Kind]
+	if p.List {
+		t = reflect.SliceOf(t)
+	}
+	ptr := reflect.New(t)
+	strict, err := sigsjson.UnmarshalStrict(raw, ptr.Interface())
+	if err != nil {
+		return nil, "is not a valid " + p.kindText() + ": " + oneLine(err.Error())
+	}
+	if len(strict) > 0 {
+		msgs := make([]string, len(strict))
+		for i, e := range strict {
+			msgs[i] = e.Error()
+		}
+		return nil, "is not a valid " + p.kindText() + ": " + strings.Join(msgs, "; ")
+	}
+	if rule := checkObject(ptr.Elem().Interface()); rule != "" {
+		return nil, rule
+	}
+	return v, ""
+}
+
+func (p *Param) kindText() string {
+	k := strings.Replace(p.Kind, ".", " ", 1)
+	if p.List {
+		return k + " list"
+	}
+	return k
+}
+
+func (p *Param) boundsText() string {
+	switch {
+	case p.Min != nil && p.Max != nil:
+		return fmt.Sprintf(" from %d to %d", *p.Min, *p.Max)
+	case p.Min != nil:
+		return fmt.Sprintf(" of at least %d", *p.Min)
+	case p.Max != nil:
+		return fmt.Sprintf(" of at most %d", *p.Max)
+	}
+	return ""
+}
+
+func (p *Param) checkBounds(n int64) string {
+	if (p.Min != nil && n < *p.Min) || (p.Max != nil && n > *p.Max) {
+		what := "an integer"
+		if p.Type == TypeDuration {
+			what = "a number of seconds"
+		}
+		return "must be " + what + p.boundsText()
+	}
+	return ""
+}
+
+func normQuantity(v any) (any, string) {
+	var s string
+	switch x := v.(type) {
+	case string:
+		s = strings.TrimSpace(x)
+	case json.Number:
+		s = x.String()
+	case int, int32, int64:
+		s = fmt.Sprint(x)
+	case resource.Quantity:
+		s = x.String()
+	default:
+		return nil, "must be a Kubernetes quantity such as 500m, 2 or 4Gi"
+	}
+	q, err := resource.ParseQuantity(s)
+	if err != nil {
+		return nil, "must be a Kubernetes quantity such as 500m, 2 or 4Gi"
+	}
+	if q.Sign() < 0 {
+		return nil, "must not be negative"
+	}
+	return q.String(), ""
+}
+
+func parseInt(s string) (int64, bool) {
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	return n, err == nil
+}
+
+func (p *Param) itemsText() string {
+	if p.Format == "int" {
+		return "integers"
+	}
+	return "strings"
+}
+
+func toInt(v any) (int64, bool) {
+	switch x := v.(type) {
+	case json.Number:
+		n, err := x.Int64()
+		return n, err == nil
+	case int:
+		return int64(x), true
+	case int32:
+		return int64(x), true
+	case int64:
+		return x, true
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
+			return int64(x), true
+		}
+	}
+	return 0, false
+}
+
+func toSeconds(v any) (int64, bool) {
+	switch x := v.(type) {
+	case time.Duration:
+		if x%time.Second != 0 {
+			return 0, false
+		}
+		return int64(x / time.Second), true
+	case string:
+		if n, err := strconv.ParseInt(x, 10, 64); err == nil {
+			return n, true
+		}
+		d, err := time.ParseDuration(x)
+		if err != nil || d%time.Second != 0 {
+			return 0, false
+		}
+		return int64(d / time.Second), true
+	}
+	return toInt(v)
+}
+
+// decodeJSON decodes JSON keeping numbers exact (json.Number).
+func decodeJSON(data []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// showValue renders a value for an error message: strings as they are
+// (quoted by the caller), everything else as compact JSON.
+func showValue(v any) string {
+	switch x := v.(type) {
+	case string:
+		return strconv.Quote(x)
+	case nil:
+		return ""
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	s := string(b)
+	if len(s) > 120 {
+		s = s[:117] + "..."
+	}
+	return strconv.Quote(s)
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}

@@ -1,0 +1,101 @@
+package generator
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// ParamError is one problem with one parameter value.
+type ParamError struct {
+	// Param is the declared path of the parameter ("ssh.port"), or the
+	// unknown key as given.
+	Param string
+	// Given says where the value came from, in the user's own spelling:
+	// "--node-selector", "--set ssh.port", "values.yaml: ssh.port".
+	Given string
+	// Value is the offending value as text; empty for unknown parameters.
+	Value string
+	// Rule is what the value must be, or what is wrong.
+	Rule string
+}
+
+func (e *ParamError) Error() string {
+	if e.Value == "" {
+		return e.Given + ": " + e.Rule
+	}
+	return e.Given + ": invalid value " + e.Value + ": " + e.Rule
+}
+
+// ValidationError reports every problem found in a set of parameters at once.
+// The CLI exits with code 2 on it, and writes nothing.
+type ValidationError struct {
+	Prototype string
+	Problems  []*ParamError
+}
+
+func (e *ValidationError) Error() string {
+	lines := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		lines[i] = p.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// IsValidation reports whether err is (or wraps) a ValidationError or a
+// UsageError: a problem with the user's input rather than with trainsonnet.
+func IsValidation(err error) bool {
+	var v *ValidationError
+	var u *UsageError
+	return errors.As(err, &v) || errors.As(err, &u)
+}
+
+// UsageError is a problem with how the generator was asked to do something
+// (an unknown prototype, an unreadable params file): the user's to fix.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// checkObject applies the few semantic rules of pass-through objects that a
+// typed decode cannot see and that users get wrong most: names and paths.
+func checkObject(v any) string {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() == reflect.Slice {
+		seen := map[string]bool{}
+		for i := 0; i < rv.Len(); i++ {
+			item := rv.Index(i).Interface()
+			if rule := checkObject(item); rule != "" {
+				return "item " + itoa(i) + ": " + rule
+			}
+			if vol, ok := item.(corev1.Volume); ok {
+				if seen[vol.Name] {
+					return "volume name \"" + vol.Name + "\" is used twice"
+				}
+				seen[vol.Name] = true
+			}
+		}
+		return ""
+	}
+	switch o := v.(type) {
+	case corev1.Volume:
+		if msgs := validation.IsDNS1123Label(o.Name); len(msgs) > 0 {
+			return "volume name \"" + o.Name + "\": " + strings.Join(msgs, "; ")
+		}
+	case corev1.VolumeMount:
+		if msgs := validation.IsDNS1123Label(o.Name); len(msgs) > 0 {
+			return "volume mount name \"" + o.Name + "\": " + strings.Join(msgs, "; ")
+		}
+		if !strings.HasPrefix(o.MountPath, "/") {
+			return "volume mount \"" + o.Name + "\": mountPath must be an absolute path"
+		}
+	case corev1.EnvVar:
+		if msgs := validation.IsEnvVarName(o.Name); len(msgs) > 0 {
+			return "env name \"" + o.Name + "\": " + strings.Join(msgs, "; ")
+		}
+	}
+	return ""
+}

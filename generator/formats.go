@@ -1,0 +1,134 @@
+package generator
+
+import (
+	"net/url"
+	"path"
+	"reflect"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/validate/content"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// A format checks a string value and returns the rule it breaks, or "".
+type format struct {
+	rule  string // what the value must be, for describe and the JSON Schema
+	check func(string) string
+}
+
+// formats are the named string checks a declaration can ask for. Checks come
+// from k8s.io/apimachinery where Kubernetes has them, so our rules are the
+// API server's rules.
+var formats = map[string]format{
+	"": {rule: "any text", check: func(string) string { return "" }},
+	"nonEmpty": {rule: "not empty", check: func(s string) string {
+		if strings.TrimSpace(s) == "" {
+			return "must not be empty"
+		}
+		return ""
+	}},
+	"dns1035Label": {rule: "a DNS-1035 label", check: joinMsgs(validation.IsDNS1035Label)},
+	"dns1123Label": {rule: "a DNS-1123 label", check: joinMsgs(validation.IsDNS1123Label)},
+	"dns1123Subdomain": {rule: "a DNS-1123 subdomain",
+		check: joinMsgs(validation.IsDNS1123Subdomain)},
+	"labelKey":     {rule: "a label key", check: joinMsgs(content.IsLabelKey)},
+	"labelValue":   {rule: "a label value", check: joinMsgs(content.IsLabelValue)},
+	"resourceName": {rule: "a resource name such as nvidia.com/gpu", check: joinMsgs(content.IsLabelKey)},
+	"envName":      {rule: "an environment variable name", check: joinMsgs(validation.IsEnvVarName)},
+	"image":        {rule: "a container image reference", check: checkImage},
+	"absPath":      {rule: "an absolute path", check: checkAbsPath},
+	"s3URI":        {rule: "an s3:// URI", check: checkS3URI},
+	"int": {rule: "an integer", check: func(s string) string {
+		if _, ok := parseInt(s); !ok {
+			return "must be an integer"
+		}
+		return ""
+	}},
+}
+
+func formatNames() []string {
+	var out []string
+	for n := range formats {
+		if n != "" {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// joinMsgs adapts an apimachinery validator, which returns a list of
+// messages, to a one-line rule.
+func joinMsgs(f func(string) []string) func(string) string {
+	return func(s string) string {
+		if msgs := f(s); len(msgs) > 0 {
+			return strings.Join(msgs, "; ")
+		}
+		return ""
+	}
+}
+
+func checkImage(s string) string {
+	if s == "" {
+		return "must not be empty"
+	}
+	if strings.ContainsAny(s, " \t\r\n") {
+		return "must be an image reference without spaces, such as registry/repo:tag"
+	}
+	repo, _, _ := strings.Cut(s, "@")
+	if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
+		repo = repo[:i]
+	}
+	if repo == "" || repo != strings.ToLower(repo) {
+		return "must be an image reference with a lower-case repository, such as registry/repo:tag"
+	}
+	return ""
+}
+
+func checkAbsPath(s string) string {
+	if !strings.HasPrefix(s, "/") {
+		return "must be an absolute path"
+	}
+	if path.Clean(s) != s {
+		return "must be a clean absolute path (no //, ./ or ../, no trailing /)"
+	}
+	return ""
+}
+
+func checkS3URI(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme != "s3" || u.Host == "" {
+		return "must be an s3:// URI such as s3://bucket/prefix"
+	}
+	return ""
+}
+
+// objectKinds maps the k8s.io/api types an object parameter may name to
+// their Go types. A value is strictly decoded into the type: an unknown or
+// mistyped field is an error naming the field.
+var objectKinds = map[string]reflect.Type{
+	"core/v1.Affinity":                  reflect.TypeFor[corev1.Affinity](),
+	"core/v1.Container":                 reflect.TypeFor[corev1.Container](),
+	"core/v1.EnvVar":                    reflect.TypeFor[corev1.EnvVar](),
+	"core/v1.EnvFromSource":             reflect.TypeFor[corev1.EnvFromSource](),
+	"core/v1.LocalObjectReference":      reflect.TypeFor[corev1.LocalObjectReference](),
+	"core/v1.PodSecurityContext":        reflect.TypeFor[corev1.PodSecurityContext](),
+	"core/v1.ResourceRequirements":      reflect.TypeFor[corev1.ResourceRequirements](),
+	"core/v1.SecurityContext":           reflect.TypeFor[corev1.SecurityContext](),
+	"core/v1.Toleration":                reflect.TypeFor[corev1.Toleration](),
+	"core/v1.TopologySpreadConstraint":  reflect.TypeFor[corev1.TopologySpreadConstraint](),
+	"core/v1.Volume":                    reflect.TypeFor[corev1.Volume](),
+	"core/v1.VolumeMount":               reflect.TypeFor[corev1.VolumeMount](),
+	"core/v1.PersistentVolumeClaimSpec": reflect.TypeFor[corev1.PersistentVolumeClaimSpec](),
+}
+
+func objectKindNames() []string {
+	out := make([]string, 0, len(objectKinds))
+	for n := range objectKinds {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,246 @@
+package generator
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/google/go-jsonnet"
+
+	"github.com/trainsonnet/trainsonnet/internal/suggest"
+	"github.com/trainsonnet/trainsonnet/lib"
+	"github.com/trainsonnet/trainsonnet/prototypes"
+)
+
+// Options configure a Generator. The zero value uses the built-in
+// prototypes only.
+type Options struct {
+	// PrototypePaths are directories holding prototypes of your own
+	// (<name>.jsonnet) and Jsonnet libraries. They are searched before the
+	// built-in ones, so a file there shadows a built-in of the same name.
+	PrototypePaths []string
+}
+
+// Generator lists, describes and renders prototypes. It is safe for
+// concurrent use: every render gets a Jsonnet VM of its own, taken from a
+// pool so that imported libraries are parsed once.
+type Generator struct {
+	im      *importer
+	sources map[string]source // prototype name -> where it lives
+
+	mu     sync.Mutex
+	loaded map[string]*Prototype
+	// idle VMs, kept for reuse: a VM caches the parsed and evaluated
+	// libraries it imported (a sync.Pool would drop them at every GC).
+	idle []*jsonnet.VM
+}
+
+type source struct {
+	path    string // importer name of the file
+	builtin bool
+}
+
+// New makes a Generator. It finds the prototypes but reads their
+// declarations only when they are first used.
+func New(opts Options) (*Generator, error) {
+	embedded := map[string]fs.FS{"prototypes": prototypes.FS, "lib": lib.FS}
+	dirs := make([]string, 0, len(opts.PrototypePaths))
+	for _, d := range opts.PrototypePaths {
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			return nil, &UsageError{fmt.Errorf("--prototype-path %q: %w", d, err)}
+		}
+		if st, err := os.Stat(abs); err != nil || !st.IsDir() {
+			return nil, &UsageError{fmt.Errorf("--prototype-path %q: not a directory", d)}
+		}
+		dirs = append(dirs, abs)
+	}
+	g := &Generator{
+		im:      newImporter(embedded, dirs),
+		sources: map[string]source{},
+		loaded:  map[string]*Prototype{},
+	}
+	builtins, err := fs.Glob(prototypes.FS, "*.jsonnet")
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range builtins {
+		g.sources[strings.TrimSuffix(f, ".jsonnet")] = source{path: "prototypes/" + f, builtin: true}
+	}
+	// Later directories are searched after earlier ones: walk them in
+	// reverse so the first one wins.
+	for i := len(dirs) - 1; i >= 0; i-- {
+		matches, err := filepath.Glob(filepath.Join(dirs[i], "*.jsonnet"))
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range matches {
+			g.sources[strings.TrimSuffix(filepath.Base(m), ".jsonnet")] = source{path: m}
+		}
+	}
+	return g, nil
+}
+
+// Names returns the names of every prototype, sorted, without reading them.
+func (g *Generator) Names() []string {
+	names := make([]string, 0, len(g.sources))
+	for n := range g.sources {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Prototypes reads and returns every prototype, sorted by name.
+func (g *Generator) Prototypes() ([]*Prototype, error) {
+	var out []*Prototype
+	for _, n := range g.Names() {
+		p, err := g.Lookup(n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// Lookup returns the named prototype with its declared parameters.
+func (g *Generator) Lookup(name string) (*Prototype, error) {
+	g.mu.Lock()
+	p, ok := g.loaded[name]
+	g.mu.Unlock()
+	if ok {
+		return p, nil
+	}
+	src, ok := g.sources[name]
+	if !ok {
+		msg := fmt.Sprintf("unknown prototype %q (known: %s)", name, strings.Join(g.Names(), ", "))
+		if s := suggest.Closest(name, g.Names()); s != "" {
+			msg = fmt.Sprintf("unknown prototype %q (did you mean %q?)", name, s)
+		}
+		return nil, &UsageError{fmt.Errorf("%s", msg)}
+	}
+	out, err := g.evaluate(src.path, "{}", "spec")
+	if err != nil {
+		return nil, fmt.Errorf("reading prototype %s: %w", name, err)
+	}
+	p, err = parsePrototype(name, src.path, src.builtin, out)
+	if err != nil {
+		return nil, err
+	}
+	g.mu.Lock()
+	g.loaded[name] = p
+	g.mu.Unlock()
+	return p, nil
+}
+
+// Render checks the parameters and renders the prototype they are for.
+// Problems with the parameters come back as a *ValidationError listing all
+// of them; any other error is a bug in the prototype. Every object returned
+// has been strictly decoded into its k8s.io/api type.
+func (g *Generator) Render(ctx context.Context, params *Params) (*Result, error) {
+	pr, err := g.Lookup(params.Prototype())
+	if err != nil {
+		return nil, err
+	}
+	r, problems := pr.resolve(params)
+	if len(problems) > 0 {
+		return nil, &ValidationError{Prototype: pr.Name, Problems: problems}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	tla, err := json.Marshal(r.values)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the parameters: %w", err)
+	}
+	out, err := g.evaluate(pr.Source, string(tla), "full")
+	if err != nil {
+		return nil, fmt.Errorf("prototype %s failed: %w", pr.Name, err)
+	}
+	full, err := decodeJSON([]byte(out))
+	if err != nil {
+		return nil, fmt.Errorf("prototype %s: its output is not JSON: %w", pr.Name, err)
+	}
+	top, _ := full.(map[string]any)
+	items, okObjects := top["objects"].([]any)
+	reported, okErrors := top["errors"].([]any)
+	warnings, okWarnings := top["warnings"].([]any)
+	if !okObjects || !okErrors || !okWarnings {
+		return nil, fmt.Errorf("prototype %s: its output is not {errors, warnings, objects}; is it built with ts.prototype?", pr.Name)
+	}
+	if len(reported) > 0 {
+		verr := &ValidationError{Prototype: pr.Name}
+		for _, e := range reported {
+			m, _ := e.(map[string]any)
+			param, _ := m["param"].(string)
+			rule, _ := m["rule"].(string)
+			pe := &ParamError{Param: param, Given: param, Rule: rule}
+			if prm := pr.Param(param); prm != nil {
+				pe.Given = r.givenAs(prm)
+				if v := r.get(param); v != nil {
+					pe.Value = showValue(v)
+				}
+			}
+			verr.Problems = append(verr.Problems, pe)
+		}
+		return nil, verr
+	}
+	objs, err := checkObjects(pr.Name, items)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Prototype: pr.Name, Objects: objs}
+	for _, w := range warnings {
+		if s, ok := w.(string); ok {
+			res.Warnings = append(res.Warnings, s)
+		}
+	}
+	return res, nil
+}
+
+// evaluate runs a prototype file with the given params (Jsonnet code) and
+// output mode on a pooled VM.
+func (g *Generator) evaluate(file, params, output string) (string, error) {
+	vm := g.getVM()
+	defer g.putVM(vm)
+	vm.TLAReset()
+	vm.TLACode("params", params)
+	vm.TLAVar("output", output)
+	return vm.EvaluateFile(file)
+}
+
+func (g *Generator) getVM() *jsonnet.VM {
+	g.mu.Lock()
+	if n := len(g.idle); n > 0 {
+		vm := g.idle[n-1]
+		g.idle = g.idle[:n-1]
+		g.mu.Unlock()
+		return vm
+	}
+	g.mu.Unlock()
+	vm := jsonnet.MakeVM()
+	vm.Importer(g.im)
+	for _, f := range nativeFunctions() {
+		vm.NativeFunction(f)
+	}
+	vm.ErrorFormatter.SetMaxStackTraceSize(12)
+	return vm
+}
+
+func (g *Generator) putVM(vm *jsonnet.VM) {
+	g.mu.Lock()
+	if len(g.idle) < maxIdleVMs {
+		g.idle = append(g.idle, vm)
+	}
+	g.mu.Unlock()
+}
+
+// maxIdleVMs bounds the VMs kept between renders.
+const maxIdleVMs = 8

@@ -1,0 +1,214 @@
+package generator
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	sigsjson "sigs.k8s.io/json"
+)
+
+// Object is one rendered Kubernetes object.
+type Object struct {
+	APIVersion string
+	Kind       string
+	Namespace  string
+	Name       string
+	raw        []byte // compact JSON, keys sorted, as the prototype emitted it
+	tree       any    // the same, decoded, with numbers as int64/float64, for YAML
+}
+
+// JSON returns the object as compact JSON with sorted keys.
+func (o *Object) JSON() []byte { return o.raw }
+
+// ID is "Kind/name", or "Kind namespace/name" when the object is namespaced.
+func (o *Object) ID() string {
+	if o.Namespace != "" {
+		return o.Kind + " " + o.Namespace + "/" + o.Name
+	}
+	return o.Kind + " " + o.Name
+}
+
+// scheme knows the Go types of every kind a prototype may emit. Each object
+// is strictly decoded into its type before it is returned, so a typo in a
+// prototype can never reach a user.
+var scheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{
+		corev1.AddToScheme, appsv1.AddToScheme, batchv1.AddToScheme, networkingv1.AddToScheme,
+		rbacv1.AddToScheme, policyv1.AddToScheme, schedulingv1.AddToScheme,
+	} {
+		if err := add(s); err != nil {
+			panic(err) // the built-in schemes always register
+		}
+	}
+	return s
+}()
+
+// kindOrder is the one order objects are emitted in, in the YAML stream,
+// the JSON List and the kustomize base alike: what others refer to first.
+var kindOrder = []string{
+	"Namespace", "ResourceQuota", "LimitRange", "PriorityClass", "NetworkPolicy",
+	"ServiceAccount", "Secret", "ConfigMap", "PersistentVolumeClaim",
+	"Role", "RoleBinding", "Service", "PodDisruptionBudget",
+	"DaemonSet", "Deployment", "StatefulSet", "Job", "CronJob", "Pod",
+}
+
+func kindRank(kind string) int {
+	for i, k := range kindOrder {
+		if k == kind {
+			return i
+		}
+	}
+	return len(kindOrder)
+}
+
+// checkObjects decodes, checks and orders what a prototype emitted (each
+// object already decoded from JSON, numbers as json.Number). Any problem
+// here is a bug in the prototype, reported with the prototype, object and
+// field named.
+func checkObjects(proto string, items []any) ([]*Object, error) {
+	objs := make([]*Object, 0, len(items))
+	seen := map[string]bool{}
+	var errs []string
+	for i, item := range items {
+		o, err := checkObject1(item)
+		if err != nil {
+			what := fmt.Sprintf("object %d", i)
+			if o != nil && o.Kind != "" {
+				what = o.ID()
+			}
+			errs = append(errs, fmt.Sprintf("%s: %s: %v", proto, what, err))
+			continue
+		}
+		key := o.APIVersion + "/" + o.Kind + "/" + o.Namespace + "/" + o.Name
+		if seen[key] {
+			errs = append(errs, fmt.Sprintf("%s: %s is emitted twice", proto, o.ID()))
+			continue
+		}
+		seen[key] = true
+		objs = append(objs, o)
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("prototype bug: %s", strings.Join(errs, "\n"))
+	}
+	sort.SliceStable(objs, func(i, j int) bool {
+		a, b := objs[i], objs[j]
+		if ra, rb := kindRank(a.Kind), kindRank(b.Kind); ra != rb {
+			return ra < rb
+		}
+		if a.Kind != b.Kind {
+			return a.Kind < b.Kind
+		}
+		if a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		return a.Name < b.Name
+	})
+	return objs, nil
+}
+
+// checkObject1 strictly decodes one object into its k8s.io/api type and
+// checks its names and labels. The object is encoded once (compact JSON,
+// keys sorted) for the JSON output and the typed decode; the decoded tree
+// is kept for the YAML output.
+func checkObject1(item any) (*Object, error) {
+	m, ok := item.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("not an object but %s", showValue(item))
+	}
+	o := &Object{}
+	o.APIVersion, _ = m["apiVersion"].(string)
+	o.Kind, _ = m["kind"].(string)
+	if meta, ok := m["metadata"].(map[string]any); ok {
+		o.Name, _ = meta["name"].(string)
+		o.Namespace, _ = meta["namespace"].(string)
+	}
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return o, err
+	}
+	o.raw = raw
+	gv, err := schema.ParseGroupVersion(o.APIVersion)
+	if err != nil || o.Kind == "" {
+		return o, fmt.Errorf("apiVersion %q and kind %q do not name a type", o.APIVersion, o.Kind)
+	}
+	typed, err := scheme.New(gv.WithKind(o.Kind))
+	if err != nil {
+		return o, fmt.Errorf("%s %s is not a type trainsonnet knows (k8s.io/api)", o.APIVersion, o.Kind)
+	}
+	strict, err := sigsjson.UnmarshalStrict(raw, typed)
+	if err != nil {
+		return o, err
+	}
+	if len(strict) > 0 {
+		msgs := make([]string, len(strict))
+		for i, e := range strict {
+			msgs[i] = e.Error()
+		}
+		return o, fmt.Errorf("%s", strings.Join(msgs, "; "))
+	}
+	if err := checkMeta(typed); err != nil {
+		return o, err
+	}
+	o.tree = numbersForYAML(m)
+	return o, nil
+}
+
+// checkMeta applies the API server's rules for names and labels, which a
+// typed decode cannot see.
+func checkMeta(obj runtime.Object) error {
+	var errs field.ErrorList
+	meta := field.NewPath("metadata")
+	var name string
+	var labels map[string]string
+	var tmplLabels map[string]string
+	nameRule := validation.IsDNS1123Subdomain
+	switch o := obj.(type) {
+	case *corev1.Service:
+		name, labels, nameRule = o.Name, o.Labels, validation.IsDNS1035Label
+	case *batchv1.Job:
+		name, labels, tmplLabels = o.Name, o.Labels, o.Spec.Template.Labels
+		if msgs := validation.IsValidLabelValue(o.Name); len(msgs) > 0 {
+			errs = append(errs, field.Invalid(meta.Child("name"), o.Name, "a Job's name becomes a label value: "+strings.Join(msgs, "; ")))
+		}
+		if o.Spec.CompletionMode != nil && *o.Spec.CompletionMode == batchv1.IndexedCompletion && o.Spec.Completions != nil {
+			host := o.Name + "-" + itoa(int(*o.Spec.Completions)-1)
+			if msgs := validation.IsDNS1123Label(host); len(msgs) > 0 {
+				errs = append(errs, field.Invalid(meta.Child("name"), o.Name, "pod host name "+host+": "+strings.Join(msgs, "; ")))
+			}
+		}
+	case *appsv1.StatefulSet:
+		name, labels, tmplLabels = o.Name, o.Labels, o.Spec.Template.Labels
+	case *appsv1.Deployment:
+		name, labels, tmplLabels = o.Name, o.Labels, o.Spec.Template.Labels
+	default:
+		acc, ok := obj.(interface {
+			GetName() string
+			GetLabels() map[string]string
+		})
+		if !ok {
+			return nil
+		}
+		name, labels = acc.GetName(), acc.GetLabels()
+	}
+	if msgs := nameRule(name); len(msgs) > 0 {
+		errs = append(errs, field.Invalid(meta.Child("name"), name, strings.Join(msgs, "; ")))
+	}
+	errs = append(errs, metav1validation.ValidateLabels(labels, meta.Child("labels"))...)
+	errs = append(errs, metav1validation.ValidateLabels(tmplLabels, field.NewPath("spec", "template", "metadata", "labels"))...)
+	return errs.ToAggregate()
+}

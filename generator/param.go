@@ -1,0 +1,291 @@
+package generator
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"unicode"
+)
+
+// Type is the declared type of a parameter.
+type Type string
+
+// The parameter types a prototype can declare (lib/params.libsonnet builds them).
+const (
+	TypeString   Type = "string"   // text, optionally checked against a Format
+	TypeInt      Type = "int"      // integer with optional Min/Max
+	TypeBool     Type = "bool"     // true or false
+	TypeEnum     Type = "enum"     // one of Values
+	TypeQuantity Type = "quantity" // a Kubernetes quantity (resource.Quantity), such as 500m or 4Gi
+	TypeDuration Type = "duration" // whole seconds; accepts 300, "300s" or "5m"
+	TypeMap      Type = "map"      // string keys to string (or quantity) values
+	TypeList     Type = "list"     // a list of strings
+	TypeObject   Type = "object"   // structured pass-through checked against a k8s.io/api type
+	TypeGroup    Type = "group"    // a nested set of parameters
+)
+
+// Param is one declared parameter of a prototype. Declarations live in the
+// prototype's Jsonnet file; everything else (flags, params files, --set,
+// describe, JSON Schema, validation, Go types) is derived from them.
+type Param struct {
+	// Name is the key within its group, as written in a params file: "port".
+	Name string `json:"name"`
+	// Path is the dotted key from the top: "ssh.port".
+	Path string `json:"path"`
+	// Type is the declared type.
+	Type Type `json:"type"`
+	// Doc is the one-paragraph description shown by describe and in flag help.
+	Doc string `json:"doc"`
+	// Default is the normalized default value; nil means "not set".
+	Default any `json:"default,omitempty"`
+	// Min and Max bound int and duration values (inclusive), when set.
+	Min *int64 `json:"min,omitempty"`
+	Max *int64 `json:"max,omitempty"`
+	// Values lists the allowed values of an enum.
+	Values []string `json:"values,omitempty"`
+	// Format checks strings, list items and map keys (see formats.go).
+	Format string `json:"format,omitempty"`
+	// ValueFormat checks map values ("quantity" makes a map of quantities).
+	ValueFormat string `json:"valueFormat,omitempty"`
+	// Kind names the k8s.io/api type an object parameter is checked against,
+	// such as "core/v1.Volume"; List makes it a list of them.
+	Kind string `json:"kind,omitempty"`
+	List bool   `json:"list,omitempty"`
+	// Aliases are extra flag spellings, such as the names used by the system
+	// the prototype replaces ("secret" for "ssh.secret").
+	Aliases []string `json:"aliases,omitempty"`
+	// Common marks the parameters every prototype shares (lib/common.libsonnet).
+	Common bool `json:"common,omitempty"`
+	// Replaces says what the parameter was called in the system the prototype
+	// replaces, when the name changed.
+	Replaces string `json:"replaces,omitempty"`
+	// Params are the members of a group, sorted by name.
+	Params []*Param `json:"params,omitempty"`
+}
+
+// decl is the shape of one declaration as lib/params.libsonnet emits it.
+type decl struct {
+	Type        Type             `json:"type"`
+	Doc         string           `json:"doc"`
+	Default     json.RawMessage  `json:"default"`
+	Min         *int64           `json:"min"`
+	Max         *int64           `json:"max"`
+	Values      []string         `json:"values"`
+	Format      string           `json:"format"`
+	ValueFormat string           `json:"valueFormat"`
+	Kind        string           `json:"kind"`
+	List        bool             `json:"list"`
+	Aliases     []string         `json:"aliases"`
+	Common      bool             `json:"common"`
+	Replaces    string           `json:"replaces"`
+	Params      map[string]*decl `json:"params"`
+}
+
+// buildParams turns the declarations of one group into sorted Params,
+// checking that each declaration is well formed and its default valid.
+func buildParams(prefix string, decls map[string]*decl) ([]*Param, error) {
+	names := make([]string, 0, len(decls))
+	for n := range decls {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := make([]*Param, 0, len(names))
+	for _, n := range names {
+		d := decls[n]
+		path := n
+		if prefix != "" {
+			path = prefix + "." + n
+		}
+		if d == nil {
+			return nil, fmt.Errorf("parameter %q: declaration is null", path)
+		}
+		if !isIdentifier(n) {
+			return nil, fmt.Errorf("parameter %q: a name must be a camelCase identifier", path)
+		}
+		p := &Param{
+			Name: n, Path: path, Type: d.Type, Doc: strings.TrimSpace(d.Doc),
+			Min: d.Min, Max: d.Max, Values: d.Values, Format: d.Format, ValueFormat: d.ValueFormat,
+			Kind: d.Kind, List: d.List, Aliases: d.Aliases, Common: d.Common, Replaces: d.Replaces,
+		}
+		if p.Doc == "" {
+			return nil, fmt.Errorf("parameter %q: doc is empty; every parameter needs one", path)
+		}
+		if err := p.checkDecl(); err != nil {
+			return nil, fmt.Errorf("parameter %q: %w", path, err)
+		}
+		if p.Type == TypeGroup {
+			if len(d.Params) == 0 {
+				return nil, fmt.Errorf("parameter %q: a group needs params", path)
+			}
+			kids, err := buildParams(path, d.Params)
+			if err != nil {
+				return nil, err
+			}
+			p.Params = kids
+		} else if len(d.Default) > 0 && string(d.Default) != "null" {
+			v, err := decodeJSON(d.Default)
+			if err != nil {
+				return nil, fmt.Errorf("parameter %q: default: %w", path, err)
+			}
+			def, rule := p.fromValue(v)
+			if rule != "" {
+				return nil, fmt.Errorf("parameter %q: default %s: %s", path, showValue(v), rule)
+			}
+			p.Default = def
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// checkDecl rejects declarations that cannot work, so that a prototype bug
+// shows when the prototype loads, not when a user hits it.
+func (p *Param) checkDecl() error {
+	switch p.Type {
+	case TypeString, TypeList:
+		if _, ok := formats[p.Format]; !ok {
+			return fmt.Errorf("unknown format %q (known: %s)", p.Format, strings.Join(formatNames(), ", "))
+		}
+	case TypeMap:
+		if _, ok := formats[p.Format]; !ok {
+			return fmt.Errorf("unknown key format %q (known: %s)", p.Format, strings.Join(formatNames(), ", "))
+		}
+		if _, ok := formats[p.ValueFormat]; !ok && p.ValueFormat != "quantity" {
+			return fmt.Errorf("unknown value format %q", p.ValueFormat)
+		}
+	case TypeEnum:
+		if len(p.Values) == 0 {
+			return fmt.Errorf("an enum needs values")
+		}
+	case TypeObject:
+		if _, ok := objectKinds[p.Kind]; !ok {
+			return fmt.Errorf("unknown object kind %q (known: %s)", p.Kind, strings.Join(objectKindNames(), ", "))
+		}
+	case TypeInt, TypeBool, TypeQuantity, TypeDuration, TypeGroup:
+	default:
+		return fmt.Errorf("unknown type %q", p.Type)
+	}
+	if p.Min != nil && p.Max != nil && *p.Min > *p.Max {
+		return fmt.Errorf("min %d is above max %d", *p.Min, *p.Max)
+	}
+	for _, a := range p.Aliases {
+		if !isFlagName(a) {
+			return fmt.Errorf("alias %q is not a valid flag name", a)
+		}
+	}
+	return nil
+}
+
+// Flag returns the primary flag name: the kebab-case form of the path,
+// "node-selector" for "nodeSelector", "ssh-port" for "ssh.port".
+func (p *Param) Flag() string { return kebab(p.Path) }
+
+// FlagNames returns every flag spelling of the parameter without dashes:
+// the kebab-case form first, then the declared path ("nodeSelector",
+// "ssh.port") and any aliases.
+func (p *Param) FlagNames() []string {
+	names := []string{p.Flag()}
+	for _, n := range append([]string{p.Path}, p.Aliases...) {
+		if !contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// TypeName is the short type shown in flag help and describe: "int",
+// "quantity", "map", "[]Volume".
+func (p *Param) TypeName() string {
+	switch p.Type {
+	case TypeObject:
+		k := p.Kind[strings.LastIndex(p.Kind, ".")+1:]
+		if p.List {
+			return "[]" + k
+		}
+		return k
+	case TypeMap:
+		if p.ValueFormat == "quantity" {
+			return "map[string]quantity"
+		}
+		return "map[string]string"
+	case TypeList:
+		if p.Format == "int" {
+			return "[]int"
+		}
+		return "[]string"
+	case TypeDuration:
+		return "seconds"
+	}
+	return string(p.Type)
+}
+
+// Leaves returns the non-group parameters under ps, depth first, in order.
+func Leaves(ps []*Param) []*Param {
+	var out []*Param
+	for _, p := range ps {
+		if p.Type == TypeGroup {
+			out = append(out, Leaves(p.Params)...)
+		} else {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// kebab turns a dotted camelCase path into kebab-case: "worker.podManagementPolicy"
+// becomes "worker-pod-management-policy" and "useHostPID" "use-host-pid".
+func kebab(path string) string {
+	var b strings.Builder
+	rs := []rune(path)
+	for i, r := range rs {
+		switch {
+		case r == '.' || r == '_':
+			b.WriteByte('-')
+			continue
+		case unicode.IsUpper(r):
+			prevLower := i > 0 && (unicode.IsLower(rs[i-1]) || unicode.IsDigit(rs[i-1]))
+			nextLower := i > 0 && i+1 < len(rs) && unicode.IsUpper(rs[i-1]) && unicode.IsLower(rs[i+1])
+			if prevLower || nextLower {
+				b.WriteByte('-')
+			}
+			b.WriteRune(unicode.ToLower(r))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func isIdentifier(s string) bool {
+	if s == "" || !unicode.IsLower(rune(s[0])) {
+		return false
+	}
+	for _, r := range s {
+		if !(r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r))) {
+			return false
+		}
+	}
+	return true
+}
+
+func isFlagName(s string) bool {
+	if s == "" || s[0] == '-' {
+		return false
+	}
+	for _, r := range s {
+		if !(r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-' || r == '.')) {
+			return false
+		}
+	}
+	return true
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,327 @@
+package generator
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/yaml"
+
+	"github.com/trainsonnet/trainsonnet/internal/suggest"
+)
+
+// Params collects the parameter values for one prototype from any number of
+// sources, in order: a later source replaces what an earlier one set for the
+// same parameter. Nothing is checked until Render (or Resolve), which
+// reports every problem at once.
+//
+// The CLI adds params files (-f), then --set values, then typed flags; a Go
+// program usually fills a typed struct such as OpenMPI and calls its Params
+// method.
+type Params struct {
+	prototype string
+	inputs    []input
+}
+
+type inputKind int
+
+const (
+	inputValue inputKind = iota // a Go or decoded value
+	inputText                   // text from a flag or --set, parsed by type
+	inputFile                   // a YAML/JSON params file
+)
+
+type input struct {
+	kind  inputKind
+	path  string // parameter path or flag spelling (value, text)
+	given string // how the user wrote it, for messages
+	value any
+	text  string
+	data  []byte
+}
+
+// NewParams starts an empty set of parameters for the named prototype.
+func NewParams(prototype string) *Params { return &Params{prototype: prototype} }
+
+// Prototype returns the name of the prototype the parameters are for.
+func (p *Params) Prototype() string { return p.prototype }
+
+// Set sets a parameter from a Go value: a string, an integer, a bool, a
+// resource.Quantity, a time.Duration (whole seconds), map[string]string,
+// []string, or a k8s.io/api value for object parameters. path is the
+// declared dotted path, such as "ssh.port".
+func (p *Params) Set(path string, value any) *Params {
+	p.inputs = append(p.inputs, input{kind: inputValue, path: path, given: path, value: value})
+	return p
+}
+
+// SetText sets a parameter from text as typed on a command line; the text
+// is parsed by the parameter's declared type. key may be the declared path
+// or any flag spelling; given says how the user wrote it ("--workers",
+// "--set workers") and is used in error messages.
+func (p *Params) SetText(key, text, given string) *Params {
+	p.inputs = append(p.inputs, input{kind: inputText, path: key, given: given, text: text})
+	return p
+}
+
+// AddFile adds a params file (YAML or JSON, keyed by the declared
+// camelCase names, groups as nested maps). name is used in messages.
+func (p *Params) AddFile(name string, data []byte) *Params {
+	p.inputs = append(p.inputs, input{kind: inputFile, given: name, data: data})
+	return p
+}
+
+// resolved is the outcome of applying Params to a prototype's declaration.
+type resolved struct {
+	values map[string]any    // full tree, defaults filled in; nil leaves are unset
+	given  map[string]string // param path -> how it was last given
+}
+
+// resolve applies every input in order and checks each value, collecting
+// all problems.
+func (pr *Prototype) resolve(in *Params) (*resolved, []*ParamError) {
+	r := &resolved{values: defaultsTree(pr.Params), given: map[string]string{}}
+	var problems []*ParamError
+	add := func(e *ParamError) { problems = append(problems, e) }
+	for _, it := range in.inputs {
+		switch it.kind {
+		case inputFile:
+			pr.applyFile(r, it, add)
+		case inputText:
+			prm := pr.lookupKey(it.path)
+			if prm == nil {
+				add(pr.unknown(it.given, it.path))
+				continue
+			}
+			v, rule := prm.fromText(it.text)
+			if rule != "" {
+				add(&ParamError{Param: prm.Path, Given: it.given, Value: quoteText(it.text), Rule: rule})
+				continue
+			}
+			r.set(prm, v, it.given)
+		case inputValue:
+			prm := pr.lookupKey(it.path)
+			if prm == nil {
+				add(pr.unknown(it.given, it.path))
+				continue
+			}
+			pr.applyValue(r, prm, goValue(it.value), it.given, add)
+		}
+	}
+	return r, problems
+}
+
+// applyValue sets one parameter (or, for a group, its members) from a
+// decoded value.
+func (pr *Prototype) applyValue(r *resolved, prm *Param, v any, given string, add func(*ParamError)) {
+	if v == nil {
+		r.set(prm, nil, given) // null means "back to the default"
+		return
+	}
+	if prm.Type == TypeGroup {
+		m, ok := v.(map[string]any)
+		if !ok {
+			add(&ParamError{Param: prm.Path, Given: given, Value: showValue(v),
+				Rule: "must be a map of " + prm.Path + "'s parameters"})
+			return
+		}
+		for _, k := range sortedKeys(m) {
+			kid := findParam(prm.Params, k)
+			childGiven := given + "." + k
+			if kid == nil {
+				add(pr.unknownIn(childGiven, prm, k))
+				continue
+			}
+			pr.applyValue(r, kid, m[k], childGiven, add)
+		}
+		return
+	}
+	nv, rule := prm.fromValue(v)
+	if rule != "" {
+		add(&ParamError{Param: prm.Path, Given: given, Value: showValue(v), Rule: rule})
+		return
+	}
+	r.set(prm, nv, given)
+}
+
+func (pr *Prototype) applyFile(r *resolved, it input, add func(*ParamError)) {
+	j, err := yaml.YAMLToJSON(it.data)
+	if err != nil {
+		add(&ParamError{Given: it.given, Rule: "not valid YAML: " + oneLine(err.Error())})
+		return
+	}
+	v, err := decodeJSON(j)
+	if err != nil {
+		add(&ParamError{Given: it.given, Rule: "not valid YAML: " + oneLine(err.Error())})
+		return
+	}
+	if v == nil {
+		return // an empty file sets nothing
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		add(&ParamError{Given: it.given, Rule: "must be a map of parameter names to values"})
+		return
+	}
+	for _, k := range sortedKeys(m) {
+		prm := findParam(pr.Params, k)
+		if prm == nil {
+			add(pr.unknownIn(it.given+": "+k, nil, k))
+			continue
+		}
+		pr.applyValue(r, prm, m[k], it.given+": "+k, add)
+	}
+}
+
+// set stores a normalized value at the parameter's path.
+func (r *resolved) set(prm *Param, v any, given string) {
+	parts := strings.Split(prm.Path, ".")
+	m := r.values
+	for _, part := range parts[:len(parts)-1] {
+		m = m[part].(map[string]any)
+	}
+	if v == nil {
+		v = prm.Default
+	}
+	m[parts[len(parts)-1]] = v
+	r.given[prm.Path] = given
+}
+
+// get returns the value at a dotted path, or nil.
+func (r *resolved) get(path string) any {
+	var cur any = r.values
+	for _, part := range strings.Split(path, ".") {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = m[part]
+	}
+	return cur
+}
+
+// givenAs returns how the user wrote a parameter, falling back to its flag.
+func (r *resolved) givenAs(prm *Param) string {
+	if g, ok := r.given[prm.Path]; ok {
+		return g
+	}
+	return "--" + prm.Flag()
+}
+
+func defaultsTree(ps []*Param) map[string]any {
+	m := make(map[string]any, len(ps))
+	for _, p := range ps {
+		if p.Type == TypeGroup {
+			m[p.Name] = defaultsTree(p.Params)
+		} else {
+			m[p.Name] = p.Default
+		}
+	}
+	return m
+}
+
+// lookupKey finds a parameter by declared path or by any flag spelling.
+func (pr *Prototype) lookupKey(key string) *Param {
+	key = strings.TrimPrefix(key, "--")
+	if p := pr.byFlag[key]; p != nil {
+		return p
+	}
+	return nil
+}
+
+func findParam(ps []*Param, name string) *Param {
+	for _, p := range ps {
+		if p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+func (pr *Prototype) unknown(given, key string) *ParamError {
+	rule := fmt.Sprintf("unknown parameter %q for %s", key, pr.Name)
+	if s := suggest.Closest(strings.TrimPrefix(key, "--"), pr.allSpellings()); s != "" {
+		rule += fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	if given == key {
+		return &ParamError{Param: key, Given: key, Rule: rule}
+	}
+	return &ParamError{Param: key, Given: given, Rule: rule}
+}
+
+// unknownIn reports an unknown key in a params file or a group value, and
+// suggests a declared name, or the declared name an alias stands for.
+func (pr *Prototype) unknownIn(given string, group *Param, key string) *ParamError {
+	scope := pr.Params
+	where := pr.Name
+	if group != nil {
+		scope = group.Params
+		where = group.Path
+	}
+	rule := fmt.Sprintf("unknown parameter %q for %s", key, where)
+	if p := pr.byFlag[key]; p != nil && group == nil {
+		rule += fmt.Sprintf(" (params files use the declared names: write %q)", p.Path)
+	} else {
+		names := make([]string, len(scope))
+		for i, p := range scope {
+			names[i] = p.Name
+		}
+		if s := suggest.Closest(key, names); s != "" {
+			rule += fmt.Sprintf(" (did you mean %q?)", s)
+		}
+	}
+	return &ParamError{Param: key, Given: given, Rule: rule}
+}
+
+func (pr *Prototype) allSpellings() []string {
+	out := make([]string, 0, len(pr.byFlag))
+	for k := range pr.byFlag {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// goValue turns a Go value from a caller into the decoded-JSON form that
+// fromValue understands. Durations and quantities keep their meaning.
+func goValue(v any) any {
+	switch x := v.(type) {
+	case nil, string, bool, int, int32, int64, json.Number, time.Duration, resource.Quantity:
+		return x
+	case *resource.Quantity:
+		if x == nil {
+			return nil
+		}
+		return *x
+	case *time.Duration:
+		if x == nil {
+			return nil
+		}
+		return *x
+	case map[string]any:
+		return x
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprintf("<unencodable %T>", v)
+	}
+	out, err := decodeJSON(raw)
+	if err != nil {
+		return fmt.Sprintf("<unencodable %T>", v)
+	}
+	return out
+}
+
+func quoteText(s string) string { return showValue(s) }
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,93 @@
+package generator
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Prototype describes one prototype: its name, what it is for, and its
+// declared parameters. It is read from the prototype's Jsonnet file.
+type Prototype struct {
+	// Name is the prototype's name, the base name of its file: "openmpi".
+	Name string `json:"name"`
+	// Summary is one line for list.
+	Summary string `json:"summary"`
+	// Description is the longer text describe prints.
+	Description string `json:"description"`
+	// Replaces names the system the prototype replaces, if any.
+	Replaces string `json:"replaces,omitempty"`
+	// Source is where the prototype was read from: "prototypes/openmpi.jsonnet"
+	// for a built-in, the file's path for one found with -J.
+	Source string `json:"source"`
+	// Builtin is true for the prototypes embedded in trainsonnet.
+	Builtin bool `json:"builtin"`
+	// Params are the declared parameters, sorted by name; groups nest.
+	Params []*Param `json:"params"`
+
+	byFlag map[string]*Param // every flag spelling and path -> leaf param
+}
+
+// spec is the shape of a prototype's declaration as Jsonnet emits it with
+// output='spec' (see lib/trainsonnet.libsonnet).
+type spec struct {
+	Name        string           `json:"name"`
+	Summary     string           `json:"summary"`
+	Description string           `json:"description"`
+	Replaces    string           `json:"replaces"`
+	Params      map[string]*decl `json:"params"`
+}
+
+func parsePrototype(name, source string, builtin bool, specJSON string) (*Prototype, error) {
+	var s spec
+	dec := json.NewDecoder(strings.NewReader(specJSON))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("%s: reading its declaration: %w", source, err)
+	}
+	if s.Name != name {
+		return nil, fmt.Errorf("%s: declares name %q; a prototype's name must match its file name %q", source, s.Name, name)
+	}
+	if strings.TrimSpace(s.Summary) == "" {
+		return nil, fmt.Errorf("%s: summary is empty", source)
+	}
+	params, err := buildParams("", s.Params)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", source, err)
+	}
+	pr := &Prototype{
+		Name: name, Summary: strings.TrimSpace(s.Summary), Description: strings.TrimSpace(s.Description),
+		Replaces: s.Replaces, Source: source, Builtin: builtin, Params: params,
+		byFlag: map[string]*Param{},
+	}
+	if findParam(params, "name") == nil {
+		return nil, fmt.Errorf("%s: every prototype needs a %q parameter (use the common parameters of lib/common.libsonnet)", source, "name")
+	}
+	for _, p := range Leaves(params) {
+		for _, f := range p.FlagNames() {
+			if other := pr.byFlag[f]; other != nil && other != p {
+				return nil, fmt.Errorf("%s: flag --%s would mean both %q and %q", source, f, other.Path, p.Path)
+			}
+			pr.byFlag[f] = p
+		}
+	}
+	return pr, nil
+}
+
+// Param returns the parameter with the given dotted path, or nil.
+func (pr *Prototype) Param(path string) *Param {
+	ps := pr.Params
+	var p *Param
+	for _, part := range strings.Split(path, ".") {
+		p = findParam(ps, part)
+		if p == nil {
+			return nil
+		}
+		ps = p.Params
+	}
+	return p
+}
+
+// Defaults returns the default value of every parameter as the tree a
+// params file would hold; unset parameters are nil.
+func (pr *Prototype) Defaults() map[string]any { return defaultsTree(pr.Params) }

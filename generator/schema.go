@@ -1,0 +1,162 @@
+package generator
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Rule describes in words what values a parameter accepts, for describe
+// and the JSON Schema: "an integer from 1 to 100000".
+func (p *Param) Rule() string {
+	switch p.Type {
+	case TypeString:
+		if p.Format == "" {
+			return "text"
+		}
+		return formats[p.Format].rule
+	case TypeInt:
+		return "an integer" + p.boundsText()
+	case TypeBool:
+		return "true or false"
+	case TypeEnum:
+		return "one of " + strings.Join(p.Values, ", ")
+	case TypeQuantity:
+		return "a Kubernetes quantity such as 500m, 2 or 4Gi"
+	case TypeDuration:
+		return "seconds (300, 300s or 5m)" + p.boundsText()
+	case TypeMap:
+		k := "keys: " + formats[p.Format].rule
+		v := "values: " + formats[p.ValueFormat].rule
+		if p.ValueFormat == "quantity" {
+			v = "values: quantities"
+		}
+		return "key=value pairs (" + k + "; " + v + ")"
+	case TypeList:
+		if p.Format == "int" {
+			return "integers separated by commas"
+		}
+		return "items separated by commas (each " + formats[p.Format].rule + ")"
+	case TypeObject:
+		return "YAML or JSON: a " + p.kindText()
+	case TypeGroup:
+		return "a group of parameters"
+	}
+	return ""
+}
+
+// JSONSchema returns a JSON Schema (draft 2020-12) of the prototype's params
+// file: every declared parameter, its type, bounds, allowed values and
+// default; unknown keys are not allowed, as in trainsonnet itself.
+func (pr *Prototype) JSONSchema() ([]byte, error) {
+	root := map[string]any{
+		"$schema":     "https://json-schema.org/draft/2020-12/schema",
+		"$id":         "https://trainsonnet.dev/schemas/" + pr.Name + ".json",
+		"title":       "trainsonnet " + pr.Name + " parameters",
+		"description": pr.Summary,
+	}
+	for k, v := range groupSchema(pr.Params) {
+		root[k] = v
+	}
+	b, err := json.MarshalIndent(root, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encoding the schema of %s: %w", pr.Name, err)
+	}
+	return append(b, '\n'), nil
+}
+
+func groupSchema(ps []*Param) map[string]any {
+	props := map[string]any{}
+	for _, p := range ps {
+		props[p.Name] = paramSchema(p)
+	}
+	return map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+}
+
+func paramSchema(p *Param) map[string]any {
+	s := map[string]any{"description": p.Doc}
+	if p.Default != nil {
+		s["default"] = p.Default
+	}
+	nullable := func(t string) any {
+		if p.Default == nil {
+			return []string{t, "null"}
+		}
+		return t
+	}
+	switch p.Type {
+	case TypeGroup:
+		for k, v := range groupSchema(p.Params) {
+			s[k] = v
+		}
+	case TypeString:
+		s["type"] = nullable("string")
+		switch p.Format {
+		case "dns1035Label":
+			s["pattern"], s["maxLength"] = "^[a-z]([-a-z0-9]*[a-z0-9])?$", 63
+		case "dns1123Label":
+			s["pattern"], s["maxLength"] = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", 63
+		case "dns1123Subdomain":
+			s["pattern"], s["maxLength"] = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$", 253
+		case "absPath":
+			s["pattern"] = "^/"
+		case "s3URI":
+			s["pattern"] = "^s3://[^/]+"
+		case "image", "nonEmpty":
+			s["minLength"] = 1
+		}
+	case TypeInt:
+		s["type"] = nullable("integer")
+		addBounds(s, p)
+	case TypeBool:
+		s["type"] = "boolean"
+	case TypeEnum:
+		s["enum"] = p.Values
+	case TypeQuantity:
+		s["type"] = nullable("string")
+		s["oneOf"] = []any{
+			map[string]any{"type": "string", "pattern": `^[+]?([0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$`},
+			map[string]any{"type": "number", "minimum": 0},
+		}
+		delete(s, "type")
+	case TypeDuration:
+		s["oneOf"] = []any{
+			map[string]any{"type": "integer"},
+			map[string]any{"type": "string", "pattern": `^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`},
+		}
+		addBounds(s, p)
+	case TypeMap:
+		s["type"] = "object"
+		if p.ValueFormat == "quantity" {
+			s["additionalProperties"] = map[string]any{"type": []string{"string", "number"}}
+		} else {
+			s["additionalProperties"] = map[string]any{"type": "string"}
+		}
+	case TypeList:
+		item := "string"
+		if p.Format == "int" {
+			item = "integer"
+		}
+		s["type"] = "array"
+		s["items"] = map[string]any{"type": item}
+	case TypeObject:
+		desc := p.Doc + " (" + p.kindText() + ", checked against k8s.io/api)"
+		s["description"] = desc
+		if p.List {
+			s["type"] = "array"
+			s["items"] = map[string]any{"type": "object"}
+		} else {
+			s["type"] = nullable("object")
+		}
+	}
+	return s
+}
+
+func addBounds(s map[string]any, p *Param) {
+	if p.Min != nil {
+		s["minimum"] = *p.Min
+	}
+	if p.Max != nil {
+		s["maximum"] = *p.Max
+	}
+}
