@@ -1,0 +1,145 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/trainsonnet/trainsonnet/generator"
+)
+
+// reservedFlags are gen's own flags; a prototype may not declare them.
+var reservedFlags = map[string]bool{"values": true, "set": true, "output": true, "output-dir": true, "prototype-path": true, "help": true}
+
+// paramFlag collects the raw text given to one spelling of a parameter's
+// flag. Text is parsed by the declared type only after all flags are read,
+// so that every bad value is reported at once, by the generator's rules.
+type paramFlag struct {
+	param  *generator.Param
+	name   string
+	values []string
+}
+
+func (f *paramFlag) Set(v string) error { f.values = append(f.values, v); return nil }
+func (f *paramFlag) Type() string       { return f.param.TypeName() }
+func (f *paramFlag) String() string     { return defaultText(f.param) }
+
+// IsBoolFlag lets pflag accept --flag without a value for bool parameters.
+func (f *paramFlag) IsBoolFlag() bool { return f.param.Type == generator.TypeBool }
+
+type paramFlags struct {
+	byParam map[*generator.Param][]*paramFlag // every spelling of each parameter
+	order   []*generator.Param
+}
+
+// addParamFlags registers every spelling of every parameter: the
+// kebab-case flag shown in help, and the declared spelling and aliases as
+// hidden synonyms (--nodeSelector, --ssh.port, --secret).
+func addParamFlags(fs *pflag.FlagSet, proto *generator.Prototype) (*paramFlags, error) {
+	pf := &paramFlags{byParam: map[*generator.Param][]*paramFlag{}}
+	for _, p := range generator.Leaves(proto.Params) {
+		pf.order = append(pf.order, p)
+		for i, n := range p.FlagNames() {
+			if reservedFlags[n] {
+				return nil, fmt.Errorf("prototype %s declares --%s, which is one of gen's own flags", proto.Name, n)
+			}
+			f := &paramFlag{param: p, name: n}
+			flag := fs.VarPF(f, n, "", usageText(p))
+			if p.Type == generator.TypeBool {
+				flag.NoOptDefVal = "true"
+			}
+			if i > 0 {
+				flag.Hidden = true
+			}
+			if p.Path == "namespace" && i == 0 {
+				flag.Shorthand = "n"
+			}
+			pf.byParam[p] = append(pf.byParam[p], f)
+		}
+	}
+	return pf, nil
+}
+
+// apply adds the flags that were given to params. Repeated map and list
+// flags add up; a scalar flag given twice keeps the last value. Two
+// spellings of one parameter are an error: which one wins would be a guess.
+func (pf *paramFlags) apply(params *generator.Params) error {
+	for _, p := range pf.order {
+		var used []*paramFlag
+		for _, f := range pf.byParam[p] {
+			if len(f.values) > 0 {
+				used = append(used, f)
+			}
+		}
+		switch len(used) {
+		case 0:
+			continue
+		case 1:
+		default:
+			return usagef("--%s and --%s both set %s; use one", used[0].name, used[1].name, p.Path)
+		}
+		f := used[0]
+		text := f.values[len(f.values)-1]
+		if p.Type == generator.TypeMap || p.Type == generator.TypeList {
+			text = strings.Join(f.values, ",")
+		}
+		params.SetText(p.Path, text, "--"+f.name)
+	}
+	return nil
+}
+
+func usageText(p *generator.Param) string {
+	u := p.Doc
+	var also []string
+	for _, n := range p.FlagNames()[1:] {
+		also = append(also, "--"+n)
+	}
+	if len(also) > 0 {
+		u += " (also " + strings.Join(also, ", ") + ")"
+	}
+	return u
+}
+
+// defaultText shows a default the way a user would type it.
+func defaultText(p *generator.Param) string {
+	switch d := p.Default.(type) {
+	case nil:
+		return ""
+	case string:
+		return d
+	case map[string]string:
+		if len(d) == 0 {
+			return ""
+		}
+		keys := make([]string, 0, len(d))
+		for k := range d {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		pairs := make([]string, len(keys))
+		for i, k := range keys {
+			pairs[i] = k + "=" + d[k]
+		}
+		return strings.Join(pairs, ",")
+	case []string:
+		return strings.Join(d, ",")
+	case []int64:
+		parts := make([]string, len(d))
+		for i, n := range d {
+			parts[i] = fmt.Sprint(n)
+		}
+		return strings.Join(parts, ",")
+	case []any:
+		if len(d) == 0 {
+			return ""
+		}
+	}
+	if p.Type == generator.TypeObject {
+		b, _ := json.Marshal(p.Default)
+		return string(b)
+	}
+	return fmt.Sprint(p.Default)
+}

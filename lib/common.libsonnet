@@ -1,0 +1,149 @@
+// The parameters every prototype shares, and how they land on objects.
+//
+// Labels follow app.kubernetes.io: name = the prototype, instance = the
+// job's name, component = the role. Selectors use only name and instance
+// (and component where a role must be told apart): labels that never change
+// between versions, so an upgrade never hits an immutable selector.
+
+local params = import 'params.libsonnet';
+
+local nonNull(o) = { [k]: o[k] for k in std.objectFields(o) if o[k] != null };
+
+{
+  // params(defaultName, defaultImage): the common declarations.
+  params(defaultName, defaultImage):: params.common({
+    name: params.string(
+      'Name of the job. It prefixes every object, so two jobs in one namespace never collide, and becomes the app.kubernetes.io/instance label.',
+      default=defaultName, format='dns1035Label'
+    ),
+    namespace: params.string(
+      'Namespace of every object. Unset, the objects carry no namespace and land where kubectl (or a kustomize overlay) puts them.',
+      format='dns1123Label'
+    ),
+    image: params.string('Container image of the job pods.', default=defaultImage, format='image'),
+    imagePullPolicy: params.enum('Image pull policy of every container.', ['Always', 'IfNotPresent', 'Never'], default='IfNotPresent'),
+    imagePullSecrets: params.list('Names of Secrets to pull images with.', items='dns1123Subdomain'),
+    serviceAccountName: params.string(
+      'ServiceAccount the pods run as. The pods never need the Kubernetes API, so none is created and no RBAC is granted.',
+      format='dns1123Subdomain'
+    ),
+    automountServiceAccountToken: params.bool('Mount the ServiceAccount token into the pods (off: nothing in them talks to the API).'),
+    schedulerName: params.string('Scheduler of every pod (for gang schedulers such as Volcano or the coscheduling plugin).', format='dns1123Subdomain'),
+    priorityClassName: params.string('PriorityClass of every pod.', format='dns1123Subdomain'),
+    labels: params.map('Labels added to every object and pod (never to selectors).', keys='labelKey', values='labelValue'),
+    annotations: params.map('Annotations added to every object and pod.', keys='labelKey'),
+    env: params.map('Environment variables of every job container.', keys='envName'),
+    volumes: params.object('Volumes added to every pod.', 'core/v1.Volume', list=true),
+    volumeMounts: params.object('Volume mounts added to every job container.', 'core/v1.VolumeMount', list=true),
+    runAsUser: params.int('User id the containers run as. Set it (non-zero) to run without root: sshd then listens on an unprivileged port as that user, who must exist in the image.', min=0),
+    runAsGroup: params.int('Group id the containers run as; also the pods\' fsGroup unless fsGroup is set.', min=0),
+    fsGroup: params.int('Group that owns the pods\' volumes.', min=0),
+    supplementalGroups: params.list('Extra group ids of the containers.', items='int'),
+    networkPolicy: params.bool('Create a NetworkPolicy that admits only this job\'s own pods. Turn off only if your cluster manages policies elsewhere.', default=true),
+    ttlSecondsAfterFinished: params.seconds('Delete the finished Jobs (and their pods) this long after they end. Unset, they stay until deleted.', min=0),
+    activeDeadlineSeconds: params.seconds('Fail the job, and stop all its pods, if it runs longer than this.', min=1),
+    backoffLimit: params.int('Retries of the launcher pod before the job fails. With retries the workers wait for the next attempt.', default=0, min=0, max=100),
+  }),
+
+  // labels of an object of the job; component may be null.
+  labels(proto, p, component=null)::
+    {
+      'app.kubernetes.io/name': proto,
+      'app.kubernetes.io/instance': p.name,
+      'app.kubernetes.io/managed-by': 'trainsonnet',
+    }
+    + (if component == null then {} else { 'app.kubernetes.io/component': component })
+    + p.labels,
+
+  // selector matches every pod of the job, or of one role.
+  selector(proto, p, component=null)::
+    { 'app.kubernetes.io/name': proto, 'app.kubernetes.io/instance': p.name }
+    + (if component == null then {} else { 'app.kubernetes.io/component': component }),
+
+  metadata(proto, p, name, component=null)::
+    nonNull({
+      name: name,
+      namespace: p.namespace,
+      labels: $.labels(proto, p, component),
+      annotations: if p.annotations == {} then null else p.annotations,
+    }),
+
+  // env turns a map into a sorted env list.
+  env(m):: [{ name: k, value: m[k] } for k in std.objectFields(m)],
+
+  // resources: limits from cpu, memory, a GPU count and custom resources;
+  // requests default to the limits. null when nothing is asked for.
+  resources(cpu=null, memory=null, gpu=0, gpuResource='nvidia.com/gpu', custom={})::
+    local limits = nonNull({ cpu: cpu, memory: memory })
+                   + (if gpu > 0 then { [gpuResource]: gpu } else {})
+                   + custom;
+    if limits == {} then null else { limits: limits },
+
+  // nonRoot is true when the pods run as a user other than root.
+  nonRoot(p):: p.runAsUser != null && p.runAsUser != 0,
+
+  podSecurityContext(p)::
+    nonNull({
+      runAsUser: p.runAsUser,
+      runAsGroup: p.runAsGroup,
+      runAsNonRoot: if $.nonRoot(p) then true else null,
+      fsGroup: if p.fsGroup != null then p.fsGroup else p.runAsGroup,
+      supplementalGroups: if p.supplementalGroups == [] then null else p.supplementalGroups,
+      seccompProfile: { type: 'RuntimeDefault' },
+    }),
+
+  // containerSecurityContext: no privilege escalation ever; without root,
+  // no capabilities either (Pod Security "restricted").
+  containerSecurityContext(p, privileged=false)::
+    if privileged then { privileged: true }
+    else { allowPrivilegeEscalation: false }
+         + (if $.nonRoot(p) then { capabilities: { drop: ['ALL'] } } else {}),
+
+  // podSpec: the pod-level settings every prototype applies.
+  podSpec(p)::
+    nonNull({
+      automountServiceAccountToken: p.automountServiceAccountToken,
+      serviceAccountName: p.serviceAccountName,
+      schedulerName: p.schedulerName,
+      priorityClassName: p.priorityClassName,
+      imagePullSecrets: if p.imagePullSecrets == [] then null else [{ name: s } for s in p.imagePullSecrets],
+      securityContext: $.podSecurityContext(p),
+      enableServiceLinks: false,
+    }),
+
+  podTemplate(proto, p, component, spec)::
+    {
+      metadata: nonNull({
+        labels: $.labels(proto, p, component),
+        annotations: if p.annotations == {} then null else p.annotations,
+      }),
+      spec: spec,
+    },
+
+  // jobSpec: lifetime settings of a batch/v1 Job. Disruptions (preemption,
+  // node drain) do not count as failures; the pod is simply replaced.
+  jobLifetime(p, backoffLimit)::
+    nonNull({
+      backoffLimit: backoffLimit,
+      activeDeadlineSeconds: p.activeDeadlineSeconds,
+      ttlSecondsAfterFinished: p.ttlSecondsAfterFinished,
+      podFailurePolicy: {
+        rules: [{ action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget' }] }],
+      },
+    }),
+
+  // networkPolicy admits traffic to the job's pods only from the job's pods.
+  networkPolicy(proto, p)::
+    if !p.networkPolicy then null else {
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'NetworkPolicy',
+      metadata: $.metadata(proto, p, p.name),
+      spec: {
+        podSelector: { matchLabels: $.selector(proto, p) },
+        policyTypes: ['Ingress'],
+        ingress: [{ from: [{ podSelector: { matchLabels: $.selector(proto, p) } }] }],
+      },
+    },
+
+  nonNull:: nonNull,
+}

@@ -1,0 +1,147 @@
+// What every MPI-over-ssh prototype shares (openmpi, horovod): the ssh key
+// Secret, the config ConfigMap (hostfile + the runtime script), the headless
+// Service that gives every pod a stable DNS name, and the pieces of the
+// launcher and worker pods that run lib/assets/mpi.sh.
+//
+// The pods never talk to the Kubernetes API. The launcher waits (bounded)
+// until every worker answers over ssh, runs the command, then tells the
+// workers to stop; a worker also stops on its own once the launcher's DNS
+// name has been gone for a while (the launcher died without telling it).
+
+local common = import 'common.libsonnet';
+local ts = import 'trainsonnet.libsonnet';
+
+local script = importstr 'assets/mpi.sh';
+
+{
+  // Where things live in every pod (mpi.sh reads the same defaults).
+  configDir:: '/etc/trainsonnet',
+  keyDir:: '/etc/trainsonnet-ssh',
+  runDir:: '/var/run/trainsonnet',
+  scriptPath:: $.configDir + '/mpi.sh',
+  hostfilePath:: $.configDir + '/hostfile',
+
+  // Names.
+  configName(p):: p.name + '-config',
+  generatedSecretName(p):: p.name + '-ssh',
+  secretName(p, existing):: if existing != null then existing else $.generatedSecretName(p),
+  // host(p, pod) is the DNS name of a pod through the headless Service,
+  // short enough to work in any namespace.
+  host(p, pod):: pod + '.' + p.name,
+
+  // sshSecret: a freshly generated key pair, unless the user names an
+  // existing Secret (then nothing secret is in the output).
+  sshSecret(proto, p, existing)::
+    if existing != null then null else
+      local key = ts.sshKeyPair(p.name);
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: common.metadata(proto, p, $.generatedSecretName(p)),
+        type: 'kubernetes.io/ssh-auth',
+        data: {
+          'ssh-privatekey': std.base64(key.privateKey),
+          'ssh-publickey': std.base64(key.publicKey),
+        },
+      },
+
+  // generatedKeyWarning: flag is the flag that names an existing Secret.
+  generatedKeyWarning(p, existing, flag)::
+    if existing != null then null
+    else 'the output holds a private ssh key generated for this job (Secret ' + $.generatedSecretName(p)
+         + '); keep it out of version control, or create the Secret yourself and pass its name with ' + flag,
+
+  // config: the hostfile and the runtime script.
+  config(proto, p, hostfile):: {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: common.metadata(proto, p, $.configName(p)),
+    data: { hostfile: hostfile, 'mpi.sh': script },
+  },
+
+  // service: headless, publishing not-ready pods, so every pod's name
+  // resolves as soon as it has an address.
+  service(proto, p, port):: {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: common.metadata(proto, p, p.name),
+    spec: {
+      clusterIP: 'None',
+      publishNotReadyAddresses: true,
+      selector: common.selector(proto, p),
+      ports: [{ name: 'ssh', port: port, targetPort: port, protocol: 'TCP' }],
+    },
+  },
+
+  // volumes of every MPI pod. The key files are read-only: 0400 for root,
+  // 0440 with the pod's fsGroup for a non-root user (the script copies the
+  // private key to a 0600 file of its own).
+  volumes(p, secretName, extra=[])::
+    [
+      { name: 'trainsonnet-config', configMap: { name: $.configName(p), defaultMode: 292 } },  // 0444
+      { name: 'trainsonnet-ssh', secret: { secretName: secretName, defaultMode: if common.nonRoot(p) then 288 else 256 } },
+      { name: 'trainsonnet-run', emptyDir: {} },
+    ] + extra + p.volumes,
+
+  volumeMounts(p, extra=[])::
+    [
+      { name: 'trainsonnet-config', mountPath: $.configDir, readOnly: true },
+      { name: 'trainsonnet-ssh', mountPath: $.keyDir, readOnly: true },
+      { name: 'trainsonnet-run', mountPath: $.runDir },
+    ] + extra + p.volumeMounts,
+
+  reservedVolumes:: ['trainsonnet-config', 'trainsonnet-ssh', 'trainsonnet-run', 'trainsonnet-data'],
+
+  // command runs the runtime script (or the user's replacement) in a role.
+  command(init, role):: ['sh', if init == null then $.scriptPath else init, role],
+
+  // ompiEnv: what Open MPI needs on the launcher. mpirun keeps host names as
+  // written in the hostfile (it would cut them at the first dot), uses our
+  // ssh config, and may run as root inside the container. mca adds or
+  // overrides OMPI_MCA_* settings.
+  ompiEnv(mca)::
+    local defaults = {
+      orte_keep_fqdn_hostnames: 'true',
+      orte_default_hostfile: $.hostfilePath,
+      plm_rsh_args: '-F ' + $.runDir + '/ssh/config',
+      btl_tcp_if_exclude: 'lo,docker0',
+      hwloc_base_binding_policy: 'none',
+      rmaps_base_mapping_policy: 'slot',
+    };
+    local all = defaults + mca;
+    [{ name: 'OMPI_MCA_' + k, value: all[k] } for k in std.objectFields(all)]
+    + [
+      { name: 'OMPI_ALLOW_RUN_AS_ROOT', value: '1' },
+      { name: 'OMPI_ALLOW_RUN_AS_ROOT_CONFIRM', value: '1' },
+    ],
+
+  // scriptEnv: the settings of mpi.sh common to every role.
+  scriptEnv(port, initTimeout):: [
+    { name: 'TS_SSH_PORT', value: std.toString(port) },
+    { name: 'TS_INIT_TIMEOUT', value: std.toString(initTimeout) },
+  ],
+
+  // launcherGrace is how long a worker waits, once the launcher's name is
+  // gone, before it stops on its own: a minute, or longer than the Job
+  // controller's retry back-off (10 s doubling, at most 6 min) when the
+  // launcher may be retried.
+  launcherGrace(backoffLimit):: if backoffLimit > 0 then 420 else 60,
+
+  // sshProbe: workers are ready once sshd accepts connections.
+  readinessProbe(port):: {
+    tcpSocket: { port: port },
+    periodSeconds: 2,
+    failureThreshold: 3,
+  },
+
+  // oneWorkerPerNode: required anti-affinity between the pods of a role,
+  // for host network (every pod would bind the same ssh port on the node).
+  onePodPerNode(proto, p, component):: {
+    podAntiAffinity: {
+      requiredDuringSchedulingIgnoredDuringExecution: [{
+        labelSelector: { matchLabels: common.selector(proto, p, component) },
+        topologyKey: 'kubernetes.io/hostname',
+      }],
+    },
+  },
+}

@@ -1,0 +1,93 @@
+// Parameter declarations.
+//
+// A prototype declares each parameter once, with one of these constructors;
+// trainsonnet derives everything else from that declaration: the CLI flags
+// (kebab-case and the declared camelCase spelling), params files, --set,
+// `describe`, `schema`, validation and the typed Go structs of the generator
+// package. The Go side reads the plain objects built here
+// (generator/param.go, type decl).
+//
+// Common options of every constructor:
+//   doc      what the parameter does (required; shown by describe and --help)
+//   aliases  extra flag spellings, such as the name the replaced system used
+//   replaces what the replaced system called it, for describe
+
+local base(type, doc, default, aliases, replaces) =
+  { type: type, doc: doc, default: default }
+  + (if aliases == [] then {} else { aliases: aliases })
+  + (if replaces == null then {} else { replaces: replaces });
+
+{
+  // Text. format names a check: nonEmpty, dns1035Label, dns1123Label,
+  // dns1123Subdomain, labelKey, labelValue, resourceName, envName, image,
+  // absPath, s3URI.
+  string(doc, default=null, format='', aliases=[], replaces=null)::
+    base('string', doc, default, aliases, replaces) + { format: format },
+
+  // An integer, optionally bounded (inclusive).
+  int(doc, default=null, min=null, max=null, aliases=[], replaces=null)::
+    base('int', doc, default, aliases, replaces)
+    + (if min == null then {} else { min: min })
+    + (if max == null then {} else { max: max }),
+
+  bool(doc, default=false, aliases=[], replaces=null)::
+    base('bool', doc, default, aliases, replaces),
+
+  // One of a fixed set of strings.
+  enum(doc, values, default=null, aliases=[], replaces=null)::
+    base('enum', doc, default, aliases, replaces) + { values: values },
+
+  // A Kubernetes quantity (500m, 2, 4Gi), normalized to its canonical form.
+  quantity(doc, default=null, aliases=[], replaces=null)::
+    base('quantity', doc, default, aliases, replaces),
+
+  // Whole seconds; users may write 300, 300s or 5m. The prototype gets a number.
+  seconds(doc, default=null, min=null, max=null, aliases=[], replaces=null)::
+    base('duration', doc, default, aliases, replaces)
+    + (if min == null then {} else { min: min })
+    + (if max == null then {} else { max: max }),
+
+  // String keys to string values (or quantities: values='quantity').
+  // On the command line: key=value pairs separated by commas.
+  map(doc, keys='', values='', default={}, aliases=[], replaces=null)::
+    base('map', doc, default, aliases, replaces) + { format: keys, valueFormat: values },
+
+  // A list of strings, each checked against items (a string format).
+  // On the command line: items separated by commas.
+  list(doc, items='', default=[], aliases=[], replaces=null)::
+    base('list', doc, default, aliases, replaces) + { format: items },
+
+  // Structured pass-through, strictly checked against a k8s.io/api type
+  // such as 'core/v1.Volume'; list=true for a list of them.
+  object(doc, kind, list=false, default=null, aliases=[], replaces=null)::
+    base('object', doc, if default == null && list then [] else default, aliases, replaces)
+    + { kind: kind, list: list },
+
+  // A nested set of parameters: a map in a params file, dotted flags
+  // (--ssh.port, --ssh-port) on the command line.
+  group(doc, params)::
+    { type: 'group', doc: doc, params: params },
+
+  // Marks every declaration in an object as common to all prototypes, so
+  // describe can list them apart.
+  common(params):: {
+    [k]: params[k] + (if params[k].type == 'group' then {} else { common: true })
+    for k in std.objectFields(params)
+  },
+
+  // withDefaults fills in every parameter the caller left out or null, so a
+  // prototype can be run by hand with the stock jsonnet binary and partial
+  // params. (trainsonnet itself always passes complete, checked params.)
+  withDefaults(decls, given)::
+    local unknown = [k for k in std.objectFields(given) if !std.objectHas(decls, k)];
+    if unknown != [] then error 'unknown parameter(s): ' + std.join(', ', unknown)
+    else {
+      [k]:
+        local d = decls[k];
+        local v = if std.objectHas(given, k) then given[k] else null;
+        if d.type == 'group' then $.withDefaults(d.params, if v == null then {} else v)
+        else if v == null then d.default
+        else v
+      for k in std.objectFields(decls)
+    },
+}

@@ -1,0 +1,247 @@
+// openmpi: an Open MPI job over ssh, a launcher and N workers.
+// Replaces the Kubeflow openmpi ksonnet prototype (kubeflow/kubeflow, 2018).
+
+local common = import 'common.libsonnet';
+local mpi = import 'mpi.libsonnet';
+local ts = import 'trainsonnet.libsonnet';
+
+local params = ts.params;
+local proto = 'openmpi';
+
+// Scheduling and resources of the launcher; the top-level ones describe the
+// workers, as in the Kubeflow prototype.
+local launcherParams = params.group(
+  'The launcher pod, which waits for the workers and runs exec (the Kubeflow prototype called it "master"). The top-level cpu, memory, gpu, nodeSelector and tolerations describe the workers; these describe the launcher.',
+  {
+    image: params.string('Image of the launcher. Unset: the job image.', format='image'),
+    cpu: params.quantity('CPU limit of the launcher.'),
+    memory: params.quantity('Memory limit of the launcher.'),
+    nodeSelector: params.map('Node labels the launcher must run on.', keys='labelKey', values='labelValue'),
+    tolerations: params.object('Tolerations of the launcher.', 'core/v1.Toleration', list=true),
+    env: params.map('Environment variables of the launcher only, on top of env.', keys='envName'),
+  }
+);
+
+local s3Params = params.group(
+  'Optional S3 staging: copy data into every worker before sshd starts, and results out of every worker after the launcher ends (to <uploadTo>/<namespace>/<name>/<pod>). Paths in the workers must be under dataDir or a volumeMount.',
+  {
+    secret: params.string('Secret whose keys become the environment of the S3 containers: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, and optionally AWS_SESSION_TOKEN, AWS_DEFAULT_REGION. Unset: the AWS CLI finds credentials itself (IRSA, instance profile).', format='dns1123Subdomain', aliases=['s3Secret'], replaces='s3Secret'),
+    downloadFrom: params.string('s3:// URI copied recursively into each worker before the run.', format='s3URI', aliases=['downloadDataFrom'], replaces='downloadDataFrom'),
+    downloadTo: params.string('Path in each worker the download goes to.', format='absPath', aliases=['downloadDataTo'], replaces='downloadDataTo'),
+    uploadFrom: params.string('Path in each worker copied out after the launcher ends.', format='absPath', aliases=['uploadDataFrom'], replaces='uploadDataFrom'),
+    uploadTo: params.string('s3:// URI the results go under, as <uploadTo>/<namespace>/<name>/<pod>.', format='s3URI', aliases=['uploadDataTo'], replaces='uploadDataTo'),
+    endpoint: params.string('Endpoint URL of an S3-compatible store (MinIO, Ceph). Unset: AWS.', format='nonEmpty'),
+    image: params.string('Image with the AWS CLI, for the S3 containers.', default='amazon/aws-cli:2.22.35', format='image'),
+  }
+);
+
+local digits(n) = std.length(std.toString(n));
+
+// Every object name derives from p.name; the longest DNS label among them is
+// a worker's host name, <name>-worker-<workers-1>.
+local maxName(p) = 63 - std.length('-worker-') - digits(p.workers - 1);
+
+// sharedPath checks that an S3 staging path is on a volume the S3
+// container and the worker share: dataDir or one of the volumeMounts.
+local sharedPath(p, param, path) =
+  local dirs = [p.dataDir] + [m.mountPath for m in p.volumeMounts];
+  ts.check(path == null || std.length([d for d in dirs if path == d || std.startsWith(path, d + '/')]) > 0, param,
+           'must be under dataDir (' + p.dataDir + ') or a volumeMount, so that the S3 container and the worker share it');
+
+ts.prototype({
+  name: proto,
+  summary: 'An Open MPI job over ssh: a launcher and N workers (replaces the Kubeflow openmpi ksonnet prototype)',
+  replaces: 'the Kubeflow openmpi ksonnet prototype (kubeflow/kubeflow:kubeflow/openmpi, 2018-2019)',
+  description: |||
+    A launcher Job and an Indexed Job of workers, found by stable DNS names through a
+    headless Service: <name>-launcher.<name> and <name>-worker-<i>.<name>. Every worker runs
+    sshd on an unprivileged port (ssh.port) with a host key of its own. The launcher waits
+    until every worker answers over ssh, at most initTimeout seconds (then it exits 124
+    and names the workers that never answered), then runs exec with sh -c. The job's exit
+    code is exec's. When exec ends the launcher tells the workers to stop, so all pods end;
+    a worker also stops on its own once the launcher is gone. Nothing talks to the
+    Kubernetes API: no ServiceAccount, no RBAC (the Kubeflow prototype needed a
+    ClusterRoleBinding to "view" for this).
+
+    The hostfile (/etc/trainsonnet/hostfile, also Open MPI's default hostfile in the
+    launcher) lists the workers, not the launcher, each with slots = gpu (1 without GPUs,
+    or the slots parameter), so `mpirun -np <workers x slots>` starts one rank per slot.
+
+    The ssh key is generated at render time into the Secret <name>-ssh (the output then
+    holds a private key: trainsonnet warns on stderr), or taken from an existing Secret
+    (ssh.secret). A NetworkPolicy admits only the job's own pods (networkPolicy=false to
+    leave it out). With useHostNetwork the workers share their node's network, at most one
+    per node, and ssh.port must not be 22.
+
+    Scheduling and resources (cpu, memory, gpu, customResources, nodeSelector, tolerations)
+    apply to the workers; launcher.* sets them for the launcher. image, env, volumes and the
+    security settings apply to every pod.
+  |||,
+
+  params: common.params(proto, 'mpioperator/openmpi:v0.6.0') + {
+    workers: params.int('Number of worker pods.', default=4, min=1, max=100000),
+    gpu: params.int('GPUs per worker (a limit of gpuResource); also the slots of each worker in the hostfile.', default=0, min=0, max=1024, aliases=['gpus']),
+    gpuResource: params.string('Extended resource that counts GPUs.', default='nvidia.com/gpu', format='resourceName'),
+    slots: params.int('MPI slots per worker in the hostfile. Unset: gpu, or 1 without GPUs.', min=1, max=1024),
+    cpu: params.quantity('CPU limit of each worker.'),
+    memory: params.quantity('Memory limit of each worker.'),
+    customResources: params.map('More limits of each worker, such as rdma/hca_shared_devices_a=1 or hugepages-2Mi=1Gi.', keys='resourceName', values='quantity'),
+    nodeSelector: params.map('Node labels the workers must run on, such as cloud.google.com/gke-accelerator=nvidia-tesla-t4.', keys='labelKey', values='labelValue'),
+    tolerations: params.object('Tolerations of the workers.', 'core/v1.Toleration', list=true),
+    initTimeout: params.seconds('How long the launcher waits for every worker to answer over ssh before it fails with exit code 124; also how long a worker waits for the launcher to appear.', default=300, min=1, max=86400),
+    exec: params.string('Command the launcher runs with sh -c once every worker answers; the job ends with its exit code. Unset: the launcher stays up for interactive use (kubectl exec ... mpirun ...).', format='nonEmpty'),
+    init: params.string('Path of a bootstrap script in the image to run instead of the built-in one (lib/assets/mpi.sh), as `sh <init> launcher|worker`, with the same environment.', format='absPath'),
+    ssh: params.group('ssh between the pods.', {
+      secret: params.string('Existing Secret holding the ssh key: type kubernetes.io/ssh-auth with keys ssh-privatekey and ssh-publickey. Unset: trainsonnet generates a key pair into the Secret <name>-ssh.', format='dns1123Subdomain', aliases=['secret'], replaces='secret'),
+      port: params.int('Port of sshd in every worker, unprivileged so it runs without root; must not be 22 with useHostNetwork.', default=2022, min=1, max=65535),
+    }),
+    useHostNetwork: params.bool('Run the workers in their node\'s network (faster than most overlays). At most one worker per node; ssh.port must not be 22.'),
+    waitForGPUDriver: params.bool('Workers wait, up to initTimeout, for the NVIDIA driver (/proc/driver/nvidia/version) before starting sshd.'),
+    mca: params.map('Open MPI MCA parameters for the launcher (OMPI_MCA_<name>), added to or replacing the defaults: orte_keep_fqdn_hostnames=true, orte_default_hostfile, plm_rsh_args (the ssh config), btl_tcp_if_exclude=lo,docker0, hwloc_base_binding_policy=none, rmaps_base_mapping_policy=slot.', keys='envName'),
+    dataDir: params.string('Where an emptyDir scratch volume is mounted in every job container; S3 staging goes through it.', default='/trainsonnet/data', format='absPath'),
+    s3: s3Params,
+    launcher: launcherParams,
+  },
+
+  validate(p):: [
+    ts.check(std.length(p.name) <= maxName(p), 'name',
+             'must be at most ' + maxName(p) + ' characters with ' + p.workers
+             + ' workers: pod host names such as ' + p.name + '-worker-' + (p.workers - 1) + ' must fit in 63'),
+    ts.check(!(p.useHostNetwork && p.ssh.port == 22), 'ssh.port',
+             'must not be 22 with useHostNetwork: the workers share the node\'s network, where the node\'s own sshd has port 22'),
+    ts.check((p.s3.downloadFrom == null) == (p.s3.downloadTo == null), 's3.downloadTo',
+             'set s3.downloadFrom and s3.downloadTo together'),
+    ts.check((p.s3.uploadFrom == null) == (p.s3.uploadTo == null), 's3.uploadTo',
+             'set s3.uploadFrom and s3.uploadTo together'),
+    sharedPath(p, 's3.downloadTo', p.s3.downloadTo),
+    sharedPath(p, 's3.uploadFrom', p.s3.uploadFrom),
+  ] + [
+    ts.check(!std.member(mpi.reservedVolumes, v.name), 'volumes', 'volume name "' + v.name + '" is reserved for trainsonnet')
+    for v in p.volumes
+  ] + [
+    ts.check(std.member([v.name for v in p.volumes], m.name), 'volumeMounts', 'mount "' + m.name + '" names no volume in volumes')
+    for m in p.volumeMounts
+  ] + [
+    ts.check(!std.startsWith(k, 'TS_'), 'env', 'variable ' + k + ' is reserved for trainsonnet\'s runtime script')
+    for k in std.objectFields(p.env + p.launcher.env)
+  ],
+
+  warnings(p):: [
+    mpi.generatedKeyWarning(p, p.ssh.secret, '--ssh-secret'),
+    if p.useHostNetwork && p.networkPolicy then
+      'a NetworkPolicy does not cover host-network pods: the workers\' sshd (port ' + p.ssh.port + ') is reachable from the node network',
+    if p.waitForGPUDriver && p.gpu == 0 then 'waitForGPUDriver is set but gpu is 0: the workers will wait for a driver they do not use',
+  ],
+
+  render(p)::
+    local slots = if p.slots != null then p.slots else if p.gpu > 0 then p.gpu else 1;
+    local secretName = mpi.secretName(p, p.ssh.secret);
+    local launcherName = p.name + '-launcher';
+    local hostfile = ts.indexedLines(p.name + '-worker-', '.' + p.name + ' slots=' + slots, 0, p.workers);
+    local dataVolume = [{ name: 'trainsonnet-data', emptyDir: {} }];
+    local dataMount = [{ name: 'trainsonnet-data', mountPath: p.dataDir }];
+    local download = p.s3.downloadFrom != null;
+    local upload = p.s3.uploadFrom != null;
+    local s3Env(pairs) =
+      [{ name: k, value: pairs[k] } for k in std.objectFields(pairs) if pairs[k] != null]
+      + (if p.s3.endpoint != null then [{ name: 'TS_S3_ENDPOINT', value: p.s3.endpoint }] else []);
+    local s3Container(name, role, env) = common.nonNull({
+      name: name,
+      image: p.s3.image,
+      imagePullPolicy: p.imagePullPolicy,
+      command: ['sh', mpi.scriptPath, role],
+      env: env,
+      envFrom: if p.s3.secret == null then null else [{ secretRef: { name: p.s3.secret } }],
+      securityContext: common.containerSecurityContext(p),
+      volumeMounts: [{ name: 'trainsonnet-config', mountPath: mpi.configDir, readOnly: true },
+                     { name: 'trainsonnet-run', mountPath: mpi.runDir }] + dataMount + p.volumeMounts,
+    });
+    local workerWatch = [
+      { name: 'TS_LAUNCHER', value: mpi.host(p, launcherName) },
+      { name: 'TS_LAUNCHER_GRACE', value: std.toString(mpi.launcherGrace(p.backoffLimit)) },
+    ];
+
+    local launcher = {
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: common.metadata(proto, p, launcherName, 'launcher'),
+      spec: common.jobLifetime(p, p.backoffLimit) + {
+        template: common.podTemplate(proto, p, 'launcher', common.podSpec(p) + common.nonNull({
+          hostname: launcherName,
+          subdomain: p.name,
+          restartPolicy: 'Never',
+          nodeSelector: if p.launcher.nodeSelector == {} then null else p.launcher.nodeSelector,
+          tolerations: if p.launcher.tolerations == [] then null else p.launcher.tolerations,
+          containers: [common.nonNull({
+            name: 'launcher',
+            image: if p.launcher.image != null then p.launcher.image else p.image,
+            imagePullPolicy: p.imagePullPolicy,
+            command: mpi.command(p.init, 'launcher'),
+            env: mpi.scriptEnv(p.ssh.port, p.initTimeout)
+                 + (if p.exec != null then [{ name: 'TS_EXEC', value: p.exec }] else [])
+                 + (if p.backoffLimit > 0 then [{ name: 'TS_STOP_WORKERS_ON_FAILURE', value: '0' }] else [])
+                 + mpi.ompiEnv(p.mca)
+                 + common.env(p.env + p.launcher.env),
+            resources: common.resources(p.launcher.cpu, p.launcher.memory),
+            securityContext: common.containerSecurityContext(p),
+            volumeMounts: mpi.volumeMounts(p, dataMount),
+          })],
+          volumes: mpi.volumes(p, secretName, dataVolume),
+        })),
+      },
+    };
+
+    local worker = {
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: common.metadata(proto, p, p.name + '-worker', 'worker'),
+      spec: common.jobLifetime(p, 0) + {
+        completionMode: 'Indexed',
+        completions: p.workers,
+        parallelism: p.workers,
+        template: common.podTemplate(proto, p, 'worker', common.podSpec(p) + common.nonNull({
+          subdomain: p.name,
+          restartPolicy: 'Never',
+          hostNetwork: if p.useHostNetwork then true else null,
+          dnsPolicy: if p.useHostNetwork then 'ClusterFirstWithHostNet' else null,
+          affinity: if p.useHostNetwork then mpi.onePodPerNode(proto, p, 'worker') else null,
+          nodeSelector: if p.nodeSelector == {} then null else p.nodeSelector,
+          tolerations: if p.tolerations == [] then null else p.tolerations,
+          initContainers: if !download then null else [
+            s3Container('s3-download', 's3-download', s3Env({ TS_S3_FROM: p.s3.downloadFrom, TS_S3_TO: p.s3.downloadTo })),
+          ],
+          containers: [common.nonNull({
+            name: 'worker',
+            image: p.image,
+            imagePullPolicy: p.imagePullPolicy,
+            command: mpi.command(p.init, 'worker'),
+            env: mpi.scriptEnv(p.ssh.port, p.initTimeout) + workerWatch
+                 + (if p.waitForGPUDriver then [{ name: 'TS_WAIT_FOR_GPU_DRIVER', value: '1' }] else [])
+                 + common.env(p.env),
+            ports: [{ name: 'ssh', containerPort: p.ssh.port, protocol: 'TCP' }],
+            readinessProbe: mpi.readinessProbe(p.ssh.port),
+            resources: common.resources(p.cpu, p.memory, p.gpu, p.gpuResource, p.customResources),
+            securityContext: common.containerSecurityContext(p),
+            volumeMounts: mpi.volumeMounts(p, dataMount),
+          })] + (if !upload then [] else [
+            s3Container('s3-upload', 's3-upload', s3Env({ TS_S3_FROM: p.s3.uploadFrom, TS_S3_TO: p.s3.uploadTo, TS_JOB_NAME: p.name })
+                                                  + workerWatch
+                                                  + [
+                                                    { name: 'TS_POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+                                                    { name: 'TS_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+                                                  ]),
+          ]),
+          volumes: mpi.volumes(p, secretName, dataVolume),
+        })),
+      },
+    };
+
+    [
+      common.networkPolicy(proto, p),
+      mpi.sshSecret(proto, p, p.ssh.secret),
+      mpi.config(proto, p, hostfile),
+      mpi.service(proto, p, p.ssh.port),
+      launcher,
+      worker,
+    ],
+})
