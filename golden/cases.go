@@ -1,0 +1,92 @@
+// Package golden pins every byte trainsonnet prints for a set of cases:
+// rendered manifests (stdout), warnings (stderr), kustomize bases, and the
+// errors of bad input. Refresh with `go test ./... -update` and review the
+// diff like code. The cases are exported so that the end-to-end suite under
+// test/ applies exactly the same manifests to a real API server.
+package golden
+
+// A Case is one trainsonnet invocation and the golden files it must match.
+type Case struct {
+	Name string   // golden file name, without extension
+	Args []string // after "trainsonnet"
+}
+
+// Renders are cases that succeed; their output goes to
+// <prototype>/<name>.yaml (or .json), stderr to <name>.stderr when not empty.
+// The e2e suite applies every one of them to a real API server.
+var Renders = map[string][]Case{
+	"openmpi": {
+		{Name: "defaults", Args: []string{"gen", "openmpi"}},
+		{Name: "gpu-node-selector-resources", Args: []string{"gen", "openmpi", "--name", "bench", "--workers", "8",
+			"--gpu", "2", "--cpu", "8", "--memory", "32Gi", "--node-selector", "cloud.google.com/gke-accelerator=nvidia-tesla-t4",
+			"--custom-resources", "rdma/hca_shared_devices_a=1,hugepages-2Mi=1Gi",
+			"--tolerations", `[{"key":"nvidia.com/gpu","operator":"Exists","effect":"NoSchedule"}]`,
+			"--launcher-cpu", "1", "--launcher-memory", "2Gi"}},
+		{Name: "host-network", Args: []string{"gen", "openmpi", "--name", "hostnet", "--workers", "3", "--use-host-network", "--ssh-port", "2222"}},
+		{Name: "existing-ssh-secret", Args: []string{"gen", "openmpi", "--name", "keyed", "--ssh-secret", "team-mpi-key"}},
+		{Name: "s3-staging", Args: []string{"gen", "openmpi", "--name", "staged", "--workers", "2", "--s3-secret", "aws-creds",
+			"--s3-download-from", "s3://datasets/imagenet", "--s3-download-to", "/trainsonnet/data/imagenet",
+			"--s3-upload-from", "/trainsonnet/data/out", "--s3-upload-to", "s3://results/runs", "--s3-endpoint", "https://minio.example.com"}},
+		{Name: "non-root", Args: []string{"gen", "openmpi", "--name", "rootless", "--workers", "2", "--run-as-user", "1000",
+			"--run-as-group", "1000", "--ssh-secret", "rootless-ssh", "--exec", "mpirun -np 2 hostname"}},
+		{Name: "no-network-policy", Args: []string{"gen", "openmpi", "--name", "open", "--workers", "2", "--network-policy=false", "--ssh-secret", "open-ssh"}},
+		{Name: "json", Args: []string{"gen", "openmpi", "--name", "listed", "--workers", "2", "--ssh-secret", "listed-ssh", "-o", "json"}},
+		{Name: "ksonnet-spellings", Args: []string{"gen", "openmpi", "--name", "ks", "--image", "registry.example.com/mpi:1.0",
+			"--secret", "ks-ssh", "--workers", "2", "--gpu", "1", "--initTimeout", "600", "--nodeSelector", "accelerator=nvidia-tesla-k80",
+			"--imagePullPolicy", "Always", "--schedulerName", "volcano", "--exec", "mpirun -np 2 python /opt/train.py",
+			"--s3Secret", "aws", "--downloadDataFrom", "s3://bucket/in", "--downloadDataTo", "/trainsonnet/data/in"}},
+		{Name: "params-file", Args: []string{"gen", "openmpi", "-f", "testdata/openmpi-params.yaml", "--set", "workers=3", "--set", "mca.btl_tcp_if_include=eth0"}},
+		{Name: "lifetime-and-security", Args: []string{"gen", "openmpi", "--name", "bounded", "--workers", "2", "--ssh-secret", "b",
+			"--ttl-seconds-after-finished", "1h", "--active-deadline-seconds", "2h", "--backoff-limit", "2",
+			"--service-account-name", "trainer", "--priority-class-name", "high", "--image-pull-secrets", "regcred,mirror",
+			"--labels", "team=ml,cost-center=42", "--annotations", "example.com/owner=ml-platform",
+			"--volumes", `[{"name":"datasets","persistentVolumeClaim":{"claimName":"imagenet","readOnly":true}}]`,
+			"--volume-mounts", `[{"name":"datasets","mountPath":"/datasets","readOnly":true}]`,
+			"--env", "NCCL_DEBUG=INFO,OMP_NUM_THREADS=4", "--launcher-env", "HOROVOD_TIMELINE=/trainsonnet/data/timeline.json",
+			"--wait-for-gpu-driver", "--gpu", "1", "--slots", "1"}},
+	},
+}
+
+// Bases are rendered with --output-dir and pinned as directories.
+var Bases = map[string][]Case{
+	"openmpi": {
+		{Name: "kustomize-base", Args: []string{"gen", "openmpi", "--name", "train", "--workers", "2", "--ssh-secret", "train-ssh"}},
+	},
+}
+
+// Errors are cases that must fail: exit code and stderr are pinned in
+// errors/<name>.txt, and stdout must stay empty.
+var Errors = []Case{
+	{Name: "bad-quantity", Args: []string{"gen", "openmpi", "--memory", "4GB"}},
+	{Name: "negative-workers", Args: []string{"gen", "openmpi", "--workers", "-1"}},
+	{Name: "unknown-flag", Args: []string{"gen", "openmpi", "--workerz", "3"}},
+	{Name: "unknown-key-in-params-file", Args: []string{"gen", "openmpi", "-f", "testdata/unknown-key.yaml"}},
+	{Name: "alias-and-types-in-params-file", Args: []string{"gen", "openmpi", "-f", "testdata/alias-key.yaml"}},
+	{Name: "bad-name", Args: []string{"gen", "openmpi", "--name", "Bad_Name"}},
+	{Name: "bad-label", Args: []string{"gen", "openmpi", "--labels", "team=ml/platform"}},
+	{Name: "bad-enum", Args: []string{"gen", "openmpi", "--image-pull-policy", "Sometimes"}},
+	{Name: "host-network-port-22", Args: []string{"gen", "openmpi", "--use-host-network", "--ssh-port", "22"}},
+	{Name: "bad-bool", Args: []string{"gen", "openmpi", "--network-policy=maybe"}},
+	{Name: "bad-duration", Args: []string{"gen", "openmpi", "--init-timeout", "5 minutes"}},
+	{Name: "unknown-prototype", Args: []string{"gen", "opnempi"}},
+	{Name: "bad-map", Args: []string{"gen", "openmpi", "--node-selector", "gpu"}},
+	{Name: "bad-volume-field", Args: []string{"gen", "openmpi", "--volumes", `[{"name":"data","emptyDirr":{}}]`}},
+	{Name: "s3-download-without-target", Args: []string{"gen", "openmpi", "--s3-download-from", "s3://bucket/data"}},
+	{Name: "name-too-long-for-workers", Args: []string{"gen", "openmpi", "--name", "a-rather-long-job-name-for-a-big-distributed-training", "--workers", "10000"}},
+	{Name: "params-file-not-yaml", Args: []string{"gen", "openmpi", "-f", "testdata/not-yaml.yaml"}},
+	{Name: "params-file-missing", Args: []string{"gen", "openmpi", "-f", "testdata/does-not-exist.yaml"}},
+	{Name: "reserved-env", Args: []string{"gen", "openmpi", "--env", "TS_EXEC=rm -rf /"}},
+	{Name: "set-without-equals", Args: []string{"gen", "openmpi", "--set", "workers"}},
+	{Name: "set-unknown-key", Args: []string{"gen", "openmpi", "--set", "ssh.prot=2222"}},
+	{Name: "two-spellings-of-one-flag", Args: []string{"gen", "openmpi", "--node-selector", "a=b", "--nodeSelector", "c=d"}},
+	{Name: "bad-output-format", Args: []string{"gen", "openmpi", "-o", "xml"}},
+	{Name: "extra-argument", Args: []string{"gen", "openmpi", "extra"}},
+	{Name: "mount-of-unknown-volume", Args: []string{"gen", "openmpi", "--volume-mounts", `[{"name":"scratch","mountPath":"/scratch"}]`}},
+	{Name: "bad-image", Args: []string{"gen", "openmpi", "--image", "Registry/MPI:1"}},
+	{Name: "bad-env-name", Args: []string{"gen", "openmpi", "--env", "1BAD=x"}},
+	{Name: "bad-secret-name", Args: []string{"gen", "openmpi", "--ssh-secret", "Not_A_Name"}},
+	{Name: "many-problems-at-once", Args: []string{"gen", "openmpi", "--workers", "0", "--gpu", "-1", "--memory", "lots", "--ssh-port", "70000", "--namespace", "Team A"}},
+	{Name: "no-prototype", Args: []string{"gen"}},
+	{Name: "flag-before-prototype", Args: []string{"gen", "--workers", "2", "openmpi"}},
+	{Name: "describe-unknown", Args: []string{"describe", "horovd"}},
+}

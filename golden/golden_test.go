@@ -1,0 +1,133 @@
+package golden
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"testing/cryptotest"
+
+	"github.com/trainsonnet/trainsonnet/internal/cli"
+	"github.com/trainsonnet/trainsonnet/internal/goldentest"
+)
+
+// run runs the CLI in-process with crypto randomness fixed, so generated
+// ssh keys are the same on every run.
+func run(t *testing.T, args []string) (code int, stdout, stderr []byte) {
+	t.Helper()
+	cryptotest.SetGlobalRandom(t, 1)
+	var out, errb bytes.Buffer
+	code = cli.Run(args, cli.Streams{In: strings.NewReader(""), Out: &out, Err: &errb})
+	return code, out.Bytes(), errb.Bytes()
+}
+
+func TestRenders(t *testing.T) {
+	for proto, cases := range Renders {
+		for _, c := range cases {
+			t.Run(proto+"/"+c.Name, func(t *testing.T) {
+				code, stdout, stderr := run(t, c.Args)
+				if code != 0 {
+					t.Fatalf("exit code %d, stderr:\n%s", code, stderr)
+				}
+				ext := ".yaml"
+				if contains(c.Args, "json") {
+					ext = ".json"
+				}
+				goldentest.Assert(t, stdout, filepath.Join(proto, c.Name+ext))
+				assertStderr(t, stderr, filepath.Join(proto, c.Name+".stderr"))
+			})
+		}
+	}
+}
+
+func TestBases(t *testing.T) {
+	for proto, cases := range Bases {
+		for _, c := range cases {
+			t.Run(proto+"/"+c.Name, func(t *testing.T) {
+				dir := filepath.Join(t.TempDir(), "base")
+				code, stdout, stderr := run(t, append(c.Args, "--output-dir", dir))
+				if code != 0 {
+					t.Fatalf("exit code %d, stderr:\n%s", code, stderr)
+				}
+				if len(stdout) != 0 {
+					t.Errorf("--output-dir must keep stdout empty, got %q", stdout)
+				}
+				goldentest.AssertDir(t, readDir(t, dir), filepath.Join(proto, c.Name))
+			})
+		}
+	}
+}
+
+func TestErrors(t *testing.T) {
+	for _, c := range Errors {
+		t.Run(c.Name, func(t *testing.T) {
+			code, stdout, stderr := run(t, c.Args)
+			if code != 2 {
+				t.Errorf("exit code %d, want 2 (bad input); stderr:\n%s", code, stderr)
+			}
+			if len(stdout) != 0 {
+				t.Errorf("stdout must be empty on error, got:\n%s", stdout)
+			}
+			got := "$ trainsonnet " + quoteArgs(c.Args) + "\nexit code " + strconv.Itoa(code) + "\n" + string(stderr)
+			goldentest.Assert(t, []byte(got), filepath.Join("errors", c.Name+".txt"))
+		})
+	}
+}
+
+// assertStderr pins warnings; a case without any must not have a file.
+func assertStderr(t *testing.T, stderr []byte, path string) {
+	t.Helper()
+	if len(stderr) > 0 || fileExists(path) {
+		if len(stderr) == 0 && *goldentest.Update {
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		goldentest.Assert(t, stderr, path)
+	}
+}
+
+func readDir(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{}
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[e.Name()] = data
+	}
+	return files
+}
+
+func quoteArgs(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		if a == "" || strings.ContainsAny(a, " \"'{}[],=*$") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		q[i] = a
+	}
+	return strings.Join(q, " ")
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
