@@ -385,6 +385,10 @@ func showValue(v any) string {
 		return strconv.Quote(x)
 	case nil:
 		return ""
+	case time.Duration:
+		return strconv.Quote(x.String())
+	case resource.Quantity:
+		return strconv.Quote(x.String())
 	}
 	b, err := json.Marshal(v)
 	if err != nil {

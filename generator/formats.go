@@ -23,7 +23,7 @@ type format struct {
 // API server's rules.
 var formats = map[string]format{
 	"": {rule: "any text", check: func(string) string { return "" }},
-	"nonEmpty": {rule: "not empty", check: func(s string) string {
+	"nonEmpty": {rule: "any non-empty text", check: func(s string) string {
 		if strings.TrimSpace(s) == "" {
 			return "must not be empty"
 		}

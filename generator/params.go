@@ -93,6 +93,11 @@ func (pr *Prototype) resolve(in *Params) (*resolved, []*ParamError) {
 		case inputText:
 			prm := pr.lookupKey(it.path)
 			if prm == nil {
+				if mp, key := pr.mapEntry(it.path); mp != nil {
+					// --set nodeSelector.pool=gpu sets one entry of a map.
+					pr.setMapEntry(r, mp, key, it, add)
+					continue
+				}
 				add(pr.unknown(it.given, it.path))
 				continue
 			}
@@ -174,6 +179,37 @@ func (pr *Prototype) applyFile(r *resolved, it input, add func(*ParamError)) {
 		}
 		pr.applyValue(r, prm, m[k], it.given+": "+k, add)
 	}
+}
+
+// mapEntry splits "nodeSelector.cloud.google.com/gpu" into a map parameter
+// and one of its keys, when the path starts with a map parameter.
+func (pr *Prototype) mapEntry(path string) (*Param, string) {
+	for i := 0; i < len(path); i++ {
+		if path[i] != '.' {
+			continue
+		}
+		if p := pr.Param(path[:i]); p != nil && p.Type == TypeMap {
+			return p, path[i+1:]
+		}
+	}
+	return nil, ""
+}
+
+// setMapEntry adds or replaces one entry of a map parameter's current value.
+func (pr *Prototype) setMapEntry(r *resolved, prm *Param, key string, it input, add func(*ParamError)) {
+	merged := map[string]any{}
+	if cur, ok := r.get(prm.Path).(map[string]string); ok {
+		for k, v := range cur {
+			merged[k] = v
+		}
+	}
+	merged[key] = it.text
+	v, rule := prm.fromValue(merged)
+	if rule != "" {
+		add(&ParamError{Param: prm.Path, Given: it.given, Value: quoteText(it.text), Rule: rule})
+		return
+	}
+	r.set(prm, v, it.given)
 }
 
 // set stores a normalized value at the parameter's path.

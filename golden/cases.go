@@ -54,6 +54,17 @@ var Bases = map[string][]Case{
 	},
 }
 
+// Outputs are the other commands whose output is pinned, in cli/<name>.txt.
+var Outputs = []Case{
+	{Name: "list", Args: []string{"list"}},
+	{Name: "list-json", Args: []string{"list", "-o", "json"}},
+	{Name: "describe-openmpi", Args: []string{"describe", "openmpi"}},
+	{Name: "describe-openmpi-json", Args: []string{"describe", "openmpi", "-o", "json"}},
+	{Name: "schema-openmpi", Args: []string{"schema", "openmpi"}},
+	{Name: "gen-openmpi-help", Args: []string{"gen", "openmpi", "--help"}},
+	{Name: "gen-help", Args: []string{"gen", "--help"}},
+}
+
 // Errors are cases that must fail: exit code and stderr are pinned in
 // errors/<name>.txt, and stdout must stay empty.
 var Errors = []Case{

@@ -60,6 +60,21 @@ func TestBases(t *testing.T) {
 	}
 }
 
+func TestOutputs(t *testing.T) {
+	for _, c := range Outputs {
+		t.Run(c.Name, func(t *testing.T) {
+			code, stdout, stderr := run(t, c.Args)
+			if code != 0 {
+				t.Fatalf("exit code %d, stderr:\n%s", code, stderr)
+			}
+			if len(stderr) != 0 {
+				t.Errorf("unexpected stderr:\n%s", stderr)
+			}
+			goldentest.Assert(t, stdout, filepath.Join("cli", c.Name+".txt"))
+		})
+	}
+}
+
 func TestErrors(t *testing.T) {
 	for _, c := range Errors {
 		t.Run(c.Name, func(t *testing.T) {

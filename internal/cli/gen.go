@@ -136,7 +136,7 @@ func runGen(ctx context.Context, root *rootOptions, s Streams, args []string) er
 		return printGenHelp(s, g, proto, fs)
 	}
 	if fs.NArg() > 0 {
-		return usagef("unexpected argument %q after the prototype's name (parameters are flags: --name NAME)", fs.Arg(0))
+		return unexpectedArg(fs.Arg(0), rest)
 	}
 	if opts.outputDir != "" && fs.Changed("output") && opts.output.value != "yaml" {
 		return usagef("--output-dir writes a kustomize base (YAML); it cannot be combined with -o %s", opts.output.value)
@@ -186,6 +186,20 @@ func runGen(ctx context.Context, root *rootOptions, s Streams, args []string) er
 	}
 	_, err = s.Out.Write(out)
 	return err
+}
+
+// unexpectedArg explains a stray argument; the usual one is the value of a
+// bool flag written with a space (--use-host-network false), which pflag
+// cannot take.
+func unexpectedArg(arg string, args []string) error {
+	if arg == "true" || arg == "false" {
+		for i := 1; i < len(args); i++ {
+			if args[i] == arg && strings.HasPrefix(args[i-1], "--") {
+				return usagef("unexpected argument %q: write bool flags with =, as %s=%s", arg, args[i-1], arg)
+			}
+		}
+	}
+	return usagef("unexpected argument %q after the prototype's name (parameters are flags: --name NAME)", arg)
 }
 
 // flagError turns pflag's parse errors into usage errors, suggesting the

@@ -1,0 +1,198 @@
+package generator_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
+
+	"github.com/trainsonnet/trainsonnet/generator"
+)
+
+func newGenerator(t *testing.T) *generator.Generator {
+	t.Helper()
+	g, err := generator.New(generator.Options{})
+	require.NoError(t, err)
+	return g
+}
+
+// render renders and returns the objects by "Kind/name".
+func render(t *testing.T, g *generator.Generator, p *generator.Params) map[string]string {
+	t.Helper()
+	res, err := g.Render(context.Background(), p)
+	require.NoError(t, err)
+	out := map[string]string{}
+	for _, o := range res.Objects {
+		out[o.Kind+"/"+o.Name] = string(o.JSON())
+	}
+	return out
+}
+
+func validationProblems(t *testing.T, err error) []string {
+	t.Helper()
+	var verr *generator.ValidationError
+	require.True(t, errors.As(err, &verr), "want a ValidationError, got %v", err)
+	var out []string
+	for _, p := range verr.Problems {
+		out = append(out, p.Error())
+	}
+	return out
+}
+
+func TestTextValuesAreParsedByDeclaredType(t *testing.T) {
+	g := newGenerator(t)
+	objs := render(t, g, generator.NewParams("openmpi").
+		SetText("workers", "3", "--workers").
+		SetText("gpu", "2", "--gpu").
+		SetText("memory", "4096Mi", "--memory").
+		SetText("initTimeout", "5m", "--init-timeout").
+		SetText("nodeSelector", "pool=gpu,zone=a", "--node-selector").
+		SetText("useHostNetwork", "true", "--use-host-network").
+		SetText("ssh.port", "2222", "--ssh-port").
+		SetText("env", "OPTS=--a=1,--b,B=2", "--env"))
+	cm := objs["ConfigMap/openmpi-config"]
+	assert.Contains(t, cm, `openmpi-worker-2.openmpi slots=2\n`)
+	assert.NotContains(t, cm, "openmpi-worker-3.")
+	worker := objs["Job/openmpi-worker"]
+	assert.Contains(t, worker, `"memory":"4Gi"`, "quantities are normalized")
+	assert.Contains(t, worker, `{"name":"TS_INIT_TIMEOUT","value":"300"}`, "5m is 300 seconds")
+	assert.Contains(t, worker, `"nodeSelector":{"pool":"gpu","zone":"a"}`)
+	assert.Contains(t, worker, `"hostNetwork":true`)
+	assert.Contains(t, worker, `{"name":"OPTS","value":"--a=1,--b"}`, "a piece without = belongs to the value before it")
+}
+
+func TestLaterSourcesReplaceEarlierOnes(t *testing.T) {
+	g := newGenerator(t)
+	objs := render(t, g, generator.NewParams("openmpi").
+		AddFile("a.yaml", []byte("workers: 2\nnodeSelector: {a: x, b: y}\nssh: {port: 2200}\n")).
+		AddFile("b.yaml", []byte("workers: 5\n")).
+		SetText("nodeSelector", "c=z", "--set nodeSelector").
+		Set("ssh.port", 2300))
+	assert.Contains(t, objs["ConfigMap/openmpi-config"], "openmpi-worker-4.")
+	assert.NotContains(t, objs["ConfigMap/openmpi-config"], "openmpi-worker-5.")
+	assert.Contains(t, objs["Job/openmpi-worker"], `"nodeSelector":{"c":"z"}`, "a map is replaced as a whole")
+	assert.Contains(t, objs["Service/openmpi"], `"port":2300`)
+}
+
+func TestNullInAParamsFileMeansDefault(t *testing.T) {
+	g := newGenerator(t)
+	objs := render(t, g, generator.NewParams("openmpi").
+		AddFile("a.yaml", []byte("workers: 7\n")).
+		AddFile("b.yaml", []byte("workers: null\n")))
+	assert.Contains(t, objs["Job/openmpi-worker"], `"completions":4`)
+}
+
+func TestEveryProblemIsReportedAtOnce(t *testing.T) {
+	g := newGenerator(t)
+	_, err := g.Render(context.Background(), generator.NewParams("openmpi").
+		SetText("workers", "0", "--workers").
+		SetText("cpu", "a lot", "--cpu").
+		AddFile("p.yaml", []byte("gpu: two\nnodeSelecter: {}\n")).
+		Set("image", "UPPER/case"))
+	got := validationProblems(t, err)
+	assert.ElementsMatch(t, []string{
+		`--workers: invalid value "0": must be an integer from 1 to 100000`,
+		`--cpu: invalid value "a lot": must be a Kubernetes quantity such as 500m, 2 or 4Gi`,
+		`p.yaml: gpu: invalid value "two": must be an integer from 0 to 1024`,
+		`p.yaml: nodeSelecter: unknown parameter "nodeSelecter" for openmpi (did you mean "nodeSelector"?)`,
+		`image: invalid value "UPPER/case": must be an image reference with a lower-case repository, such as registry/repo:tag`,
+	}, got)
+	assert.True(t, generator.IsValidation(err))
+}
+
+func TestPrototypeRulesNameTheParameterAsGiven(t *testing.T) {
+	g := newGenerator(t)
+	_, err := g.Render(context.Background(), generator.NewParams("openmpi").
+		SetText("useHostNetwork", "true", "--useHostNetwork").
+		SetText("ssh.port", "22", "--ssh.port"))
+	assert.Equal(t, []string{
+		`--ssh.port: invalid value "22": must not be 22 with useHostNetwork: the workers share the node's network, where the node's own sshd has port 22`,
+	}, validationProblems(t, err))
+}
+
+func TestGoValuesOfTheTypedStruct(t *testing.T) {
+	g := newGenerator(t)
+	cpu := resource.MustParse("1500m")
+	timeout := 90 * time.Second
+	p := generator.OpenMPI{
+		Name:           "typed",
+		Workers:        ptr.To(2),
+		GPU:            ptr.To(1),
+		CPU:            &cpu,
+		InitTimeout:    &timeout,
+		NodeSelector:   map[string]string{"pool": "a100"},
+		NetworkPolicy:  ptr.To(false),
+		Volumes:        []corev1.Volume{{Name: "shm", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}}},
+		VolumeMounts:   []corev1.VolumeMount{{Name: "shm", MountPath: "/dev/shm"}},
+		SSH:            generator.OpenMPISSH{Secret: "typed-ssh", Port: ptr.To(2200)},
+		Launcher:       generator.OpenMPILauncher{Memory: ptr.To(resource.MustParse("1Gi"))},
+		CustomResources: map[string]resource.Quantity{"rdma/hca": resource.MustParse("1")},
+	}
+	objs := render(t, g, p.Params())
+	assert.NotContains(t, objs, "NetworkPolicy/typed")
+	assert.NotContains(t, objs, "Secret/typed-ssh", "an existing Secret is not rendered")
+	w := objs["Job/typed-worker"]
+	assert.Contains(t, w, `"limits":{"cpu":"1500m","nvidia.com/gpu":1,"rdma/hca":"1"}`)
+	assert.Contains(t, w, `{"name":"TS_INIT_TIMEOUT","value":"90"}`)
+	assert.Contains(t, w, `{"emptyDir":{"medium":"Memory"},"name":"shm"}`)
+	assert.Contains(t, objs["Job/typed-launcher"], `"limits":{"memory":"1Gi"}`)
+}
+
+func TestDurationsMustBeWholeSeconds(t *testing.T) {
+	g := newGenerator(t)
+	_, err := g.Render(context.Background(), generator.NewParams("openmpi").Set("initTimeout", 1500*time.Millisecond))
+	assert.Equal(t, []string{`initTimeout: invalid value "1.5s": must be whole seconds from 1 to 86400, such as 300, 300s or 5m`},
+		validationProblems(t, err))
+}
+
+func TestObjectParamsAreStrictlyDecoded(t *testing.T) {
+	g := newGenerator(t)
+	_, err := g.Render(context.Background(), generator.NewParams("openmpi").
+		SetText("tolerations", "- key: a\n  operatr: Exists\n", "--tolerations").
+		SetText("volumes", `[{"name":"x","emptyDir":{"medium":5}}]`, "--volumes"))
+	problems := validationProblems(t, err)
+	require.Len(t, problems, 2)
+	assert.Contains(t, problems[0], `unknown field "[0].operatr"`)
+	assert.Contains(t, problems[1], `--volumes`)
+	assert.Contains(t, problems[1], `is not a valid core/v1 Volume list`)
+}
+
+func TestAliasesAndSpellings(t *testing.T) {
+	g := newGenerator(t)
+	for _, key := range []string{"ssh.secret", "ssh-secret", "secret"} {
+		objs := render(t, g, generator.NewParams("openmpi").SetText(key, "mine", "--"+key))
+		assert.Contains(t, objs["Job/openmpi-worker"], `"secretName":"mine"`, key)
+	}
+	_, err := g.Render(context.Background(), generator.NewParams("openmpi").AddFile("f.yaml", []byte("s3Secret: x\n")))
+	assert.Equal(t, []string{`f.yaml: s3Secret: unknown parameter "s3Secret" for openmpi (params files use the declared names: write "s3.secret")`},
+		validationProblems(t, err))
+}
+
+func TestUnknownPrototype(t *testing.T) {
+	g := newGenerator(t)
+	_, err := g.Render(context.Background(), generator.NewParams("openmip"))
+	require.Error(t, err)
+	assert.True(t, generator.IsValidation(err))
+	assert.Equal(t, `unknown prototype "openmip" (did you mean "openmpi"?)`, err.Error())
+}
+
+func TestDescribeDataIsComplete(t *testing.T) {
+	g := newGenerator(t)
+	protos, err := g.Prototypes()
+	require.NoError(t, err)
+	for _, pr := range protos {
+		for _, p := range generator.Leaves(pr.Params) {
+			assert.NotEmpty(t, p.Doc, "%s.%s", pr.Name, p.Path)
+			assert.NotEmpty(t, p.Rule(), "%s.%s", pr.Name, p.Path)
+			assert.Equal(t, p, pr.Param(p.Path))
+			assert.False(t, strings.Contains(p.Flag(), ".") || strings.ContainsAny(p.Flag(), "ABCDEFGHIJKLMNOPQRSTUVWXYZ"), p.Flag())
+		}
+	}
+}
