@@ -122,17 +122,17 @@ func TestGoValuesOfTheTypedStruct(t *testing.T) {
 	cpu := resource.MustParse("1500m")
 	timeout := 90 * time.Second
 	p := generator.OpenMPI{
-		Name:           "typed",
-		Workers:        ptr.To(2),
-		GPU:            ptr.To(1),
-		CPU:            &cpu,
-		InitTimeout:    &timeout,
-		NodeSelector:   map[string]string{"pool": "a100"},
-		NetworkPolicy:  ptr.To(false),
-		Volumes:        []corev1.Volume{{Name: "shm", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}}},
-		VolumeMounts:   []corev1.VolumeMount{{Name: "shm", MountPath: "/dev/shm"}},
-		SSH:            generator.OpenMPISSH{Secret: "typed-ssh", Port: ptr.To(2200)},
-		Launcher:       generator.OpenMPILauncher{Memory: ptr.To(resource.MustParse("1Gi"))},
+		Name:            "typed",
+		Workers:         ptr.To(2),
+		GPU:             ptr.To(1),
+		CPU:             &cpu,
+		InitTimeout:     &timeout,
+		NodeSelector:    map[string]string{"pool": "a100"},
+		NetworkPolicy:   ptr.To(false),
+		Volumes:         []corev1.Volume{{Name: "shm", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}}},
+		VolumeMounts:    []corev1.VolumeMount{{Name: "shm", MountPath: "/dev/shm"}},
+		SSH:             generator.OpenMPISSH{Secret: "typed-ssh", Port: ptr.To(2200)},
+		Launcher:        generator.OpenMPILauncher{Memory: ptr.To(resource.MustParse("1Gi"))},
 		CustomResources: map[string]resource.Quantity{"rdma/hca": resource.MustParse("1")},
 	}
 	objs := render(t, g, p.Params())
