@@ -1,0 +1,223 @@
+#!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
+# Build the pinned control-plane binaries once and cache them outside the
+# repository, keyed by version (see versions.sh). A binary that is present is
+# never rebuilt; change a version to get a rebuild.
+#
+#   test/cluster/build.sh [TARGET...]
+#
+# TARGET (default: all, or $TRAINSONNET_BUILD_TARGETS):
+#   k8s            kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet
+#                  (one `go build` through a generated wrapper module)
+#   etcd           etcd server (wrapper module around go.etcd.io/etcd/server/v3)
+#   kwok           kwok (go install sigs.k8s.io/kwok/cmd/kwok@version)
+#   control-plane  k8s + etcd
+#   all            k8s + etcd + kwok: everything the e2e suite needs
+#
+# Cache layout (TRAINSONNET_CACHE, default /var/cache/trainsonnet):
+#   k8s-<ver>/{kube-apiserver,kube-controller-manager,kube-scheduler,kubectl,kubelet}
+#   etcd-<ver>/etcd
+#   kwok-<ver>/kwok
+#   build/{k8s,etcd}-<ver>/   wrapper modules and build logs
+#
+# GOCACHE and GOMODCACHE are left at whatever `go env` says: keep them at a
+# fixed path between runs, or the "warm" rebuild recompiles everything
+# (compile action IDs include the module source directory).
+set -euo pipefail
+TS_NAME=build
+# shellcheck source=common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+export CGO_ENABLED=0
+
+usage() { sed -n '3,/^set -euo/p' "${BASH_SOURCE[0]}" | sed -e '$d' -e 's/^# \{0,1\}//' >&2; }
+
+# ------------------------------------------------------------------ targets
+if [ "$#" -eq 0 ]; then
+  read -r -a args <<<"${TRAINSONNET_BUILD_TARGETS:-all}"
+else
+  args=("$@")
+fi
+want_k8s=0 want_etcd=0 want_kwok=0
+for t in "${args[@]}"; do
+  case "$t" in
+    all) want_k8s=1 want_etcd=1 want_kwok=1 ;;
+    control-plane) want_k8s=1 want_etcd=1 ;;
+    k8s | kubernetes) want_k8s=1 ;;
+    etcd) want_etcd=1 ;;
+    kwok) want_kwok=1 ;;
+    -h | --help) usage; exit 0 ;;
+    *) usage; ts_die "unknown target '$t'" ;;
+  esac
+done
+
+command -v go >/dev/null || ts_die "go is not on PATH"
+command -v flock >/dev/null || ts_die "flock (util-linux) is not on PATH"
+mkdir -p "$TS_CACHE" "$TS_BUILD_ROOT"
+
+# ----------------------------------------------------------------- helpers
+# One build at a time per cache: CI jobs or a colleague's harness may call
+# build.sh concurrently; the second waits, then finds the binaries present.
+exec 9>"$TS_CACHE/.build.lock"
+if ! flock -n 9; then
+  ts_log "another build holds $TS_CACHE/.build.lock; waiting"
+  flock 9
+fi
+
+# Temporary output dirs of this run; removed on any exit. Binaries are built
+# there and renamed into place only after they ran, so an interrupted build
+# never leaves a half-written file that would later count as "present".
+tmp_dirs=()
+cleanup() { local d; for d in "${tmp_dirs[@]}"; do rm -rf "$d"; done; }
+trap cleanup EXIT
+
+# new_tmp DIR: sets $tmp to a fresh temp dir inside DIR (same file system,
+# so the final mv is an atomic rename). Leftovers of interrupted runs are
+# removed first; safe because we hold the build lock.
+new_tmp() {
+  mkdir -p "$1"
+  rm -rf "$1"/.tmp-build.*
+  tmp="$(mktemp -d "$1/.tmp-build.XXXXXX")"
+  tmp_dirs+=("$tmp")
+}
+
+# logged LOG CMD...: runs CMD with its output appended to LOG; on failure
+# shows the end of LOG and exits.
+logged() {
+  local log="$1"; shift
+  printf '+ %s\n' "$*" >>"$log"
+  if ! "$@" >>"$log" 2>&1; then
+    tail -n 40 "$log" >&2
+    ts_die "failed: $* (full log: $log)"
+  fi
+}
+
+# check_version BIN WANT ARGS...: runs BIN ARGS and requires WANT in its output.
+check_version() {
+  local bin="$1" want="$2" out; shift 2
+  out="$("$bin" "$@" 2>&1)" || ts_die "$bin $* failed: $out"
+  case "$out" in
+    *"$want"*) ;;
+    *) ts_die "$bin reports '$out', expected $want" ;;
+  esac
+}
+
+# Leftovers of interrupted builds (safe: we hold the lock).
+rm -rf "$TS_K8S_BIN"/.tmp-build.* "$TS_ETCD_BIN"/.tmp-build.* "$TS_KWOK_BIN"/.tmp-build.*
+
+# --------------------------------------------------------------- kubernetes
+build_k8s() {
+  local v="$TRAINSONNET_K8S_VERSION" c missing=() pkgs=()
+  for c in "${TS_K8S_COMPONENTS[@]}"; do
+    [ -x "$TS_K8S_BIN/$c" ] || missing+=("$c")
+  done
+  if [ "${#missing[@]}" -eq 0 ]; then
+    ts_log "k8s $v: present in $TS_K8S_BIN (skip)"
+    return 0
+  fi
+  local t0 work log tmp upstream_mod ld p major minor
+  t0="$(date +%s.%N)"
+  work="$TS_BUILD_ROOT/k8s-$v"
+  log="$work/build.log"
+  mkdir -p "$work"
+  : >"$log"
+  ts_log "k8s $v: building ${missing[*]} (log: $log)"
+
+  # k8s.io/kubernetes cannot be `go install`ed: its go.mod replaces every
+  # staging module (k8s.io/api, ...) with ./staging/src/... . The wrapper
+  # module requires it and points each staging module at its published tag.
+  # The list of staging modules is the replace block of the upstream .mod
+  # file (only that file is fetched here, not the source zip).
+  upstream_mod="$(cd "$work" && go list -m -f '{{.GoMod}}' "k8s.io/kubernetes@$v" 2>>"$log")" ||
+    { tail -n 20 "$log" >&2; ts_die "cannot resolve k8s.io/kubernetes@$v"; }
+  [ -s "$upstream_mod" ] || ts_die "no go.mod for k8s.io/kubernetes@$v at '$upstream_mod'"
+  {
+    printf 'module trainsonnet.local/k8s-binaries\n\ngo 1.24.0\n\nrequire k8s.io/kubernetes %s\n\n' "$v"
+    awk '$2 == "=>" && $3 ~ /^\.\/staging\/src\// { print $1 }' "$upstream_mod" | sort -u |
+      while read -r m; do printf 'replace %s => %s %s\n' "$m" "$m" "$TRAINSONNET_K8S_STAGING_VERSION"; done
+  } >"$work/go.mod.new"
+  grep -q '^replace k8s.io/api ' "$work/go.mod.new" ||
+    ts_die "found no staging modules in $upstream_mod"
+  mv -f "$work/go.mod.new" "$work/go.mod"
+
+  for c in "${TS_K8S_COMPONENTS[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$c"); done
+  ts_log "k8s $v: resolving modules"
+  (cd "$work" && logged "$log" go get "${pkgs[@]/%/@$v}")
+
+  # Stamp the version the way release builds do; without it the binaries say
+  # v0.0.0-master+$Format:%H$ and kubectl warns about version skew.
+  major="${v#v}"; major="${major%%.*}"      # v1.34.3 -> 1
+  minor="${v#v*.}"; minor="${minor%%.*}"    # v1.34.3 -> 34
+  ld="-s -w"
+  for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ld+=" -X $p.gitVersion=$v -X $p.gitMajor=$major -X $p.gitMinor=$minor"
+    ld+=" -X $p.gitTreeState=clean -X $p.buildDate=1970-01-01T00:00:00Z"
+  done
+  pkgs=()
+  for c in "${missing[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$c"); done
+  new_tmp "$TS_K8S_BIN"
+  ts_log "k8s $v: compiling ${missing[*]} in one go build (cold: 6-15 min on 2 cores)"
+  (cd "$work" && logged "$log" go build -ldflags "$ld" -o "$tmp/" "${pkgs[@]}")
+  for c in "${missing[@]}"; do
+    if [ "$c" = kubectl ]; then
+      check_version "$tmp/$c" "$v" version --client
+    else
+      check_version "$tmp/$c" "Kubernetes $v" --version
+    fi
+  done
+  for c in "${missing[@]}"; do mv -f "$tmp/$c" "$TS_K8S_BIN/$c"; done
+  ts_log "k8s $v: built ${missing[*]} in $(ts_since "$t0")"
+}
+
+# --------------------------------------------------------------------- etcd
+build_etcd() {
+  local v="$TRAINSONNET_ETCD_VERSION"
+  if [ -x "$TS_ETCD_BIN/etcd" ]; then
+    ts_log "etcd $v: present in $TS_ETCD_BIN (skip)"
+    return 0
+  fi
+  local t0 work log tmp
+  t0="$(date +%s.%N)"
+  work="$TS_BUILD_ROOT/etcd-$v"
+  log="$work/build.log"
+  mkdir -p "$work"
+  : >"$log"
+  ts_log "etcd $v: building (log: $log)"
+  # go.etcd.io/etcd/server/v3 is the etcd main package, but its go.mod has
+  # replace directives, so `go install ...@version` refuses it: wrap it.
+  printf 'module trainsonnet.local/etcd-binary\n\ngo 1.24.0\n' >"$work/go.mod.new"
+  mv -f "$work/go.mod.new" "$work/go.mod"
+  (cd "$work" && logged "$log" go get "go.etcd.io/etcd/server/v3@$v")
+  new_tmp "$TS_ETCD_BIN"
+  (cd "$work" && logged "$log" go build -ldflags "-s -w" -o "$tmp/etcd" go.etcd.io/etcd/server/v3)
+  check_version "$tmp/etcd" "etcd Version: ${v#v}" --version
+  mv -f "$tmp/etcd" "$TS_ETCD_BIN/etcd"
+  ts_log "etcd $v: built in $(ts_since "$t0")"
+}
+
+# --------------------------------------------------------------------- kwok
+build_kwok() {
+  local v="$TRAINSONNET_KWOK_VERSION"
+  if [ -x "$TS_KWOK_BIN/kwok" ]; then
+    ts_log "kwok $v: present in $TS_KWOK_BIN (skip)"
+    return 0
+  fi
+  local t0 log tmp
+  t0="$(date +%s.%N)"
+  mkdir -p "$TS_BUILD_ROOT"
+  log="$TS_BUILD_ROOT/kwok-$v.log"
+  : >"$log"
+  ts_log "kwok $v: building (log: $log)"
+  new_tmp "$TS_KWOK_BIN"
+  # No replace directives in kwok's go.mod, so plain `go install` works.
+  # Run from the build root so no enclosing module is consulted.
+  (cd "$TS_BUILD_ROOT" && GOBIN="$tmp" logged "$log" go install -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$v")
+  check_version "$tmp/kwok" "kwok version $v" --version
+  mv -f "$tmp/kwok" "$TS_KWOK_BIN/kwok"
+  ts_log "kwok $v: built in $(ts_since "$t0")"
+}
+
+if [ "$want_etcd" = 1 ]; then build_etcd; fi
+if [ "$want_k8s" = 1 ]; then build_k8s; fi
+if [ "$want_kwok" = 1 ]; then build_kwok; fi
+ts_log "done in $(ts_since "$TS_T0")"

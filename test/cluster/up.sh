@@ -1,0 +1,345 @@
+#!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
+# Start a throw-away Kubernetes control plane on 127.0.0.1 from the cached
+# binaries (build them first with test/cluster/build.sh):
+#
+#   etcd                      127.0.0.1:12379 (peer 12380)
+#   kube-apiserver            https://127.0.0.1:16443, Node,RBAC authorization,
+#                             NodeRestriction, x509 client certs, kubelet client cert
+#   kube-controller-manager   no serving port, own identity + per-controller
+#                             ServiceAccount credentials (as kubeadm does)
+#   kube-scheduler            no serving port, own identity
+#   kwok                      only with WITH_KWOK=1; manages only Nodes annotated
+#                             kwok.x-k8s.io/node=fake
+#
+# and wait until the API server is ready and the `default` ServiceAccount
+# exists in namespace `default`.
+#
+# Writes into $TRAINSONNET_STATE (default /tmp/trainsonnet-cluster):
+#   kubeconfig   admin kubeconfig (client cert in group system:masters)
+#   env          sourceable: exports KUBECONFIG, KUBECTL and TRAINSONNET_* paths
+#   pki/         ca.crt ca.key (CA for all certs; sign kubelet certs with it),
+#                apiserver.*, admin.*, apiserver-kubelet-client.*,
+#                kube-controller-manager.*, kube-scheduler.*, sa.key, sa.pub
+#   pids/        one record per started process (used by down.sh)
+#   logs/        one log per component
+#   etcd/        etcd data
+#
+# Environment:
+#   WITH_KWOK=1                  also start kwok
+#   TRAINSONNET_STATE            state dir (default /tmp/trainsonnet-cluster)
+#   TRAINSONNET_CACHE            binary cache (default /var/cache/trainsonnet)
+#   TRAINSONNET_ETCD_PORT        default 12379
+#   TRAINSONNET_ETCD_PEER_PORT   default 12380
+#   TRAINSONNET_API_PORT         default 16443
+#   TRAINSONNET_UP_TIMEOUT       seconds to wait for each component (default 60)
+#   TRAINSONNET_KEEP_DATA=1      keep the etcd data of the previous run (default:
+#                                every start is a fresh, empty cluster; the PKI
+#                                is always kept)
+#   TRAINSONNET_{ETCD,APISERVER,KCM,SCHEDULER,KWOK}_EXTRA_ARGS
+#                                extra flags, split on white space
+#
+# Refuses to start (one-line error, exit 1) if a cluster from the same state
+# dir is running or a port is taken. If start-up fails, whatever was started
+# is stopped again. Stop with test/cluster/down.sh.
+set -euo pipefail
+TS_NAME=up
+# shellcheck source=common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+WITH_KWOK="${WITH_KWOK:-0}"
+UP_TIMEOUT="${TRAINSONNET_UP_TIMEOUT:-60}"
+KUBECTL="$TS_K8S_BIN/kubectl"
+
+# ------------------------------------------------------------ preconditions
+command -v openssl >/dev/null || ts_die "openssl is needed for the PKI (apt-get install openssl)"
+bins=("$TS_ETCD_BIN/etcd" "$TS_K8S_BIN/kube-apiserver" "$TS_K8S_BIN/kube-controller-manager"
+  "$TS_K8S_BIN/kube-scheduler" "$KUBECTL")
+[ "$WITH_KWOK" = 1 ] && bins+=("$TS_KWOK_BIN/kwok")
+for b in "${bins[@]}"; do
+  [ -x "$b" ] || ts_die "missing $b; run test/cluster/build.sh first"
+done
+
+mkdir -p "$TS_STATE"
+TS_STATE="$(cd "$TS_STATE" && pwd -P)"
+# Serialise up.sh/down.sh on one state dir. fd 9 is closed for every started
+# process, so the lock ends with this script.
+exec 9>"$TS_STATE/.lock"
+flock -n 9 || ts_die "another up.sh/down.sh is working on $TS_STATE"
+: >"$TS_STATE/.trainsonnet-cluster" # marks the dir as ours (down.sh CLEAN=1 checks it)
+
+running=()
+for name in "${TS_COMPONENTS[@]}"; do
+  if pid="$(ts_recorded_pid "$name")"; then running+=("$name=$pid"); fi
+done
+[ "${#running[@]}" -eq 0 ] ||
+  ts_die "a cluster from $TS_STATE is already running (${running[*]}); run test/cluster/down.sh first"
+rm -f "$TS_STATE"/pids/*.pid # stale records of processes that are gone
+
+busy=()
+for p in "etcd:$TS_ETCD_PORT" "etcd-peer:$TS_ETCD_PEER_PORT" "kube-apiserver:$TS_API_PORT"; do
+  if ts_port_in_use "${p#*:}"; then busy+=("127.0.0.1:${p#*:} (${p%%:*})"); fi
+done
+[ "${#busy[@]}" -eq 0 ] ||
+  ts_die "port in use: ${busy[*]}; stop its owner or set TRAINSONNET_{ETCD,ETCD_PEER,API}_PORT"
+
+mkdir -p "$TS_STATE"/{pki,pids,logs}
+
+# From here on, a failure stops what was started. fd 8 keeps our stderr: a
+# signal trap can fire inside a readiness probe whose stderr goes to
+# /dev/null, and the EXIT trap then inherits that redirection.
+exec 8>&2
+started=0
+on_exit() {
+  local rc=$?
+  exec 2>&8
+  if [ "$rc" -ne 0 ] && [ "$started" = 1 ]; then
+    ts_log "start-up failed; stopping what was started (logs: $TS_STATE/logs)"
+    ts_stop kwok kube-scheduler kube-controller-manager kube-apiserver || true
+    ts_stop etcd || true
+  fi
+}
+trap on_exit EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# ---------------------------------------------------------------------- PKI
+PKI="$TS_STATE/pki"
+pki_files=(ca.crt ca.key apiserver.crt apiserver.key admin.crt admin.key
+  apiserver-kubelet-client.crt apiserver-kubelet-client.key
+  kube-controller-manager.crt kube-controller-manager.key
+  kube-scheduler.crt kube-scheduler.key sa.key sa.pub)
+
+# issue NAME SUBJECT EXTENDED_KEY_USAGE [SUBJECT_ALT_NAMES]: an ECDSA P-256
+# key NAME.key and a certificate NAME.crt signed by the CA. ECDSA keeps the
+# whole PKI at a few tens of milliseconds (RSA-2048: ~0.6 s).
+issue() {
+  local name="$1" subj="$2" eku="$3" san="${4:-}"
+  openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+    -subj "$subj" -keyout "$PKI/$name.key" -out "$PKI/$name.csr" 2>/dev/null
+  {
+    echo "basicConstraints=critical,CA:FALSE"
+    echo "keyUsage=critical,digitalSignature"
+    echo "extendedKeyUsage=$eku"
+    [ -z "$san" ] || echo "subjectAltName=$san"
+  } >"$PKI/$name.ext"
+  openssl x509 -req -in "$PKI/$name.csr" -CA "$PKI/ca.crt" -CAkey "$PKI/ca.key" \
+    -set_serial "0x$(openssl rand -hex 16)" -days 3650 -extfile "$PKI/$name.ext" \
+    -out "$PKI/$name.crt" 2>/dev/null
+  rm -f "$PKI/$name.csr" "$PKI/$name.ext"
+}
+
+have_pki=1
+for f in "${pki_files[@]}"; do [ -s "$PKI/$f" ] || have_pki=0; done
+if [ "$have_pki" = 1 ]; then
+  ts_log "reusing PKI in $PKI"
+else
+  t=$(date +%s.%N)
+  rm -f "$PKI"/*
+  (
+    umask 077
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+      -subj "/CN=trainsonnet-test-ca" -days 3650 \
+      -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign,digitalSignature" \
+      -keyout "$PKI/ca.key" -out "$PKI/ca.crt" 2>/dev/null
+    issue apiserver "/CN=kube-apiserver" serverAuth \
+      "IP:127.0.0.1,IP:10.96.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
+    issue admin "/O=system:masters/CN=trainsonnet-admin" clientAuth
+    # The API server's identity towards kubelets (logs, exec, port-forward).
+    issue apiserver-kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client" clientAuth
+    issue kube-controller-manager "/CN=system:kube-controller-manager" clientAuth
+    issue kube-scheduler "/CN=system:kube-scheduler" clientAuth
+    # ServiceAccount token signing key (ES256).
+    openssl ecparam -name prime256v1 -genkey -noout -out "$PKI/sa.key"
+    openssl ec -in "$PKI/sa.key" -pubout -out "$PKI/sa.pub" 2>/dev/null
+  )
+  chmod 644 "$PKI"/*.crt "$PKI/sa.pub"
+  ts_log "PKI created in $(ts_since "$t")"
+fi
+
+# kubeconfig FILE CERT_NAME USER: a self-contained kubeconfig (data inlined).
+kubeconfig() {
+  local tmp="$1.tmp"
+  (
+    umask 077
+    cat >"$tmp" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: trainsonnet
+  cluster:
+    server: https://127.0.0.1:${TS_API_PORT}
+    certificate-authority-data: $(base64 -w0 "$PKI/ca.crt")
+users:
+- name: $3
+  user:
+    client-certificate-data: $(base64 -w0 "$PKI/$2.crt")
+    client-key-data: $(base64 -w0 "$PKI/$2.key")
+contexts:
+- name: trainsonnet
+  context: {cluster: trainsonnet, user: $3, namespace: default}
+current-context: trainsonnet
+EOF
+  )
+  mv -f "$tmp" "$1"
+}
+KCFG="$TS_STATE/kubeconfig"
+kubeconfig "$KCFG" admin trainsonnet-admin
+kubeconfig "$TS_STATE/kube-controller-manager.kubeconfig" kube-controller-manager system:kube-controller-manager
+kubeconfig "$TS_STATE/kube-scheduler.kubeconfig" kube-scheduler system:kube-scheduler
+
+# ------------------------------------------------------------------ helpers
+declare -A t_start=()
+
+# start NAME EXE ARGS...: runs EXE in the background with its output in
+# logs/NAME.log and records it. stdin is /dev/null and fds 8 and 9 are
+# closed, so callers reading our output through a pipe are never held open.
+start() {
+  local name="$1" exe pid
+  exe="$(readlink -f "$2")"
+  shift 2
+  started=1
+  t_start[$name]=$(date +%s.%N)
+  "$exe" "$@" </dev/null >"$TS_STATE/logs/$name.log" 2>&1 8>&- 9>&- &
+  pid=$!
+  ts_record "$name" "$pid" "$exe" || ts_die "$name exited at once: $(tail -n 5 "$TS_STATE/logs/$name.log")"
+}
+
+# check_alive: fails with the end of its log if a started component died.
+check_alive() {
+  local f name
+  for f in "$TS_STATE"/pids/*.pid; do
+    [ -e "$f" ] || continue
+    name="$(basename "$f" .pid)"
+    if ! ts_recorded_pid "$name" >/dev/null; then
+      tail -n 20 "$TS_STATE/logs/$name.log" >&2
+      ts_die "$name exited during start-up; log: $TS_STATE/logs/$name.log"
+    fi
+  done
+}
+
+# wait_ready NAME WHAT CMD...: polls CMD until it succeeds, UP_TIMEOUT at most.
+wait_ready() {
+  local name="$1" what="$2" deadline
+  shift 2
+  deadline=$(($(date +%s) + UP_TIMEOUT))
+  until "$@" >/dev/null 2>&1; do
+    check_alive
+    if [ "$(date +%s)" -ge "$deadline" ]; then
+      tail -n 20 "$TS_STATE/logs/$name.log" >&2
+      ts_die "timed out after ${UP_TIMEOUT}s waiting for $what; log: $TS_STATE/logs/$name.log"
+    fi
+    sleep 0.1
+  done
+  ts_log "$what: ready $(ts_since "${t_start[$name]}") after start (total $(ts_since "$TS_T0"))"
+}
+
+etcd_healthy() {
+  local resp
+  # shellcheck disable=SC2016 # $1 is expanded by the inner bash
+  resp="$(timeout 2 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1" &&
+    printf "GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n" >&3 && cat <&3' _ "$TS_ETCD_PORT")" || return 1
+  [[ "$resp" == *'"health":"true"'* ]]
+}
+
+kc() { "$KUBECTL" --kubeconfig="$KCFG" --request-timeout=5s "$@"; }
+
+# Extra flags from the environment, split on white space.
+read -r -a etcd_extra <<<"${TRAINSONNET_ETCD_EXTRA_ARGS:-}"
+read -r -a apiserver_extra <<<"${TRAINSONNET_APISERVER_EXTRA_ARGS:-}"
+read -r -a kcm_extra <<<"${TRAINSONNET_KCM_EXTRA_ARGS:-}"
+read -r -a scheduler_extra <<<"${TRAINSONNET_SCHEDULER_EXTRA_ARGS:-}"
+read -r -a kwok_extra <<<"${TRAINSONNET_KWOK_EXTRA_ARGS:-}"
+
+# --------------------------------------------------------------------- etcd
+# Every start is a fresh cluster unless TRAINSONNET_KEEP_DATA=1; the PKI is
+# kept, so certificates issued from pki/ca.key stay valid.
+if [ "${TRAINSONNET_KEEP_DATA:-0}" != 1 ]; then rm -rf "$TS_STATE/etcd"; fi
+# --unsafe-no-fsync: the data is thrown away anyway; saves fsync latency.
+start etcd "$TS_ETCD_BIN/etcd" \
+  --name=trainsonnet --data-dir="$TS_STATE/etcd" \
+  --listen-client-urls="http://127.0.0.1:$TS_ETCD_PORT" \
+  --advertise-client-urls="http://127.0.0.1:$TS_ETCD_PORT" \
+  --listen-peer-urls="http://127.0.0.1:$TS_ETCD_PEER_PORT" \
+  --initial-advertise-peer-urls="http://127.0.0.1:$TS_ETCD_PEER_PORT" \
+  --initial-cluster="trainsonnet=http://127.0.0.1:$TS_ETCD_PEER_PORT" \
+  --unsafe-no-fsync \
+  "${etcd_extra[@]}"
+wait_ready etcd "etcd (127.0.0.1:$TS_ETCD_PORT)" etcd_healthy
+
+# ----------------------------------------------------------- kube-apiserver
+# The node-support flags (client CA, NodeRestriction, Node authorizer, the
+# kubelet client cert, InternalIP) let a real kubelet join with a
+# CN=system:node:<name>,O=system:nodes cert signed by pki/ca.key, and make
+# `kubectl logs/exec` reach it. --endpoint-reconciler-type=none: a loopback
+# advertise address is refused by the endpoint reconciler every 10 s.
+start kube-apiserver "$TS_K8S_BIN/kube-apiserver" \
+  --etcd-servers="http://127.0.0.1:$TS_ETCD_PORT" \
+  --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$TS_API_PORT" \
+  --tls-cert-file="$PKI/apiserver.crt" --tls-private-key-file="$PKI/apiserver.key" \
+  --client-ca-file="$PKI/ca.crt" \
+  --authorization-mode=Node,RBAC \
+  --enable-admission-plugins=NodeRestriction \
+  --allow-privileged=true \
+  --kubelet-client-certificate="$PKI/apiserver-kubelet-client.crt" \
+  --kubelet-client-key="$PKI/apiserver-kubelet-client.key" \
+  --kubelet-preferred-address-types=InternalIP \
+  --service-account-issuer=https://kubernetes.default.svc.cluster.local \
+  --service-account-key-file="$PKI/sa.pub" \
+  --service-account-signing-key-file="$PKI/sa.key" \
+  --service-cluster-ip-range=10.96.0.0/16 \
+  --endpoint-reconciler-type=none \
+  --profiling=false \
+  "${apiserver_extra[@]}"
+wait_ready kube-apiserver "kube-apiserver (https://127.0.0.1:$TS_API_PORT/readyz)" kc get --raw=/readyz
+
+# ------------------------------------------- controllers, scheduler, kwok
+start kube-controller-manager "$TS_K8S_BIN/kube-controller-manager" \
+  --kubeconfig="$TS_STATE/kube-controller-manager.kubeconfig" \
+  --leader-elect=false --secure-port=0 \
+  --use-service-account-credentials=true \
+  --service-account-private-key-file="$PKI/sa.key" \
+  --root-ca-file="$PKI/ca.crt" \
+  --cluster-signing-cert-file="$PKI/ca.crt" --cluster-signing-key-file="$PKI/ca.key" \
+  --cluster-name=trainsonnet \
+  "${kcm_extra[@]}"
+start kube-scheduler "$TS_K8S_BIN/kube-scheduler" \
+  --kubeconfig="$TS_STATE/kube-scheduler.kubeconfig" \
+  --leader-elect=false --secure-port=0 \
+  "${scheduler_extra[@]}"
+if [ "$WITH_KWOK" = 1 ]; then
+  # --node-lease-duration-seconds: left at its default, kwok 0.7 renews no
+  # Lease and posts node status only every ~10 min, so the node lifecycle
+  # controller marks its nodes NotReady (and their pods Ready=False) after
+  # ~50 s. The fake pod/node IPs are documentation ranges, never dialled.
+  start kwok "$TS_KWOK_BIN/kwok" \
+    --kubeconfig="$KCFG" \
+    --manage-all-nodes=false \
+    --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
+    --node-lease-duration-seconds=40 \
+    --cidr=198.51.100.0/24 --node-ip=192.0.2.1 \
+    "${kwok_extra[@]}"
+fi
+# Pods can only be created once the ServiceAccount controller made `default`;
+# their token volume also needs the kube-root-ca.crt ConfigMap.
+wait_ready kube-controller-manager "default ServiceAccount" kc -n default get serviceaccount default
+wait_ready kube-controller-manager "kube-root-ca.crt ConfigMap" kc -n default get configmap kube-root-ca.crt
+check_alive
+
+# ----------------------------------------------------------------- env file
+{
+  printf '# written by test/cluster/up.sh; source it\n'
+  printf 'export KUBECONFIG=%q\n' "$KCFG"
+  printf 'export KUBECTL=%q\n' "$(readlink -f "$KUBECTL")"
+  printf 'export TRAINSONNET_STATE=%q\n' "$TS_STATE"
+  printf 'export TRAINSONNET_PKI=%q\n' "$PKI"
+  printf 'export TRAINSONNET_APISERVER=%q\n' "https://127.0.0.1:$TS_API_PORT"
+  printf 'export TRAINSONNET_K8S_BIN=%q\n' "$(readlink -f "$TS_K8S_BIN")"
+  printf 'export TRAINSONNET_KWOK=%q\n' "$WITH_KWOK"
+} >"$TS_STATE/env.tmp"
+mv -f "$TS_STATE/env.tmp" "$TS_STATE/env"
+
+pids=()
+for f in "$TS_STATE"/pids/*.pid; do pids+=("$(basename "$f" .pid)=$(cut -d' ' -f1 "$f")"); done
+ts_log "cluster up in $(ts_since "$TS_T0"): ${pids[*]}"
+ts_log "use it with: . $TS_STATE/env"

@@ -1,0 +1,14 @@
+# shellcheck shell=bash disable=SC2034
+# Pinned versions of the real control plane used by the e2e tests.
+# Sourced by every script in test/cluster/ (and usable by other harnesses).
+# Changing a version here changes the cache directory, so the next build.sh
+# rebuilds exactly what changed.
+
+# Kubernetes: k8s.io/kubernetes and its staging modules (k8s.io/api, ...).
+TRAINSONNET_K8S_VERSION=v1.34.3
+TRAINSONNET_K8S_STAGING_VERSION=v0.34.3
+# etcd server, built from go.etcd.io/etcd/server/v3.
+TRAINSONNET_ETCD_VERSION=v3.6.16
+# kwok (fake kubelets); v0.7.0 is the last release built with client-go 0.33,
+# v0.8.0 needs client-go 0.36.
+TRAINSONNET_KWOK_VERSION=v0.7.0
