@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# Build and cache everything the test node needs that test/cluster/build.sh
+# does not (that one builds kubelet and kubectl with the control plane):
+#
+#   packages  Debian packages on the host (containerd, runc, CNI plugins,
+#             debootstrap, iptables, iproute2), installed only if missing
+#   coredns   a slim CoreDNS    $CACHE/coredns-<version>/coredns
+#   tools     mkimage + pause   $CACHE/node-tools-<hash>/
+#   images    the pause image   $CACHE/pause-image-<hash>/image.tar
+#             the MPI rootfs    $CACHE/mpi-rootfs-<hash>/
+#             the MPI image     $CACHE/mpi-image-<tag>/image.tar
+#
+#   build.sh [STEP...]          default: all steps, in the order above
+#   build.sh prune              remove cached images/rootfs/tools of other
+#                               recipe versions
+#
+# Every step skips what is already cached; cache keys are versions or hashes
+# of the recipe files, so a changed recipe builds anew and an unchanged one
+# costs nothing. A lock makes concurrent builds wait for each other.
+# env: TRAINSONNET_CACHE (/var/cache/trainsonnet), GOCACHE/GOMODCACHE (go's
+#      defaults; keep them at fixed paths between runs, see README.md)
+set -euo pipefail
+TSN_NAME="test/node/build.sh"
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+[ "$(id -u)" = 0 ] || tsn_die "must run as root (apt-get, debootstrap)"
+mkdir -p "$TSN_CACHE"
+exec 9>"$TSN_CACHE/.node-build.lock"
+flock 9
+
+step_packages() {
+  local missing=() p
+  for p in "${TSN_APT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -qx 'install ok installed' || missing+=("$p")
+  done
+  if [ "${#missing[@]}" -eq 0 ]; then
+    tsn_log "packages: all present"
+    return
+  fi
+  local t0; t0=$(date +%s.%N)
+  tsn_log "packages: installing ${missing[*]}"
+  # Try the existing package lists first; refresh them only if that fails.
+  if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null; then
+    apt-get update -q >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+  tsn_log "packages: installed in $(tsn_since "$t0")"
+}
+
+step_coredns() {
+  local src="$TSN_DIR/coredns/main.go" out="$TSN_COREDNS_BIN"
+  local key; key="$(tsn_hash "$src")"
+  if [ -x "$out" ] && [ "$(cat "$out.src" 2>/dev/null)" = "$key" ]; then
+    tsn_log "coredns: $out present"
+    return
+  fi
+  local t0; t0=$(date +%s.%N)
+  local mod="$TSN_CACHE/build/coredns-$TRAINSONNET_COREDNS_VERSION"
+  mkdir -p "$mod" "$(dirname "$out")"
+  cp "$src" "$mod/main.go"
+  if [ ! -f "$mod/go.mod" ]; then
+    (cd "$mod" && go mod init trainsonnet.local/coredns-slim >/dev/null 2>&1 &&
+      go mod edit -require="github.com/coredns/coredns@$TRAINSONNET_COREDNS_VERSION")
+  fi
+  # Only a require line and -mod=mod: go then fetches just the modules the
+  # six plugins import. `go get` or `go mod tidy` of github.com/coredns/coredns
+  # would download every plugin's dependencies (1.6-1.7 GB of modules).
+  tsn_log "coredns: building $TRAINSONNET_COREDNS_VERSION in $mod"
+  (cd "$mod" && CGO_ENABLED=0 go build -mod=mod -tags trainsonnet_coredns -ldflags "-s -w" -o "$out.partial" .)
+  mv "$out.partial" "$out"
+  printf '%s\n' "$key" >"$out.src"
+  tsn_log "coredns: $("$out" -version | head -n1) built in $(tsn_since "$t0")"
+}
+
+step_tools() {
+  local dir; dir="$(tsn_tools_dir)"
+  if [ -x "$dir/mkimage" ] && [ -x "$dir/pause" ]; then
+    tsn_log "tools: $dir present"
+    return
+  fi
+  local t0; t0=$(date +%s.%N)
+  rm -rf "$dir.partial"
+  mkdir -p "$dir.partial"
+  (cd "$TSN_REPO" &&
+    CGO_ENABLED=0 go build -o "$dir.partial/mkimage" ./test/node/mkimage &&
+    CGO_ENABLED=0 go build -ldflags "-s -w" -o "$dir.partial/pause" ./test/node/pause)
+  rm -rf "$dir"
+  mv "$dir.partial" "$dir"
+  tsn_log "tools: built in $(tsn_since "$t0")"
+}
+
+# make_archive ROOTFS REF CONFIG ARCHIVE
+make_archive() {
+  local t0; t0=$(date +%s.%N)
+  mkdir -p "$(dirname "$4")"
+  "$(tsn_tools_dir)/mkimage" -rootfs "$1" -ref "$2" -config "$3" -out "$4" >/dev/null
+  printf '%s\n' "$2" >"$(dirname "$4")/ref"
+  tsn_log "images: $2 archived ($(du -h "$4" | cut -f1)) in $(tsn_since "$t0")"
+}
+
+step_images() {
+  step_tools
+  local archive ref rootfs
+  archive="$(tsn_pause_archive)"
+  ref="$(tsn_pause_ref)"
+  if [ -f "$archive" ]; then
+    tsn_log "images: $ref present"
+  else
+    local root; root="$(mktemp -d)"
+    install -m 0755 "$(tsn_tools_dir)/pause" "$root/pause"
+    touch -h -d @0 "$root/pause" "$root"   # reproducible archive
+    make_archive "$root" "$ref" "$TSN_DIR/pause/config.json" "$archive"
+    rm -rf "$root"
+  fi
+
+  rootfs="$(tsn_rootfs_dir)"
+  if [ -d "$rootfs" ]; then
+    tsn_log "images: rootfs $rootfs present"
+  else
+    command -v debootstrap >/dev/null || tsn_die "debootstrap missing: run $0 packages"
+    bash "$TSN_DIR/image/build-rootfs.sh" "$rootfs"
+  fi
+  archive="$(tsn_image_archive)"
+  ref="$(tsn_image_ref)"
+  if [ -f "$archive" ]; then
+    tsn_log "images: $ref present"
+  else
+    make_archive "$rootfs" "$ref" "$TSN_DIR/image/config.json" "$archive"
+  fi
+}
+
+# Remove the cached images, rootfs trees and tools of other recipe versions
+# (each image version costs about 310 MB). Not a default step: worktrees
+# with different recipes may share one cache.
+step_prune() {
+  local keep=("$(tsn_tools_dir)" "$(dirname "$(tsn_pause_archive)")" "$(tsn_rootfs_dir)"
+    "$(dirname "$(tsn_image_archive)")") d k
+  for d in "$TSN_CACHE"/node-tools-* "$TSN_CACHE"/pause-image-* "$TSN_CACHE"/mpi-rootfs-* "$TSN_CACHE"/mpi-image-*; do
+    [ -e "$d" ] || continue
+    for k in "${keep[@]}"; do [ "${d%.debootstrap.log}" != "$k" ] || continue 2; done
+    tsn_log "prune: removing $d"
+    rm -rf "$d"
+  done
+}
+
+steps=("$@")
+[ "${#steps[@]}" -gt 0 ] || steps=(packages coredns images)
+for s in "${steps[@]}"; do
+  case "$s" in
+  packages | coredns | tools | images | prune) "step_$s" ;;
+  *) tsn_die "unknown step $s (packages, coredns, tools, images, prune)" ;;
+  esac
+done
+if [ ! -x "$TSN_K8S_BIN/kubelet" ]; then
+  tsn_log "note: $TSN_K8S_BIN/kubelet is not built yet (test/cluster/build.sh builds it)"
+fi
+tsn_log "done in $(tsn_since); test image $(tsn_image_ref)"

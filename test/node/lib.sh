@@ -1,0 +1,165 @@
+# shellcheck shell=bash disable=SC2034  # the settings are used by the scripts that source this
+# Shared settings and helpers for the scripts in test/node/. Sourced, never
+# executed. Every setting can be overridden through the environment.
+#
+# The node sits on top of the control plane of test/cluster/: it shares its
+# binary cache ($TRAINSONNET_CACHE) and its state directory
+# ($TRAINSONNET_STATE), and keeps its own state in $TRAINSONNET_STATE/node.
+
+TSN_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+TSN_REPO="$(cd "$TSN_DIR/../.." && pwd)"
+
+# The control plane's pinned versions decide which kubelet/kubectl we use.
+if [ -f "$TSN_REPO/test/cluster/versions.sh" ]; then
+  # shellcheck source-path=SCRIPTDIR source=../cluster/versions.sh
+  . "$TSN_REPO/test/cluster/versions.sh"
+fi
+TRAINSONNET_K8S_VERSION="${TRAINSONNET_K8S_VERSION:-v1.34.3}"
+# CoreDNS v1.14.7 is the last release on client-go 0.34 (v1.15 needs 0.37).
+TRAINSONNET_COREDNS_VERSION="${TRAINSONNET_COREDNS_VERSION:-v1.14.7}"
+
+TSN_CACHE="${TRAINSONNET_CACHE:-/var/cache/trainsonnet}"
+TSN_K8S_BIN="$TSN_CACHE/k8s-$TRAINSONNET_K8S_VERSION"
+TSN_COREDNS_BIN="$TSN_CACHE/coredns-$TRAINSONNET_COREDNS_VERSION/coredns"
+TSN_STATE="${TRAINSONNET_STATE:-/tmp/trainsonnet-cluster}"
+TSN_NODE="$TSN_STATE/node"
+
+# The node. The bridge holds the node IP, which is also the kubelet's
+# address and the pods' DNS server; pods get addresses from POD_SUBNET.
+TSN_NODE_NAME="${TRAINSONNET_NODE_NAME:-trainsonnet-node}"
+TSN_BRIDGE="${TRAINSONNET_NODE_BRIDGE:-ts0}"
+TSN_NODE_IP="${TRAINSONNET_NODE_IP:-10.244.0.1}"
+TSN_POD_SUBNET="${TRAINSONNET_POD_SUBNET:-10.244.0.0/24}"
+TSN_KUBELET_PORT="${TRAINSONNET_KUBELET_PORT:-10250}"
+TSN_KUBELET_HEALTHZ_PORT="${TRAINSONNET_KUBELET_HEALTHZ_PORT:-10248}"
+TSN_DNS_READY_PORT="${TRAINSONNET_DNS_READY_PORT:-8181}"
+# The kubelet's cgroups live under this cgroup (every v1 hierarchy), so the
+# teardown removes exactly this node's cgroups and nothing else's.
+TSN_CGROUP_ROOT="${TRAINSONNET_NODE_CGROUP_ROOT:-/trainsonnet-node}"
+TSN_CNI_BIN_DIR="${TRAINSONNET_CNI_BIN_DIR:-/usr/lib/cni}"   # Debian's path
+TSN_WAIT="${TRAINSONNET_NODE_WAIT:-120}"
+
+# The kernel settings the kubelet rewrites (protectKernelDefaults=false);
+# up.sh saves them, down.sh restores them.
+TSN_SYSCTLS=(vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops
+  kernel.keys.root_maxkeys kernel.keys.root_maxbytes net.ipv4.ip_forward)
+
+# Debian packages the node needs on the host.
+TSN_APT_PACKAGES=(containerd runc containernetworking-plugins debootstrap iptables iproute2)
+
+# Images. The tag of each is a hash of its recipe: change a file of the
+# recipe and the tag, the cache keys and the imported reference all change.
+TSN_IMAGE_REPO="${TRAINSONNET_IMAGE_REPO:-localhost/trainsonnet-mpi}"
+TSN_PAUSE_REPO="localhost/trainsonnet-pause"
+
+export GOWORK=off
+
+TSN_T0="${TSN_T0:-$(date +%s.%N)}"
+tsn_log() { printf '%s: %s\n' "${TSN_NAME:-test/node}" "$*" >&2; }
+tsn_die() { printf '%s: error: %s\n' "${TSN_NAME:-test/node}" "$*" >&2; exit 1; }
+tsn_since() { awk -v a="${1:-$TSN_T0}" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1fs", b - a }'; }
+
+# tsn_hash FILE... prints a 12-hex-digit hash of the files' names (relative
+# to the repository) and contents.
+tsn_hash() {
+  local f
+  for f in "$@"; do
+    printf '%s\n' "${f#"$TSN_REPO"/}"
+    cat "$f"
+  done | sha256sum | cut -c1-12
+}
+
+# Recipes. The rootfs depends on the rootfs script and package list only; the
+# image tag also on the archive writer (its output format and image config).
+tsn_rootfs_key() { tsn_hash "$TSN_DIR/image/build-rootfs.sh" "$TSN_DIR/image/packages"; }
+tsn_image_tag() {
+  tsn_hash "$TSN_DIR/image/build-rootfs.sh" "$TSN_DIR/image/packages" \
+    "$TSN_DIR/image/config.json" "$TSN_DIR/mkimage/main.go"
+}
+tsn_pause_tag() { tsn_hash "$TSN_DIR/pause/main.go" "$TSN_DIR/pause/config.json" "$TSN_DIR/mkimage/main.go"; }
+tsn_tools_key() { tsn_hash "$TSN_DIR/pause/main.go" "$TSN_DIR/mkimage/main.go"; }
+
+tsn_image_ref() { printf '%s:%s\n' "$TSN_IMAGE_REPO" "$(tsn_image_tag)"; }
+tsn_pause_ref() { printf '%s:%s\n' "$TSN_PAUSE_REPO" "$(tsn_pause_tag)"; }
+tsn_rootfs_dir() { printf '%s\n' "$TSN_CACHE/mpi-rootfs-$(tsn_rootfs_key)"; }
+tsn_image_archive() { printf '%s\n' "$TSN_CACHE/mpi-image-$(tsn_image_tag)/image.tar"; }
+tsn_pause_archive() { printf '%s\n' "$TSN_CACHE/pause-image-$(tsn_pause_tag)/image.tar"; }
+tsn_tools_dir() { printf '%s\n' "$TSN_CACHE/node-tools-$(tsn_tools_key)"; }
+
+# ------------------------------------------------------------ process records
+# up.sh records each daemon it starts in $TSN_NODE/pids/NAME as
+# "PID STARTTIME EXE"; STARTTIME (field 22 of /proc/PID/stat) and EXE tell
+# the recorded process apart from a later one that reuses its PID.
+
+# tsn_starttime PID: the start time of a live, non-zombie PID.
+tsn_starttime() {
+  local stat fields
+  stat="$(cat "/proc/$1/stat" 2>/dev/null)" || return 1
+  read -r -a fields <<<"${stat##*) }"   # from field 3 on; comm may hold blanks
+  [ "${fields[0]}" != Z ] || return 1
+  printf '%s\n' "${fields[19]}"
+}
+
+# tsn_record NAME PID EXE
+tsn_record() {
+  local st
+  st="$(tsn_starttime "$2")" || return 1
+  printf '%s %s %s\n' "$2" "$st" "$3" >"$TSN_NODE/pids/$1"
+}
+
+# tsn_pid NAME: prints the PID of NAME if the recorded process still runs.
+tsn_pid() {
+  local pid st exe cur
+  [ -f "$TSN_NODE/pids/$1" ] || return 1
+  read -r pid st exe <"$TSN_NODE/pids/$1" || return 1
+  [[ "$pid" =~ ^[0-9]+$ ]] || return 1
+  [ "$(tsn_starttime "$pid")" = "$st" ] || return 1
+  cur="$(readlink "/proc/$pid/exe" 2>/dev/null)" || return 1
+  [ "${cur% (deleted)}" = "$exe" ] || return 1
+  printf '%s\n' "$pid"
+}
+
+# tsn_stop NAME [SECONDS]: SIGTERM, then SIGKILL after SECONDS (default 20);
+# removes the record once the process is gone. Fails if it survives.
+tsn_stop() {
+  local pid deadline t0
+  t0=$(date +%s.%N)
+  if ! pid="$(tsn_pid "$1")"; then
+    rm -f "$TSN_NODE/pids/$1"
+    return 0
+  fi
+  tsn_log "stopping $1 (pid $pid)"
+  kill -TERM "$pid" 2>/dev/null || true
+  deadline=$(($(date +%s) + ${2:-20}))
+  while tsn_pid "$1" >/dev/null; do
+    if [ "$(date +%s)" -ge "$deadline" ]; then
+      tsn_log "$1 (pid $pid) ignored SIGTERM; sending SIGKILL"
+      kill -KILL "$pid" 2>/dev/null || true
+      sleep 0.5
+      if tsn_pid "$1" >/dev/null; then tsn_log "$1 (pid $pid) survived SIGKILL"; return 1; fi
+      break
+    fi
+    sleep 0.1
+  done
+  rm -f "$TSN_NODE/pids/$1"
+  tsn_log "$1 stopped in $(tsn_since "$t0")"
+}
+
+# tsn_http_ok HOST PORT PATH: succeeds if GET PATH answers 200 (no curl needed).
+tsn_http_ok() {
+  local resp
+  # shellcheck disable=SC2016  # expanded by the inner bash
+  resp="$(timeout 2 bash -c 'exec 3<>"/dev/tcp/$1/$2" &&
+    printf "GET %s HTTP/1.0\r\nHost: %s\r\n\r\n" "$3" "$1" >&3 && head -n1 <&3' _ "$@" 2>/dev/null)" || return 1
+  [[ "$resp" == "HTTP/1."[01]" 200"* ]]
+}
+
+# The env file block that up.sh appends and down.sh removes.
+TSN_ENV_BEGIN="# >>> test/node/up.sh (down.sh removes this block)"
+TSN_ENV_END="# <<< test/node/up.sh"
+tsn_env_strip() {
+  local env="$TSN_STATE/env"
+  [ -f "$env" ] || return 0
+  awk -v b="$TSN_ENV_BEGIN" -v e="$TSN_ENV_END" '$0 == b { skip = 1 } !skip { print } $0 == e { skip = 0 }' \
+    "$env" >"$env.node-tmp" && mv -f "$env.node-tmp" "$env"
+}
