@@ -383,6 +383,7 @@ wait_for_workers() {
     [ "$_ww_total" -eq 1 ] && _ww_noun=worker
     log "waiting up to ${TS_INIT_TIMEOUT}s for $_ww_total $_ww_noun to answer over ssh on port $TS_SSH_PORT: $*"
     _ww_pending=$*
+    _ww_answered=
     while :; do
         _ww_still=
         for _ww_host in $_ww_pending; do
@@ -393,6 +394,7 @@ wait_for_workers() {
                 # loop would be the rest of the host list.
                 if run_bounded "$_ww_left" ssh -n -F "$SSH_CONFIG" "$_ww_host" true >/dev/null 2>&1; then
                     log "$_ww_host answered after $(($(now) - _ww_start))s"
+                    _ww_answered="$_ww_answered $_ww_host"
                     continue
                 fi
             fi
@@ -403,7 +405,14 @@ wait_for_workers() {
             log "all $_ww_total $_ww_noun reachable after $(($(now) - _ww_start))s"
             return 0
         fi
-        [ "$(now)" -lt "$_ww_deadline" ] || die 124 "gave up after ${TS_INIT_TIMEOUT}s waiting for workers; not reachable over ssh on port $TS_SSH_PORT: $_ww_pending"
+        if [ "$(now)" -ge "$_ww_deadline" ]; then
+            log "gave up after ${TS_INIT_TIMEOUT}s waiting for workers; not reachable over ssh on port $TS_SSH_PORT: $_ww_pending"
+            # The job has failed: let the workers that did answer end now
+            # rather than when they notice the launcher is gone.
+            # shellcheck disable=SC2086 # host names have no blanks
+            [ "${TS_STOP_WORKERS_ON_FAILURE:-1}" = 0 ] || stop_workers $_ww_answered
+            exit 124
+        fi
         nap 1
     done
 }
