@@ -2,7 +2,6 @@ package generator
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/google/go-jsonnet"
+	"github.com/google/go-jsonnet/ast"
 
 	"github.com/trainsonnet/trainsonnet/internal/suggest"
 	"github.com/trainsonnet/trainsonnet/lib"
@@ -126,7 +126,7 @@ func (g *Generator) Lookup(name string) (*Prototype, error) {
 		}
 		return nil, &UsageError{fmt.Errorf("%s", msg)}
 	}
-	out, err := g.evaluate(src.path, "{}", "spec")
+	out, err := g.evaluate(src.path, &ast.DesugaredObject{}, "spec")
 	if err != nil {
 		return nil, fmt.Errorf("reading prototype %s: %w", name, err)
 	}
@@ -156,11 +156,11 @@ func (g *Generator) Render(ctx context.Context, params *Params) (*Result, error)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	tla, err := json.Marshal(r.values)
+	tla, err := paramsNode(r.values)
 	if err != nil {
-		return nil, fmt.Errorf("encoding the parameters: %w", err)
+		return nil, fmt.Errorf("passing the parameters to %s: %w", pr.Name, err)
 	}
-	out, err := g.evaluate(pr.Source, string(tla), "full")
+	out, err := g.evaluate(pr.Source, tla, "full")
 	if err != nil {
 		return nil, fmt.Errorf("prototype %s failed: %w", pr.Name, err)
 	}
@@ -205,13 +205,13 @@ func (g *Generator) Render(ctx context.Context, params *Params) (*Result, error)
 	return res, nil
 }
 
-// evaluate runs a prototype file with the given params (Jsonnet code) and
-// output mode on a pooled VM.
-func (g *Generator) evaluate(file, params, output string) (string, error) {
+// evaluate runs a prototype file with the given params and output mode on
+// a pooled VM.
+func (g *Generator) evaluate(file string, params ast.Node, output string) (string, error) {
 	vm := g.getVM()
 	defer g.putVM(vm)
 	vm.TLAReset()
-	vm.TLACode("params", params)
+	vm.TLANode("params", params)
 	vm.TLAVar("output", output)
 	return vm.EvaluateFile(file)
 }

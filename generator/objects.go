@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -44,8 +45,9 @@ func (o *Object) ID() string {
 
 // scheme knows the Go types of every kind a prototype may emit. Each object
 // is strictly decoded into its type before it is returned, so a typo in a
-// prototype can never reach a user.
-var scheme = func() *runtime.Scheme {
+// prototype can never reach a user. Built on first use: commands that do
+// not render (list, describe) should not pay for it.
+var scheme = sync.OnceValue(func() *runtime.Scheme {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
 		corev1.AddToScheme, appsv1.AddToScheme, batchv1.AddToScheme, networkingv1.AddToScheme,
@@ -56,7 +58,7 @@ var scheme = func() *runtime.Scheme {
 		}
 	}
 	return s
-}()
+})
 
 // kindOrder is the one order objects are emitted in, in the YAML stream,
 // the JSON List and the kustomize base alike: what others refer to first.
@@ -146,7 +148,7 @@ func checkObject1(item any) (*Object, error) {
 	if err != nil || o.Kind == "" {
 		return o, fmt.Errorf("apiVersion %q and kind %q do not name a type", o.APIVersion, o.Kind)
 	}
-	typed, err := scheme.New(gv.WithKind(o.Kind))
+	typed, err := scheme().New(gv.WithKind(o.Kind))
 	if err != nil {
 		return o, fmt.Errorf("%s %s is not a type trainsonnet knows (k8s.io/api)", o.APIVersion, o.Kind)
 	}

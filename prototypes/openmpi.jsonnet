@@ -140,22 +140,24 @@ ts.prototype({
     local hostfile = ts.indexedLines(p.name + '-worker-', '.' + p.name + ' slots=' + slots, 0, p.workers);
     local dataVolume = [{ name: 'trainsonnet-data', emptyDir: {} }];
     local dataMount = [{ name: 'trainsonnet-data', mountPath: p.dataDir }];
+    local launcherResources = common.resources(p.launcher.cpu, p.launcher.memory);
+    local workerResources = common.resources(p.cpu, p.memory, p.gpu, p.gpuResource, p.customResources);
     local download = p.s3.downloadFrom != null;
     local upload = p.s3.uploadFrom != null;
     local s3Env(pairs) =
       [{ name: k, value: pairs[k] } for k in std.objectFields(pairs) if pairs[k] != null]
       + (if p.s3.endpoint != null then [{ name: 'TS_S3_ENDPOINT', value: p.s3.endpoint }] else []);
-    local s3Container(name, role, env) = common.nonNull({
+    local s3Container(name, role, env) = {
       name: name,
       image: p.s3.image,
       imagePullPolicy: p.imagePullPolicy,
       command: ['sh', mpi.scriptPath, role],
       env: env,
-      envFrom: if p.s3.secret == null then null else [{ secretRef: { name: p.s3.secret } }],
+      [if p.s3.secret != null then 'envFrom']: [{ secretRef: { name: p.s3.secret } }],
       securityContext: common.containerSecurityContext(p),
       volumeMounts: [{ name: 'trainsonnet-config', mountPath: mpi.configDir, readOnly: true },
                      { name: 'trainsonnet-run', mountPath: mpi.runDir }] + dataMount + p.volumeMounts,
-    });
+    };
     local workerWatch = [
       { name: 'TS_LAUNCHER', value: mpi.host(p, launcherName) },
       { name: 'TS_LAUNCHER_GRACE', value: std.toString(mpi.launcherGrace(p.backoffLimit)) },
@@ -166,13 +168,13 @@ ts.prototype({
       kind: 'Job',
       metadata: common.metadata(proto, p, launcherName, 'launcher'),
       spec: common.jobLifetime(p, p.backoffLimit) + {
-        template: common.podTemplate(proto, p, 'launcher', common.podSpec(p) + common.nonNull({
+        template: common.podTemplate(proto, p, 'launcher', common.podSpec(p) + {
           hostname: launcherName,
           subdomain: p.name,
           restartPolicy: 'Never',
-          nodeSelector: if p.launcher.nodeSelector == {} then null else p.launcher.nodeSelector,
-          tolerations: if p.launcher.tolerations == [] then null else p.launcher.tolerations,
-          containers: [common.nonNull({
+          [if p.launcher.nodeSelector != {} then 'nodeSelector']: p.launcher.nodeSelector,
+          [if p.launcher.tolerations != [] then 'tolerations']: p.launcher.tolerations,
+          containers: [{
             name: 'launcher',
             image: if p.launcher.image != null then p.launcher.image else p.image,
             imagePullPolicy: p.imagePullPolicy,
@@ -182,12 +184,12 @@ ts.prototype({
                  + (if p.backoffLimit > 0 then [{ name: 'TS_STOP_WORKERS_ON_FAILURE', value: '0' }] else [])
                  + mpi.ompiEnv(p.mca)
                  + common.env(p.env + p.launcher.env),
-            resources: common.resources(p.launcher.cpu, p.launcher.memory),
+            [if launcherResources != null then 'resources']: launcherResources,
             securityContext: common.containerSecurityContext(p),
             volumeMounts: mpi.volumeMounts(p, dataMount),
-          })],
+          }],
           volumes: mpi.volumes(p, secretName, dataVolume),
-        })),
+        }),
       },
     };
 
@@ -199,18 +201,18 @@ ts.prototype({
         completionMode: 'Indexed',
         completions: p.workers,
         parallelism: p.workers,
-        template: common.podTemplate(proto, p, 'worker', common.podSpec(p) + common.nonNull({
+        template: common.podTemplate(proto, p, 'worker', common.podSpec(p) + {
           subdomain: p.name,
           restartPolicy: 'Never',
-          hostNetwork: if p.useHostNetwork then true else null,
-          dnsPolicy: if p.useHostNetwork then 'ClusterFirstWithHostNet' else null,
-          affinity: if p.useHostNetwork then mpi.onePodPerNode(proto, p, 'worker') else null,
-          nodeSelector: if p.nodeSelector == {} then null else p.nodeSelector,
-          tolerations: if p.tolerations == [] then null else p.tolerations,
-          initContainers: if !download then null else [
+          [if p.useHostNetwork then 'hostNetwork']: true,
+          [if p.useHostNetwork then 'dnsPolicy']: 'ClusterFirstWithHostNet',
+          [if p.useHostNetwork then 'affinity']: mpi.onePodPerNode(proto, p, 'worker'),
+          [if p.nodeSelector != {} then 'nodeSelector']: p.nodeSelector,
+          [if p.tolerations != [] then 'tolerations']: p.tolerations,
+          [if download then 'initContainers']: [
             s3Container('s3-download', 's3-download', s3Env({ TS_S3_FROM: p.s3.downloadFrom, TS_S3_TO: p.s3.downloadTo })),
           ],
-          containers: [common.nonNull({
+          containers: [{
             name: 'worker',
             image: p.image,
             imagePullPolicy: p.imagePullPolicy,
@@ -220,10 +222,10 @@ ts.prototype({
                  + common.env(p.env),
             ports: [{ name: 'ssh', containerPort: p.ssh.port, protocol: 'TCP' }],
             readinessProbe: mpi.readinessProbe(p.ssh.port),
-            resources: common.resources(p.cpu, p.memory, p.gpu, p.gpuResource, p.customResources),
+            [if workerResources != null then 'resources']: workerResources,
             securityContext: common.containerSecurityContext(p),
             volumeMounts: mpi.volumeMounts(p, dataMount),
-          })] + (if !upload then [] else [
+          }] + (if !upload then [] else [
             s3Container('s3-upload', 's3-upload', s3Env({ TS_S3_FROM: p.s3.uploadFrom, TS_S3_TO: p.s3.uploadTo, TS_JOB_NAME: p.name })
                                                   + workerWatch
                                                   + [
@@ -232,7 +234,7 @@ ts.prototype({
                                                   ]),
           ]),
           volumes: mpi.volumes(p, secretName, dataVolume),
-        })),
+        }),
       },
     };
 
