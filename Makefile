@@ -1,0 +1,46 @@
+# trainsonnet: the commands a contributor needs. `make test` is what CI runs
+# (.ci/run); `make check` is the fast, hermetic part of it.
+.PHONY: build run check vet fmt shellcheck unit e2e test golden generate bench clean
+
+GO ?= go
+
+build:
+	$(GO) build -o bin/trainsonnet ./cmd/trainsonnet
+
+# Render the main job with its embedded defaults: no cluster, no network.
+run: build
+	bin/trainsonnet gen openmpi --name demo
+
+vet:
+	$(GO) vet ./...
+
+fmt:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+# Every shell script: the ones the pods run (POSIX sh) and the harnesses.
+shellcheck:
+	shellcheck -s sh lib/assets/*.sh
+	shellcheck -x $$(git ls-files 'test/*.sh' 'test/**/*.sh' '.ci/*' | grep -v '\.go$$')
+
+unit:
+	$(GO) test -count=1 ./...
+
+check: vet fmt shellcheck unit
+
+# The end-to-end suites: a real control plane (and node) built here, cached
+# under /var/cache/trainsonnet; see test/e2e.sh.
+e2e:
+	test/e2e.sh
+
+test: check e2e
+
+# Refresh golden files and generated code from the current output.
+golden generate:
+	$(GO) generate ./generator
+	$(GO) test ./... -run '.' -update >/dev/null
+
+bench:
+	$(GO) test ./generator -run '^$$' -bench . -benchmem
+
+clean:
+	rm -rf bin
