@@ -126,7 +126,14 @@ func (p *Param) fromValue(v any) (any, string) {
 		}
 		return b, ""
 	case TypeQuantity:
-		return normQuantity(v)
+		q, rule := normQuantity(v)
+		if rule == "" && p.Format == "bytes" {
+			rule = checkResourceValue("memory", resource.MustParse(q.(string)))
+		}
+		if rule != "" {
+			return nil, rule
+		}
+		return q, ""
 	case TypeDuration:
 		secs, ok := toSeconds(v)
 		if !ok {
@@ -143,6 +150,7 @@ func (p *Param) fromValue(v any) (any, string) {
 		if !ok {
 			return nil, "must be a list of " + p.itemsText()
 		}
+		seen := map[string]bool{}
 		if p.Format == "int" {
 			ints := make([]int64, 0, len(l))
 			for _, item := range l {
@@ -150,8 +158,13 @@ func (p *Param) fromValue(v any) (any, string) {
 				if s, isText := item.(string); isText {
 					n, ok = parseInt(s)
 				}
-				if !ok || n < 0 {
-					return nil, "must be a list of non-negative integers"
+				if !ok || p.checkBounds(n) != "" {
+					return nil, "must be a list of integers" + p.boundsText()
+				}
+				if key := strconv.FormatInt(n, 10); seen[key] {
+					return nil, "item " + key + " is listed twice"
+				} else {
+					seen[key] = true
 				}
 				ints = append(ints, n)
 			}
@@ -166,6 +179,10 @@ func (p *Param) fromValue(v any) (any, string) {
 			if rule := formats[p.Format].check(s); rule != "" {
 				return nil, fmt.Sprintf("item %q: %s", s, rule)
 			}
+			if seen[s] {
+				return nil, fmt.Sprintf("item %q is listed twice", s)
+			}
+			seen[s] = true
 			out = append(out, s)
 		}
 		return out, ""
@@ -195,6 +212,9 @@ func (p *Param) mapValue(v any) (any, string) {
 		raw := m[k]
 		if p.ValueFormat == "quantity" {
 			q, rule := normQuantity(raw)
+			if rule == "" && p.Format == "resourceName" {
+				rule = checkResourceValue(k, resource.MustParse(q.(string)))
+			}
 			if rule != "" {
 				return nil, fmt.Sprintf("key %q: %s", k, rule)
 			}
@@ -385,6 +405,19 @@ func showValue(v any) string {
 		return strconv.Quote(x)
 	case nil:
 		return ""
+	case map[string]string: // as typed on a command line: k=v,k2=v2
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		pairs := make([]string, len(keys))
+		for i, k := range keys {
+			pairs[i] = k + "=" + x[k]
+		}
+		return strconv.Quote(strings.Join(pairs, ","))
+	case []string:
+		return strconv.Quote(strings.Join(x, ","))
 	case time.Duration:
 		return strconv.Quote(x.String())
 	case resource.Quantity:

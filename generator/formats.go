@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/api/validate/content"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
@@ -35,7 +36,8 @@ var formats = map[string]format{
 		check: joinMsgs(validation.IsDNS1123Subdomain)},
 	"labelKey":     {rule: "a label key", check: joinMsgs(content.IsLabelKey)},
 	"labelValue":   {rule: "a label value", check: joinMsgs(content.IsLabelValue)},
-	"resourceName": {rule: "a resource name such as nvidia.com/gpu", check: joinMsgs(content.IsLabelKey)},
+	"resourceName": {rule: "a container resource: cpu, memory, ephemeral-storage, hugepages-<size> or domain/name", check: checkResourceName},
+	"extendedResourceName": {rule: "an extended resource name such as nvidia.com/gpu", check: checkExtendedResourceName},
 	"envName":      {rule: "an environment variable name", check: joinMsgs(validation.IsEnvVarName)},
 	"image":        {rule: "a container image reference", check: checkImage},
 	"absPath":      {rule: "an absolute path", check: checkAbsPath},
@@ -83,6 +85,62 @@ func checkImage(s string) string {
 	}
 	if repo == "" || repo != strings.ToLower(repo) {
 		return "must be an image reference with a lower-case repository, such as registry/repo:tag"
+	}
+	return ""
+}
+
+// checkResourceName applies the API server's rules for the resource names
+// of container limits: a standard resource, or an extended one with a domain.
+func checkResourceName(s string) string {
+	if msgs := content.IsLabelKey(s); len(msgs) > 0 {
+		return strings.Join(msgs, "; ")
+	}
+	if strings.Contains(s, "/") {
+		if !strings.Contains(s, "kubernetes.io/") {
+			return checkExtendedResourceName(s)
+		}
+		return ""
+	}
+	switch {
+	case s == "cpu" || s == "memory" || s == "ephemeral-storage":
+		return ""
+	case strings.HasPrefix(s, "hugepages-"):
+		if q, err := resource.ParseQuantity(strings.TrimPrefix(s, "hugepages-")); err != nil || q.Sign() <= 0 {
+			return "must name a page size, such as hugepages-2Mi"
+		}
+		return ""
+	}
+	return "must be cpu, memory, ephemeral-storage, hugepages-<size>, or an extended resource with a domain, such as example.com/fpga"
+}
+
+func checkExtendedResourceName(s string) string {
+	if !strings.Contains(s, "/") || strings.Contains(s, "kubernetes.io/") {
+		return "must be an extended resource with a domain, such as nvidia.com/gpu"
+	}
+	if msgs := content.IsLabelKey("requests." + s); len(msgs) > 0 {
+		return strings.Join(msgs, "; ")
+	}
+	return ""
+}
+
+// checkResourceValue applies the API server's rules for the value of one
+// container limit: extended resources count whole devices, memory and
+// storage whole bytes, and huge pages whole pages.
+func checkResourceValue(name string, q resource.Quantity) string {
+	switch {
+	case strings.HasPrefix(name, "hugepages-"):
+		page, err := resource.ParseQuantity(strings.TrimPrefix(name, "hugepages-"))
+		if err != nil || page.Value() <= 0 || q.MilliValue()%1000 != 0 || q.Value()%page.Value() != 0 {
+			return "must be a whole number of " + strings.TrimPrefix(name, "hugepages-") + " pages"
+		}
+	case name == "memory" || name == "ephemeral-storage":
+		if q.MilliValue()%1000 != 0 {
+			return "must be a whole number of bytes, such as 512Mi or 4Gi"
+		}
+	case strings.Contains(name, "/") && !strings.Contains(name, "kubernetes.io/"):
+		if q.MilliValue()%1000 != 0 {
+			return "must be a whole number: extended resources count whole devices"
+		}
 	}
 	return ""
 }

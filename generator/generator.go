@@ -177,6 +177,7 @@ func (g *Generator) Render(ctx context.Context, params *Params) (*Result, error)
 	}
 	if len(reported) > 0 {
 		verr := &ValidationError{Prototype: pr.Name}
+		seen := map[string]bool{}
 		for _, e := range reported {
 			m, _ := e.(map[string]any)
 			param, _ := m["param"].(string)
@@ -188,7 +189,10 @@ func (g *Generator) Render(ctx context.Context, params *Params) (*Result, error)
 					pe.Value = showValue(v)
 				}
 			}
-			verr.Problems = append(verr.Problems, pe)
+			if !seen[pe.Error()] { // a rule checked per item may fire twice
+				seen[pe.Error()] = true
+				verr.Problems = append(verr.Problems, pe)
+			}
 		}
 		return nil, verr
 	}

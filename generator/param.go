@@ -162,7 +162,11 @@ func (p *Param) checkDecl() error {
 		if _, ok := objectKinds[p.Kind]; !ok {
 			return fmt.Errorf("unknown object kind %q (known: %s)", p.Kind, strings.Join(objectKindNames(), ", "))
 		}
-	case TypeInt, TypeBool, TypeQuantity, TypeDuration, TypeGroup:
+	case TypeQuantity:
+		if p.Format != "" && p.Format != "bytes" {
+			return fmt.Errorf("a quantity's unit is \"\" or \"bytes\", not %q", p.Format)
+		}
+	case TypeInt, TypeBool, TypeDuration, TypeGroup:
 	default:
 		return fmt.Errorf("unknown type %q", p.Type)
 	}

@@ -40,7 +40,7 @@ local params = import 'params.libsonnet';
     runAsUser: params.int('User id the containers run as. Set it (non-zero) to run without root: sshd then listens on an unprivileged port as that user, who must exist in the image.', min=0),
     runAsGroup: params.int('Group id the containers run as; also the pods\' fsGroup unless fsGroup is set.', min=0),
     fsGroup: params.int('Group that owns the pods\' volumes.', min=0),
-    supplementalGroups: params.list('Extra group ids of the containers.', items='int'),
+    supplementalGroups: params.list('Extra group ids of the containers.', items='int', min=0, max=2147483647),
     networkPolicy: params.bool('Create a NetworkPolicy that admits only this job\'s own pods. Turn off only if your cluster manages policies elsewhere.', default=true),
     ttlSecondsAfterFinished: params.seconds('Delete the finished Jobs (and their pods) this long after they end. Unset, they stay until deleted.', min=0),
     activeDeadlineSeconds: params.seconds('Fail the job, and stop all its pods, if it runs longer than this.', min=1),
@@ -126,7 +126,7 @@ local params = import 'params.libsonnet';
     [if p.activeDeadlineSeconds != null then 'activeDeadlineSeconds']: p.activeDeadlineSeconds,
     [if p.ttlSecondsAfterFinished != null then 'ttlSecondsAfterFinished']: p.ttlSecondsAfterFinished,
     podFailurePolicy: {
-      rules: [{ action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget' }] }],
+      rules: [{ action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget', status: 'True' }] }],
     },
   },
 

@@ -13,6 +13,10 @@ local ts = import 'trainsonnet.libsonnet';
 
 local script = importstr 'assets/mpi.sh';
 
+// reservedEnv: the variables of the runtime script and of Open MPI that
+// trainsonnet sets itself.
+local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_') || std.startsWith(k, 'OMPI_ALLOW_RUN_AS_ROOT');
+
 {
   // Where things live in every pod (mpi.sh reads the same defaults).
   configDir:: '/etc/trainsonnet',
@@ -91,6 +95,36 @@ local script = importstr 'assets/mpi.sh';
     ] + extra + p.volumeMounts,
 
   reservedVolumes:: ['trainsonnet-config', 'trainsonnet-ssh', 'trainsonnet-run', 'trainsonnet-data'],
+
+  // checks: the rules every MPI prototype applies to the common volume and
+  // env parameters, so that what the API server would refuse is refused
+  // here, with the parameter named. mounts are the other paths trainsonnet
+  // mounts, by the parameter that sets them ({ dataDir: p.dataDir });
+  // envMaps the env maps, by parameter.
+  checks(p, mounts, envMaps)::
+    local volumeNames = [v.name for v in p.volumes];
+    local own = [$.configDir, $.keyDir, $.runDir];
+    local taken = own + [mounts[k] for k in std.objectFields(mounts)];
+    local userPaths = [m.mountPath for m in p.volumeMounts];
+    [
+      ts.check(!std.member($.reservedVolumes, v.name), 'volumes', 'volume name "' + v.name + '" is reserved for trainsonnet')
+      for v in p.volumes
+    ] + [
+      ts.check(std.member(volumeNames, m.name), 'volumeMounts', 'mount "' + m.name + '" names no volume in volumes')
+      for m in p.volumeMounts
+    ] + [
+      ts.check(!std.member(own, mounts[k]), k, 'must not be ' + mounts[k] + ', where trainsonnet mounts its own files')
+      for k in std.objectFields(mounts)
+    ] + [
+      ts.check(!std.member(taken, m.mountPath) && std.length([x for x in userPaths if x == m.mountPath]) == 1, 'volumeMounts',
+               'mount path ' + m.mountPath + ' is used twice (trainsonnet mounts ' + std.join(', ', taken) + ')')
+      for m in p.volumeMounts
+    ] + [
+      ts.check(!reservedEnv(k), param, 'variable ' + k + ' is set by trainsonnet'
+                                       + (if std.startsWith(k, 'OMPI_MCA_') then '; set Open MPI parameters with --mca ' + std.substr(k, 9, std.length(k) - 9) + '=...' else ''))
+      for param in std.objectFields(envMaps)
+      for k in std.objectFields(envMaps[param])
+    ],
 
   // command runs the runtime script (or the user's replacement) in a role.
   command(init, role):: ['sh', if init == null then $.scriptPath else init, role],

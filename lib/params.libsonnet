@@ -12,6 +12,8 @@
 //   aliases  extra flag spellings, such as the name the replaced system used
 //   replaces what the replaced system called it, for describe
 
+local int32Max = 2147483647;
+
 local base(type, doc, default, aliases, replaces) =
   { type: type, doc: doc, default: default }
   + (if aliases == [] then {} else { aliases: aliases })
@@ -24,11 +26,12 @@ local base(type, doc, default, aliases, replaces) =
   string(doc, default=null, format='', aliases=[], replaces=null)::
     base('string', doc, default, aliases, replaces) + { format: format },
 
-  // An integer, optionally bounded (inclusive).
-  int(doc, default=null, min=null, max=null, aliases=[], replaces=null)::
+  // An integer, bounded (inclusive). The upper bound defaults to the
+  // largest int32, which is what most Kubernetes fields hold.
+  int(doc, default=null, min=null, max=int32Max, aliases=[], replaces=null)::
     base('int', doc, default, aliases, replaces)
     + (if min == null then {} else { min: min })
-    + (if max == null then {} else { max: max }),
+    + { max: max },
 
   bool(doc, default=false, aliases=[], replaces=null)::
     base('bool', doc, default, aliases, replaces),
@@ -38,24 +41,29 @@ local base(type, doc, default, aliases, replaces) =
     base('enum', doc, default, aliases, replaces) + { values: values },
 
   // A Kubernetes quantity (500m, 2, 4Gi), normalized to its canonical form.
-  quantity(doc, default=null, aliases=[], replaces=null)::
-    base('quantity', doc, default, aliases, replaces),
+  // unit='bytes' asks for a whole number of bytes (memory, storage).
+  quantity(doc, default=null, unit='', aliases=[], replaces=null)::
+    base('quantity', doc, default, aliases, replaces) + { format: unit },
 
-  // Whole seconds; users may write 300, 300s or 5m. The prototype gets a number.
-  seconds(doc, default=null, min=null, max=null, aliases=[], replaces=null)::
+  // Whole seconds; users may write 300, 300s or 5m. The prototype gets a
+  // number, at most the largest int32 unless max says otherwise.
+  seconds(doc, default=null, min=null, max=int32Max, aliases=[], replaces=null)::
     base('duration', doc, default, aliases, replaces)
     + (if min == null then {} else { min: min })
-    + (if max == null then {} else { max: max }),
+    + { max: max },
 
   // String keys to string values (or quantities: values='quantity').
   // On the command line: key=value pairs separated by commas.
   map(doc, keys='', values='', default={}, aliases=[], replaces=null)::
     base('map', doc, default, aliases, replaces) + { format: keys, valueFormat: values },
 
-  // A list of strings, each checked against items (a string format).
+  // A list of distinct strings, each checked against items (a string
+  // format), or of distinct integers (items='int', within min and max).
   // On the command line: items separated by commas.
-  list(doc, items='', default=[], aliases=[], replaces=null)::
-    base('list', doc, default, aliases, replaces) + { format: items },
+  list(doc, items='', default=[], min=null, max=null, aliases=[], replaces=null)::
+    base('list', doc, default, aliases, replaces) + { format: items }
+    + (if min == null then {} else { min: min })
+    + (if max == null then {} else { max: max }),
 
   // Structured pass-through, strictly checked against a k8s.io/api type
   // such as 'core/v1.Volume'; list=true for a list of them.

@@ -15,7 +15,7 @@ local launcherParams = params.group(
   {
     image: params.string('Image of the launcher. Unset: the job image.', format='image'),
     cpu: params.quantity('CPU limit of the launcher.'),
-    memory: params.quantity('Memory limit of the launcher.'),
+    memory: params.quantity('Memory limit of the launcher.', unit='bytes'),
     nodeSelector: params.map('Node labels the launcher must run on.', keys='labelKey', values='labelValue'),
     tolerations: params.object('Tolerations of the launcher.', 'core/v1.Toleration', list=true),
     env: params.map('Environment variables of the launcher only, on top of env.', keys='envName'),
@@ -81,10 +81,10 @@ ts.prototype({
   params: common.params(proto, 'mpioperator/openmpi:v0.6.0') + {
     workers: params.int('Number of worker pods.', default=4, min=1, max=100000),
     gpu: params.int('GPUs per worker (a limit of gpuResource); also the slots of each worker in the hostfile.', default=0, min=0, max=1024, aliases=['gpus']),
-    gpuResource: params.string('Extended resource that counts GPUs.', default='nvidia.com/gpu', format='resourceName'),
+    gpuResource: params.string('Extended resource that counts GPUs.', default='nvidia.com/gpu', format='extendedResourceName'),
     slots: params.int('MPI slots per worker in the hostfile. Unset: gpu, or 1 without GPUs.', min=1, max=1024),
     cpu: params.quantity('CPU limit of each worker.'),
-    memory: params.quantity('Memory limit of each worker.'),
+    memory: params.quantity('Memory limit of each worker.', unit='bytes'),
     customResources: params.map('More limits of each worker, such as rdma/hca_shared_devices_a=1 or hugepages-2Mi=1Gi.', keys='resourceName', values='quantity'),
     nodeSelector: params.map('Node labels the workers must run on, such as cloud.google.com/gke-accelerator=nvidia-tesla-t4.', keys='labelKey', values='labelValue'),
     tolerations: params.object('Tolerations of the workers.', 'core/v1.Toleration', list=true),
@@ -115,16 +115,10 @@ ts.prototype({
              'set s3.uploadFrom and s3.uploadTo together'),
     sharedPath(p, 's3.downloadTo', p.s3.downloadTo),
     sharedPath(p, 's3.uploadFrom', p.s3.uploadFrom),
-  ] + [
-    ts.check(!std.member(mpi.reservedVolumes, v.name), 'volumes', 'volume name "' + v.name + '" is reserved for trainsonnet')
-    for v in p.volumes
-  ] + [
-    ts.check(std.member([v.name for v in p.volumes], m.name), 'volumeMounts', 'mount "' + m.name + '" names no volume in volumes')
-    for m in p.volumeMounts
-  ] + [
-    ts.check(!std.startsWith(k, 'TS_'), 'env', 'variable ' + k + ' is reserved for trainsonnet\'s runtime script')
-    for k in std.objectFields(p.env + p.launcher.env)
-  ],
+    ts.check(!(std.length([k for k in std.objectFields(p.customResources) if std.startsWith(k, 'hugepages-')]) > 0
+               && p.cpu == null && p.memory == null), 'customResources',
+             'hugepages need a cpu or memory limit too (set cpu or memory)'),
+  ] + mpi.checks(p, { dataDir: p.dataDir }, { env: p.env, 'launcher.env': p.launcher.env }),
 
   warnings(p):: [
     mpi.generatedKeyWarning(p, p.ssh.secret, '--ssh-secret'),
