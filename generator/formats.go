@@ -34,14 +34,14 @@ var formats = map[string]format{
 	"dns1123Label": {rule: "a DNS-1123 label", check: joinMsgs(validation.IsDNS1123Label)},
 	"dns1123Subdomain": {rule: "a DNS-1123 subdomain",
 		check: joinMsgs(validation.IsDNS1123Subdomain)},
-	"labelKey":     {rule: "a label key", check: joinMsgs(content.IsLabelKey)},
-	"labelValue":   {rule: "a label value", check: joinMsgs(content.IsLabelValue)},
-	"resourceName": {rule: "a container resource: cpu, memory, ephemeral-storage, hugepages-<size> or domain/name", check: checkResourceName},
+	"labelKey":             {rule: "a label key", check: joinMsgs(content.IsLabelKey)},
+	"labelValue":           {rule: "a label value", check: joinMsgs(content.IsLabelValue)},
+	"resourceName":         {rule: "a container resource: cpu, memory, ephemeral-storage, hugepages-<size> or domain/name", check: checkResourceName},
 	"extendedResourceName": {rule: "an extended resource name such as nvidia.com/gpu", check: checkExtendedResourceName},
-	"envName":      {rule: "an environment variable name", check: joinMsgs(validation.IsEnvVarName)},
-	"image":        {rule: "a container image reference", check: checkImage},
-	"absPath":      {rule: "an absolute path", check: checkAbsPath},
-	"s3URI":        {rule: "an s3:// URI", check: checkS3URI},
+	"envName":              {rule: "an environment variable name", check: joinMsgs(validation.IsEnvVarName)},
+	"image":                {rule: "a container image reference", check: checkImage},
+	"absPath":              {rule: "an absolute path", check: checkAbsPath},
+	"s3URI":                {rule: "an s3:// URI", check: checkS3URI},
 	"int": {rule: "an integer", check: func(s string) string {
 		if _, ok := parseInt(s); !ok {
 			return "must be an integer"
