@@ -1,6 +1,6 @@
 # trainsonnet: the commands a contributor needs. `make test` is what CI runs
 # (.ci/run); `make check` is the fast, hermetic part of it.
-.PHONY: build run check vet fmt shellcheck unit e2e test golden generate bench clean
+.PHONY: build run check vet fmt shellcheck update-flag unit e2e test golden generate bench clean
 
 GO ?= go
 
@@ -25,7 +25,12 @@ shellcheck:
 unit:
 	$(GO) test -count=1 ./...
 
-check: vet fmt shellcheck unit
+# Every test package must accept the module's one -update flag (it imports
+# internal/goldentest), or `go test ./... -update` dies in that package.
+update-flag:
+	$(GO) test ./... -run '^$$' -update >/dev/null
+
+check: vet fmt shellcheck update-flag unit
 
 # The end-to-end suites: a real control plane (and node) built here, cached
 # under /var/cache/trainsonnet; see test/e2e.sh.

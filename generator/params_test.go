@@ -14,6 +14,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/trainsonnet/trainsonnet/generator"
+
+	_ "github.com/trainsonnet/trainsonnet/internal/goldentest" // accept the module-wide -update flag
 )
 
 func newGenerator(t *testing.T) *generator.Generator {

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/trainsonnet/trainsonnet/lib"
+
+	_ "github.com/trainsonnet/trainsonnet/internal/goldentest" // accept the module-wide -update flag
 )
 
 // TestAssetsStayReadableInYAML keeps the scripts free of tabs and trailing

@@ -10,6 +10,8 @@ import (
 
 	"github.com/trainsonnet/trainsonnet/lib"
 	"github.com/trainsonnet/trainsonnet/prototypes"
+
+	_ "github.com/trainsonnet/trainsonnet/internal/goldentest" // accept the module-wide -update flag
 )
 
 // TestNoStdFormat keeps `%` and std.format out of every prototype and

@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	_ "github.com/trainsonnet/trainsonnet/internal/goldentest" // accept the module-wide -update flag
 )
 
 // fakeKubectl writes a shell script standing in for kubectl.

@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trainsonnet/trainsonnet/test/node"
+
+	_ "github.com/trainsonnet/trainsonnet/internal/goldentest" // accept the module-wide -update flag
 )
 
 // TestNewSSHKeyPair checks the key files with OpenSSH itself: ssh-keygen
