@@ -49,6 +49,7 @@ func Example() {
 	// NetworkPolicy bench
 	// ConfigMap bench-config
 	// Service bench
+	// Service bench-launcher
 	// Job bench-launcher
 	// Job bench-worker
 	// bench-worker-0.bench slots=2
@@ -102,6 +103,7 @@ func ExampleParams() {
 	// NetworkPolicy ml/nightly
 	// ConfigMap ml/nightly-config
 	// Service ml/nightly
+	// Service ml/nightly-launcher
 	// Job ml/nightly-launcher
 	// Job ml/nightly-worker
 }

@@ -122,6 +122,12 @@ func (pr *Prototype) resolve(in *Params) (*resolved, []*ParamError) {
 // applyValue sets one parameter (or, for a group, its members) from a
 // decoded value.
 func (pr *Prototype) applyValue(r *resolved, prm *Param, v any, given string, add func(*ParamError)) {
+	if v == nil && prm.Type == TypeGroup {
+		for _, kid := range prm.Params {
+			pr.applyValue(r, kid, nil, given+"."+kid.Name, add)
+		}
+		return
+	}
 	if v == nil {
 		r.set(prm, nil, given) // null means "back to the default"
 		return

@@ -91,6 +91,16 @@ func TestNullInAParamsFileMeansDefault(t *testing.T) {
 	assert.Contains(t, objs["Job/openmpi-worker"], `"completions":4`)
 }
 
+func TestNullGroupResetsItsMembers(t *testing.T) {
+	g := newGenerator(t)
+	objs := render(t, g, generator.NewParams("openmpi").
+		AddFile("a.yaml", []byte("ssh: {port: 2200, secret: s}\n")).
+		AddFile("b.yaml", []byte("ssh: null\n")).
+		SetText("ssh.port", "2300", "--ssh-port"))
+	assert.Contains(t, objs["Service/openmpi"], `"port":2300`)
+	assert.Contains(t, objs, "Secret/openmpi-ssh", "ssh.secret is back to its default: a generated key")
+}
+
 func TestEveryProblemIsReportedAtOnce(t *testing.T) {
 	g := newGenerator(t)
 	_, err := g.Render(context.Background(), generator.NewParams("openmpi").

@@ -77,6 +77,27 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
     },
   },
 
+  // launcherService: the name the workers' watchdog resolves (TS_LAUNCHER),
+  // a headless Service of the launcher alone that publishes ready pods only,
+  // so the name goes away as soon as the launcher's container has ended,
+  // however it ended. The launcher's own record in service() is no good for
+  // that: publishNotReadyAddresses keeps an ended pod's endpoint "ready",
+  // and the EndpointSlice controller may never drop it, because the kubelet
+  // reports Ready=False while the phase is still Running and the later change
+  // of phase alone does not make the controller look again (seen on
+  // Kubernetes 1.34: the workers of a launcher that died never stopped).
+  launcherServiceName(p):: p.name + '-launcher',
+  launcherService(proto, p):: {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: common.metadata(proto, p, $.launcherServiceName(p), 'launcher'),
+    spec: {
+      clusterIP: 'None',
+      publishNotReadyAddresses: false,
+      selector: common.selector(proto, p, 'launcher'),
+    },
+  },
+
   // volumes of every MPI pod. The key files are read-only: 0400 for root,
   // 0440 with the pod's fsGroup for a non-root user (the script copies the
   // private key to a 0600 file of its own).
@@ -164,7 +185,7 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
   // sshProbe: workers are ready once sshd accepts connections.
   readinessProbe(port):: {
     tcpSocket: { port: port },
-    periodSeconds: 2,
+    periodSeconds: 10,  // each probe is a line in sshd's log: not too often
     failureThreshold: 3,
   },
 

@@ -153,7 +153,7 @@ ts.prototype({
                      { name: 'trainsonnet-run', mountPath: mpi.runDir }] + dataMount + p.volumeMounts,
     };
     local workerWatch = [
-      { name: 'TS_LAUNCHER', value: mpi.host(p, launcherName) },
+      { name: 'TS_LAUNCHER', value: mpi.launcherServiceName(p) },
       { name: 'TS_LAUNCHER_GRACE', value: std.toString(mpi.launcherGrace(p.backoffLimit)) },
     ];
 
@@ -237,6 +237,7 @@ ts.prototype({
       mpi.sshSecret(proto, p, p.ssh.secret),
       mpi.config(proto, p, hostfile),
       mpi.service(proto, p, p.ssh.port),
+      mpi.launcherService(proto, p),
       launcher,
       worker,
     ],

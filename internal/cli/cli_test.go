@@ -40,13 +40,13 @@ func TestOutputDir(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Empty(t, stdout)
 	assert.ElementsMatch(t, []string{"kustomization.yaml", "networkpolicy_a.yaml", "secret_a-ssh.yaml",
-		"configmap_a-config.yaml", "service_a.yaml", "job_a-launcher.yaml", "job_a-worker.yaml"}, names(t, dir))
+		"configmap_a-config.yaml", "service_a.yaml", "service_a-launcher.yaml", "job_a-launcher.yaml", "job_a-worker.yaml"}, names(t, dir))
 
 	// A base trainsonnet wrote is replaced as a whole: stale files go.
 	code, _, stderr = run("gen", "openmpi", "--name", "b", "--ssh-secret", "s", "--output-dir", dir)
 	require.Equal(t, 0, code, stderr)
 	assert.ElementsMatch(t, []string{"kustomization.yaml", "networkpolicy_b.yaml",
-		"configmap_b-config.yaml", "service_b.yaml", "job_b-launcher.yaml", "job_b-worker.yaml"}, names(t, dir))
+		"configmap_b-config.yaml", "service_b.yaml", "service_b-launcher.yaml", "job_b-launcher.yaml", "job_b-worker.yaml"}, names(t, dir))
 
 	// Invalid parameters: exit 2 and the previous base untouched.
 	before := snapshot(t, dir)

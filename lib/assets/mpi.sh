@@ -7,8 +7,8 @@
 # ConfigMap. Pods never talk to the Kubernetes API: the launcher learns that
 # the workers are up by reaching them over ssh, and workers learn that the job
 # is over from a stop file the launcher writes over ssh, or - when the
-# launcher died without saying so - from the launcher's DNS record (headless
-# Service with publishNotReadyAddresses) disappearing.
+# launcher died without saying so - from the launcher's DNS name (a headless
+# Service of the launcher that publishes ready pods only) disappearing.
 #
 # Environment common to every subcommand (defaults in brackets):
 #   TS_CONFIG_DIR    [/etc/trainsonnet]       read-only: hostfile, mpi.sh
@@ -549,7 +549,7 @@ wait_for_gpu_driver() {
 }
 
 # The launcher watchdog, for workers and the uploader. The launcher's name
-# resolves through the headless Service as long as its pod is not finished.
+# resolves through its headless Service as long as its container runs.
 # watchdog_init; then watchdog_check every tick, which sets WATCHDOG to
 # "ok", "never" (not resolved within TS_INIT_TIMEOUT) or "gone" (resolved
 # once, then not for TS_LAUNCHER_GRACE seconds in a row).

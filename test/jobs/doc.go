@@ -1,0 +1,50 @@
+// Package jobs is the end-to-end suite that runs the jobs trainsonnet
+// generates to completion on a real Kubernetes node (issue 4): the openmpi
+// prototype, rendered in-process with the generator, applied with kubectl
+// to the one-node cluster of test/node (kubelet, containerd, CoreDNS and the
+// MPI test image localhost/trainsonnet-mpi:<tag>), each case in a namespace
+// of its own with the strictest Pod Security level its pods pass.
+//
+// The tests assert on outcomes - Job conditions, the containers' exit codes
+// from pod status, the launcher's log - never on pods merely starting:
+//
+//   - hosts: 2 workers, mpirun prints every rank's host name; both Jobs
+//     complete, every pod Succeeded, and the NetworkPolicy that is on by
+//     default exists and selects every pod of the job.
+//   - nonroot-existing-secret: the same as mpiuser (1000:1000) in a
+//     "restricted" namespace, with the ssh key from a Secret the test
+//     creates (ssh.secret).
+//   - unreachable-worker: a kustomize overlay over the generated base runs
+//     only worker-0 of 2; the launcher exits 124 naming worker-1, its Job
+//     fails, worker-0 is told to stop and Succeeds, nothing keeps running.
+//   - exec-exit-3: exec fails with 3; the launcher Job fails, its container
+//     exit code is 3, the workers end.
+//   - launcher-gone: the launcher ends (SIGTERM, exit 143) without telling
+//     the workers; their watchdog sees its DNS name go away and they exit 0
+//     after the grace period.
+//
+// Every case is bounded by a deadline of its own (3 minutes, less when go
+// test's -timeout comes sooner, so that a hung case still ends with its
+// diagnostics instead of go test's panic) and, when it fails, logs the
+// launcher's and the workers' logs, `kubectl describe` of the job's pods
+// and Jobs, and the namespace's events. At most two cases run at once
+// (TRAINSONNET_JOBS_PARALLEL), as the node has two cores.
+//
+// The node's bridge CNI does not enforce NetworkPolicy, so the suite checks
+// the policy object against the live pods (it selects every pod of the job
+// and admits exactly them) while the jobs run with it in place; that it
+// also keeps other pods out needs a CNI that enforces policies.
+//
+// The horovod prototype gets its cases here once the prototype exists; they
+// will run its generated jobs the same way.
+//
+// The tests skip unless TRAINSONNET_E2E=1 and the node's environment is
+// present (test/node.FromEnv). Run them with
+//
+//	test/node/with-node.sh env TRAINSONNET_E2E=1 go test -count=1 ./test/jobs/ -v
+//
+// The whole suite takes about 100 s here (the launcher-gone case alone
+// about 80 s, most of it the workers' grace period).
+//
+// TRAINSONNET_KEEP_NAMESPACE=1 keeps each case's namespace for inspection.
+package jobs

@@ -1,0 +1,524 @@
+package jobs_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/trainsonnet/trainsonnet/generator"
+	"github.com/trainsonnet/trainsonnet/test/kube"
+	"github.com/trainsonnet/trainsonnet/test/node"
+
+	_ "github.com/trainsonnet/trainsonnet/internal/goldentest" // accept the module-wide -update flag
+)
+
+const (
+	// caseTimeout bounds one case from its namespace's creation to its
+	// last assertion. A job here normally ends 10-40 s after the apply.
+	caseTimeout = 3 * time.Minute
+	// cleanupTimeout bounds the diagnostics and the namespace deletion.
+	cleanupTimeout = 2 * time.Minute
+	// pollInterval is how often Job and pod status are read.
+	pollInterval = time.Second
+
+	// ParallelEnv sets how many cases run at once (default 2).
+	ParallelEnv = "TRAINSONNET_JOBS_PARALLEL"
+	// KeepNamespaceEnv=1 keeps every case's namespace.
+	KeepNamespaceEnv = "TRAINSONNET_KEEP_NAMESPACE"
+
+	// Labels and annotations the generated objects and the Job controller
+	// put on the pods.
+	instanceLabel  = "app.kubernetes.io/instance"
+	componentLabel = "app.kubernetes.io/component"
+	indexAnno      = "batch.kubernetes.io/job-completion-index"
+)
+
+// suite is what every case shares.
+type suite struct {
+	k    *kube.Kubectl
+	node *node.Cluster
+	g    *generator.Generator
+	// slots limits how many cases use the node at once.
+	slots chan struct{}
+}
+
+// newSuite returns the suite, or skips the test unless TRAINSONNET_E2E=1
+// and the real node's environment is present.
+func newSuite(t *testing.T) *suite {
+	t.Helper()
+	if os.Getenv(kube.EnvE2E) != "1" {
+		t.Skipf("end-to-end test on a real node: set %s=1 and run it through test/node/with-node.sh", kube.EnvE2E)
+	}
+	c, reason := node.FromEnv()
+	if c == nil {
+		t.Skip(reason)
+	}
+	k := kube.E2E(t) // with TRAINSONNET_E2E=1, an API server that does not answer fails
+	g, err := generator.New(generator.Options{})
+	require.NoError(t, err)
+	n := 2
+	if v := os.Getenv(ParallelEnv); v != "" {
+		n, err = strconv.Atoi(v)
+		require.NoError(t, err, "%s", ParallelEnv)
+		require.Positive(t, n, "%s", ParallelEnv)
+	}
+	return &suite{k: k, node: c, g: g, slots: make(chan struct{}, n)}
+}
+
+// jobCase is one case: a job in a namespace of its own.
+type jobCase struct {
+	t     *testing.T
+	s     *suite
+	ctx   context.Context // bounded by caseTimeout
+	ns    string
+	name  string // the job's name parameter
+	begin time.Time
+}
+
+// start waits for a free slot on the node, then creates a namespace that
+// enforces level and returns the case, bounded by caseTimeout. When the
+// test ends it logs diagnostics if the case failed, deletes the namespace
+// (and with it every pod) and frees the slot.
+func (s *suite) start(t *testing.T, name string, level kube.PodSecurityLevel) *jobCase {
+	t.Helper()
+	select {
+	case s.slots <- struct{}{}:
+	case <-t.Context().Done():
+		t.Fatal("no free slot on the node before the test ended")
+	}
+	t.Cleanup(func() { <-s.slots })
+
+	// Within go test's -timeout too, leaving time for the diagnostics and
+	// the namespace's deletion: a test binary that panics on its timeout
+	// prints neither.
+	timeout := caseTimeout
+	if d, ok := t.Deadline(); ok {
+		if left := time.Until(d) - cleanupTimeout - 10*time.Second; left < timeout {
+			timeout = left
+		}
+	}
+	if timeout < 30*time.Second {
+		t.Fatalf("only %s left before go test's -timeout; run with a longer -timeout", timeout.Round(time.Second))
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
+	t.Cleanup(cancel)
+	ns, err := s.k.CreateNamespace(ctx, "jobs-"+name, level)
+	require.NoError(t, err)
+	jc := &jobCase{t: t, s: s, ctx: ctx, ns: ns, name: name, begin: time.Now()}
+	t.Cleanup(func() {
+		// t.Context() is done by now: cleanups get their own deadline.
+		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+		defer cancel()
+		if t.Failed() {
+			jc.dumpDiagnostics(ctx)
+		}
+		if os.Getenv(KeepNamespaceEnv) == "1" {
+			t.Logf("keeping namespace %s (%s=1)", ns, KeepNamespaceEnv)
+			return
+		}
+		if err := s.k.DeleteNamespace(ctx, ns, cleanupTimeout-10*time.Second); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+	})
+	t.Logf("namespace %s (Pod Security %s)", ns, level)
+	return jc
+}
+
+// params are the parameters every case starts from: the test image, never
+// pulled, 2 workers.
+func (jc *jobCase) params(command string) generator.OpenMPI {
+	two := 2
+	return generator.OpenMPI{
+		Name:            jc.name,
+		Image:           jc.s.node.Image,
+		ImagePullPolicy: "Never", // imported by test/node/up.sh; there is no registry
+		Workers:         &two,
+		Exec:            command,
+	}
+}
+
+// render renders openmpi with the generator, in-process.
+func (jc *jobCase) render(p generator.OpenMPI) *generator.Result {
+	jc.t.Helper()
+	res, err := jc.s.g.Render(jc.ctx, p.Params())
+	require.NoError(jc.t, err)
+	return res
+}
+
+// yaml is the result as a YAML stream.
+func (jc *jobCase) yaml(res *generator.Result) []byte {
+	jc.t.Helper()
+	y, err := res.YAML()
+	require.NoError(jc.t, err)
+	return y
+}
+
+// apply server-side applies the manifests into the case's namespace, as
+// kube.Apply does, and restarts the case's clock, so that durations are
+// measured from here. A warning from the server fails the test at once:
+// Pod Security admission only warns about a Job whose pods it would refuse
+// (the Job controller then fails to create them and the Job never ends).
+func (jc *jobCase) apply(manifests []byte) {
+	jc.t.Helper()
+	args := []string{"apply", "--server-side", "--field-manager=" + kube.FieldManager,
+		"--validate=strict", "--namespace", jc.ns, "-f", "-"}
+	cmd := exec.CommandContext(jc.ctx, jc.s.k.Path, args...)
+	cmd.Env = append(os.Environ(), kube.EnvKubeconfig+"="+jc.s.k.Kubeconfig)
+	cmd.Stdin = bytes.NewReader(manifests)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	require.NoError(jc.t, err, "kubectl %s: %s", strings.Join(args, " "), stderr.String())
+	require.Empty(jc.t, strings.TrimSpace(stderr.String()), "kubectl apply warned")
+	jc.t.Logf("applied:\n%s", strings.TrimSpace(stdout.String()))
+	jc.begin = time.Now()
+}
+
+// kubectl runs kubectl in the case's namespace, bounded by the case.
+func (jc *jobCase) kubectl(stdin []byte, args ...string) ([]byte, error) {
+	return jc.s.k.Run(jc.ctx, stdin, append([]string{"--namespace", jc.ns}, args...)...)
+}
+
+// createSSHSecret creates a Secret of type kubernetes.io/ssh-auth with a
+// fresh key pair, as a user would before passing ssh.secret.
+func (jc *jobCase) createSSHSecret(name string) {
+	jc.t.Helper()
+	keys, err := node.NewSSHKeyPair(name)
+	require.NoError(jc.t, err)
+	doc, err := json.Marshal(map[string]any{
+		"apiVersion": "v1",
+		"kind":       "Secret",
+		"metadata":   map[string]any{"name": name},
+		"type":       "kubernetes.io/ssh-auth",
+		"data": map[string]string{
+			"ssh-privatekey": base64.StdEncoding.EncodeToString(keys.Private),
+			"ssh-publickey":  base64.StdEncoding.EncodeToString(keys.Public),
+		},
+	})
+	require.NoError(jc.t, err)
+	_, err = jc.kubectl(doc, "create", "-f", "-")
+	require.NoError(jc.t, err)
+}
+
+// jobStatus is the part of a Job's status the tests read.
+type jobStatus struct {
+	Spec struct {
+		Completions *int `json:"completions"`
+		Parallelism *int `json:"parallelism"`
+	} `json:"spec"`
+	Status struct {
+		Active     int `json:"active"`
+		Succeeded  int `json:"succeeded"`
+		Failed     int `json:"failed"`
+		Conditions []struct {
+			Type    string `json:"type"`
+			Status  string `json:"status"`
+			Reason  string `json:"reason"`
+			Message string `json:"message"`
+		} `json:"conditions"`
+	} `json:"status"`
+}
+
+// getJob reads a Job.
+func (jc *jobCase) getJob(name string) (*jobStatus, error) {
+	out, err := jc.kubectl(nil, "get", "job", name, "-o", "json")
+	if err != nil {
+		return nil, err
+	}
+	var j jobStatus
+	if err := json.Unmarshal(out, &j); err != nil {
+		return nil, fmt.Errorf("job %s: %w", name, err)
+	}
+	return &j, nil
+}
+
+// finished returns "Complete" or "Failed" once the Job has that condition,
+// with its reason and message; "" while it runs. Both are final: the Job
+// controller sets them only once all of the Job's pods have terminated.
+func (j *jobStatus) finished() (state, why string) {
+	for _, c := range j.Status.Conditions {
+		if c.Status == "True" && (c.Type == "Complete" || c.Type == "Failed") {
+			return c.Type, strings.TrimSpace(c.Reason + " " + c.Message)
+		}
+	}
+	return "", ""
+}
+
+// waitJob waits until the Job is Complete or Failed and returns which,
+// failing the test if the case's deadline comes first.
+func (jc *jobCase) waitJob(name string) string {
+	jc.t.Helper()
+	var lastErr error
+	for {
+		j, err := jc.getJob(name)
+		if err == nil {
+			if state, why := j.finished(); state != "" {
+				jc.t.Logf("Job %s %s %.1fs after the apply (%s; succeeded %d, failed %d)",
+					name, state, time.Since(jc.begin).Seconds(), why, j.Status.Succeeded, j.Status.Failed)
+				return state
+			}
+		} else {
+			lastErr = err
+		}
+		select {
+		case <-jc.ctx.Done():
+			jc.t.Fatalf("Job %s neither Complete nor Failed %.0fs after the apply (the case's deadline passed; last error: %v)",
+				name, time.Since(jc.begin).Seconds(), lastErr)
+		case <-time.After(pollInterval):
+		}
+	}
+}
+
+// pod is the part of a Pod the tests read.
+type pod struct {
+	Metadata struct {
+		Name        string            `json:"name"`
+		Labels      map[string]string `json:"labels"`
+		Annotations map[string]string `json:"annotations"`
+	} `json:"metadata"`
+	Spec struct {
+		Containers []struct {
+			Name string `json:"name"`
+			Env  []struct {
+				Name  string `json:"name"`
+				Value string `json:"value"`
+			} `json:"env"`
+		} `json:"containers"`
+	} `json:"spec"`
+	Status struct {
+		Phase             string            `json:"phase"`
+		PodIP             string            `json:"podIP"`
+		ContainerStatuses []containerStatus `json:"containerStatuses"`
+	} `json:"status"`
+}
+
+type containerStatus struct {
+	Name  string `json:"name"`
+	State struct {
+		Running    *struct{}                `json:"running"`
+		Waiting    *struct{ Reason string } `json:"waiting"`
+		Terminated *struct {
+			ExitCode int    `json:"exitCode"`
+			Reason   string `json:"reason"`
+		} `json:"terminated"`
+	} `json:"state"`
+}
+
+func (p *pod) name() string      { return p.Metadata.Name }
+func (p *pod) component() string { return p.Metadata.Labels[componentLabel] }
+
+// env returns the value of an environment variable of a container ("" if
+// unset).
+func (p *pod) env(container, name string) string {
+	for _, c := range p.Spec.Containers {
+		if c.Name != container {
+			continue
+		}
+		for _, e := range c.Env {
+			if e.Name == name {
+				return e.Value
+			}
+		}
+	}
+	return ""
+}
+
+// exitCode returns the exit code of the named container, or an error if it
+// has not terminated.
+func (p *pod) exitCode(container string) (int, error) {
+	for _, c := range p.Status.ContainerStatuses {
+		if c.Name != container {
+			continue
+		}
+		if c.State.Terminated == nil {
+			return 0, fmt.Errorf("pod %s: container %s has not terminated (phase %s)", p.name(), container, p.Status.Phase)
+		}
+		return c.State.Terminated.ExitCode, nil
+	}
+	return 0, fmt.Errorf("pod %s: no status of container %s (phase %s)", p.name(), container, p.Status.Phase)
+}
+
+// pods lists the pods of the case's namespace matching the label selector
+// (all of them if it is empty), sorted by name.
+func (jc *jobCase) pods(selector string) []pod {
+	jc.t.Helper()
+	args := []string{"get", "pods", "-o", "json"}
+	if selector != "" {
+		args = append(args, "--selector", selector)
+	}
+	out, err := jc.kubectl(nil, args...)
+	require.NoError(jc.t, err)
+	var list struct {
+		Items []pod `json:"items"`
+	}
+	require.NoError(jc.t, json.Unmarshal(out, &list))
+	sort.Slice(list.Items, func(i, j int) bool { return list.Items[i].name() < list.Items[j].name() })
+	return list.Items
+}
+
+// podsOf lists the pods of one role of the job.
+func (jc *jobCase) podsOf(component string) []pod {
+	jc.t.Helper()
+	return jc.pods(instanceLabel + "=" + jc.name + "," + componentLabel + "=" + component)
+}
+
+// launcherPod returns the launcher's one pod (backoffLimit is 0).
+func (jc *jobCase) launcherPod() pod {
+	jc.t.Helper()
+	pods := jc.podsOf("launcher")
+	require.Len(jc.t, pods, 1, "pods of the launcher Job")
+	return pods[0]
+}
+
+// logs returns a container's log (stdout and stderr of the script).
+func (jc *jobCase) logs(podName, container string) string {
+	jc.t.Helper()
+	out, err := jc.kubectl(nil, "logs", "pod/"+podName, "--container", container)
+	require.NoError(jc.t, err)
+	return string(out)
+}
+
+// lines splits a log into its lines.
+func lines(log string) []string {
+	return strings.Split(strings.TrimRight(log, "\n"), "\n")
+}
+
+// lineWith returns the first line of log containing every one of subs, or "".
+func lineWith(log string, subs ...string) string {
+	for _, l := range lines(log) {
+		if !slices.ContainsFunc(subs, func(s string) bool { return !strings.Contains(l, s) }) {
+			return l
+		}
+	}
+	return ""
+}
+
+// workerHost is the DNS name of worker i in the hostfile, as the launcher
+// and its log spell it.
+func (jc *jobCase) workerHost(i int) string {
+	return fmt.Sprintf("%s-worker-%d.%s", jc.name, i, jc.name)
+}
+
+// requireWatchdogSawLauncher checks that the worker's launcher watchdog
+// resolved the launcher's name (TS_LAUNCHER, through CoreDNS) at least once;
+// had it not, a job longer than initTimeout would lose its workers.
+func requireWatchdogSawLauncher(t *testing.T, w pod, log string) {
+	t.Helper()
+	name := w.env("worker", "TS_LAUNCHER")
+	require.NotEmpty(t, name, "TS_LAUNCHER of worker %s", w.name())
+	require.NotEmpty(t, lineWith(log, "launcher "+name+" resolves"), "worker %s resolved the launcher %s; its log:\n%s", w.name(), name, log)
+}
+
+// requireNothingRunning checks that no pod of the namespace is still
+// Pending or Running: a finished job leaves only terminated pods.
+func (jc *jobCase) requireNothingRunning() {
+	jc.t.Helper()
+	for _, p := range jc.pods("") {
+		require.Contains(jc.t, []string{"Succeeded", "Failed"}, p.Status.Phase,
+			"pod %s is still %s after both Jobs ended", p.name(), p.Status.Phase)
+	}
+}
+
+// overlay builds a kustomize overlay over the result's kustomize base with
+// krusty, in memory, as `kubectl apply -k` on a directory would: the base
+// under base/, kustomization (which refers to ../base) in overlay/.
+func overlay(t *testing.T, res *generator.Result, kustomization string) []byte {
+	t.Helper()
+	fs := filesys.MakeFsInMemory()
+	files, err := res.KustomizeBase()
+	require.NoError(t, err)
+	for _, f := range files {
+		require.NoError(t, fs.WriteFile(path.Join("/job/base", f.Name), f.Data))
+	}
+	require.NoError(t, fs.WriteFile("/job/overlay/kustomization.yaml", []byte(kustomization)))
+	m, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(fs, "/job/overlay")
+	require.NoError(t, err)
+	out, err := m.AsYaml()
+	require.NoError(t, err)
+	return out
+}
+
+// dumpDiagnostics logs what makes a failure diagnosable from CI output
+// alone: the objects, `kubectl describe` of the Jobs and pods, events, and
+// every container's log. It keeps going past errors.
+func (jc *jobCase) dumpDiagnostics(ctx context.Context) {
+	t := jc.t
+	run := func(args ...string) string {
+		out, err := jc.s.k.Run(ctx, nil, append([]string{"--namespace", jc.ns}, args...)...)
+		s := string(out)
+		if err != nil {
+			s += "\n(" + err.Error() + ")"
+		}
+		return s
+	}
+	t.Logf("=== diagnostics of namespace %s (job %s)", jc.ns, jc.name)
+	for _, args := range [][]string{
+		{"get", "networkpolicies,secrets,configmaps,services,endpointslices,jobs,pods", "-o", "wide"},
+		{"describe", "jobs"},
+		{"describe", "pods"},
+		{"get", "events", "--sort-by=.lastTimestamp"},
+	} {
+		t.Logf("--- kubectl %s\n%s", strings.Join(args, " "), run(args...))
+	}
+	out, err := jc.s.k.Run(ctx, nil, "--namespace", jc.ns, "get", "pods", "-o", "json")
+	var list struct {
+		Items []pod `json:"items"`
+	}
+	if err == nil {
+		err = json.Unmarshal(out, &list)
+	}
+	if err != nil {
+		t.Logf("--- listing the pods for their logs: %v", err)
+		return
+	}
+	for _, p := range list.Items {
+		t.Logf("--- logs of pod %s (%s, %s)\n%s", p.name(), p.component(), p.Status.Phase,
+			withoutProbes(run("logs", "pod/"+p.name(), "--all-containers", "--prefix", "--timestamps")))
+	}
+}
+
+// withoutProbes leaves out of a worker's log the two lines sshd writes for
+// every TCP readiness probe (one every 2 s), and says how many it left out.
+func withoutProbes(log string) string {
+	var out []string
+	probes := 0
+	ls := lines(log)
+	for i := 0; i < len(ls); i++ {
+		if strings.Contains(ls[i], "kex_exchange_identification: Connection closed by remote host") {
+			probes++
+			if i+1 < len(ls) && strings.Contains(ls[i+1], "Connection closed by ") {
+				i++
+			}
+			continue
+		}
+		out = append(out, ls[i])
+	}
+	if probes > 0 {
+		out = append(out, fmt.Sprintf("(%d readiness-probe connections left out of this log)", probes))
+	}
+	return strings.Join(out, "\n")
+}
+
+// kinds lists the kinds of the rendered objects.
+func kinds(objs []*generator.Object) []string {
+	out := make([]string, 0, len(objs))
+	for _, o := range objs {
+		out = append(out, o.Kind)
+	}
+	return out
+}

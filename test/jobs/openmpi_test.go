@@ -1,0 +1,360 @@
+package jobs_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/trainsonnet/trainsonnet/test/kube"
+)
+
+// rankExec prints, from every rank, its rank and the host it runs on: one
+// line per rank in the launcher's log (mpirun forwards the ranks' stdout).
+const rankExec = `mpirun -np 2 sh -c 'echo "rank $OMPI_COMM_WORLD_RANK of $OMPI_COMM_WORLD_SIZE on $(hostname)"'`
+
+// TestOpenMPI runs generated openmpi jobs to completion on the real node.
+func TestOpenMPI(t *testing.T) {
+	s := newSuite(t)
+	for _, tc := range []struct {
+		name string
+		run  func(*testing.T, *suite)
+	}{
+		{"hosts", testHosts},
+		{"nonroot-existing-secret", testNonRootExistingSecret},
+		{"unreachable-worker", testUnreachableWorker},
+		{"exec-exit-3", testExecExit3},
+		{"launcher-gone", testLauncherGone},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			start := time.Now()
+			t.Cleanup(func() { t.Logf("case took %.1fs (with namespace create and delete)", time.Since(start).Seconds()) })
+			tc.run(t, s)
+		})
+	}
+}
+
+// testHosts: 2 workers as root, mpirun on both. The launcher completes and
+// its log names every worker; the workers end on their own once the
+// launcher tells them to, so the worker Job completes too; and the default
+// NetworkPolicy, present here, did not get in the way of the job's traffic.
+func testHosts(t *testing.T, s *suite) {
+	jc := s.start(t, "hosts", kube.Baseline) // root pods pass baseline, not restricted
+	res := jc.render(jc.params(rankExec))
+	require.Contains(t, kinds(res.Objects), "NetworkPolicy", "openmpi renders a NetworkPolicy by default")
+	jc.apply(jc.yaml(res))
+
+	require.Equal(t, "Complete", jc.waitJob(jc.name+"-launcher"), "launcher Job")
+	require.Equal(t, "Complete", jc.waitJob(jc.name+"-worker"), "worker Job")
+	jc.requireRanksOnEveryWorker(2)
+	jc.requireAllSucceeded(2)
+	jc.requireNothingRunning()
+	jc.requireNetworkPolicySelectsJob(3)
+}
+
+// testNonRootExistingSecret: the same job as mpiuser (1000:1000) with the
+// ssh key from a Secret of the user's, in a namespace that enforces Pod
+// Security "restricted". Open MPI's tree spawn is forced (routed_radix=1):
+// mpirun starts its daemon on worker-0 only, and that daemon starts the one
+// on worker-1 over ssh, with the ssh config mpi.sh wrote on worker-0 - the
+// path every job with more workers than the radix (64) takes.
+func testNonRootExistingSecret(t *testing.T, s *suite) {
+	jc := s.start(t, "nonroot", kube.Restricted)
+	secret := jc.name + "-user-key"
+	jc.createSSHSecret(secret)
+	uid := 1000 // mpiuser in the test image
+	p := jc.params(rankExec)
+	p.SSH.Secret = secret
+	p.RunAsUser, p.RunAsGroup = &uid, &uid
+	p.MCA = map[string]string{"routed_radix": "1"}
+	res := jc.render(p)
+	require.NotContains(t, kinds(res.Objects), "Secret", "with ssh.secret nothing secret is rendered")
+	require.Empty(t, res.Warnings, "no generated-key warning with ssh.secret")
+	jc.apply(jc.yaml(res))
+
+	require.Equal(t, "Complete", jc.waitJob(jc.name+"-launcher"), "launcher Job")
+	require.Equal(t, "Complete", jc.waitJob(jc.name+"-worker"), "worker Job")
+	jc.requireRanksOnEveryWorker(2)
+	workers := jc.requireAllSucceeded(2)
+	for _, w := range workers {
+		log := jc.logs(w.name(), "worker")
+		assert.NotEmpty(t, lineWith(log, "serving ssh on port 2022 as user mpiuser"),
+			"worker %s runs sshd as mpiuser; its log:\n%s", w.name(), log)
+	}
+	// Tree spawn: worker-1's sshd let worker-0 (its daemon) in.
+	log := jc.logs(workers[1].name(), "worker")
+	require.NotEmpty(t, workers[0].Status.PodIP)
+	require.NotEmpty(t, lineWith(log, "Accepted publickey for mpiuser from "+workers[0].Status.PodIP+" "),
+		"worker-1 was reached over ssh from worker-0 (%s); its log:\n%s", workers[0].Status.PodIP, log)
+	jc.requireNothingRunning()
+}
+
+// testUnreachableWorker: the hostfile names 2 workers, but a kustomize
+// overlay over the generated base runs only worker-0, so worker-1 never
+// answers. The launcher gives up after initTimeout with 124, naming
+// worker-1; it tells worker-0 to stop, so nothing is left running.
+func testUnreachableWorker(t *testing.T, s *suite) {
+	const initTimeout = 20 * time.Second
+	jc := s.start(t, "unreachable", kube.Baseline)
+	p := jc.params("mpirun -np 2 hostname")
+	it := initTimeout
+	p.InitTimeout = &it
+	res := jc.render(p)
+	worker := jc.name + "-worker"
+	jc.apply(overlay(t, res, `apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+- ../base
+patches:
+- target:
+    group: batch
+    version: v1
+    kind: Job
+    name: `+worker+`
+  patch: |-
+    - op: replace
+      path: /spec/completions
+      value: 1
+    - op: replace
+      path: /spec/parallelism
+      value: 1
+`))
+
+	// The overlay did what it should: one worker pod, two in the hostfile.
+	j, err := jc.getJob(worker)
+	require.NoError(t, err)
+	require.NotNil(t, j.Spec.Completions)
+	require.NotNil(t, j.Spec.Parallelism)
+	require.Equal(t, [2]int{1, 1}, [2]int{*j.Spec.Completions, *j.Spec.Parallelism}, "completions and parallelism of the patched worker Job")
+	hostfile, err := jc.kubectl(nil, "get", "configmap", jc.name+"-config", "-o", "jsonpath={.data.hostfile}")
+	require.NoError(t, err)
+	require.Equal(t, jc.workerHost(0)+" slots=1\n"+jc.workerHost(1)+" slots=1\n", string(hostfile), "hostfile")
+
+	require.Equal(t, "Failed", jc.waitJob(jc.name+"-launcher"), "launcher Job")
+	lp := jc.launcherPod()
+	log := jc.logs(lp.name(), "launcher")
+	code, err := lp.exitCode("launcher")
+	require.NoError(t, err)
+	require.Equal(t, 124, code, "launcher exit code; its log:\n%s", log)
+	gaveUp := lineWith(log, fmt.Sprintf("gave up after %ds", int(initTimeout.Seconds())), "not reachable", jc.workerHost(1))
+	require.NotEmpty(t, gaveUp, "the launcher names the worker that never answered; its log:\n%s", log)
+	require.NotContains(t, gaveUp, jc.workerHost(0), "worker-0 did answer")
+	require.NotEmpty(t, lineWith(log, jc.workerHost(0)+" answered"), "worker-0 answered; log:\n%s", log)
+	require.NotEmpty(t, lineWith(log, "telling 1 worker(s) to stop: "+jc.workerHost(0)), "the launcher stops worker-0; log:\n%s", log)
+	require.Empty(t, lineWith(log, "running TS_EXEC"), "exec must not run; log:\n%s", log)
+
+	require.Equal(t, "Complete", jc.waitJob(worker), "worker Job (1 completion)")
+	workers := jc.podsOf("worker")
+	require.Len(t, workers, 1, "worker pods")
+	requireWorkerStopped(t, jc, workers[0], "0")
+	jc.requireNothingRunning()
+}
+
+// testExecExit3: exec fails with 3 after mpirun ran. The launcher Job
+// fails, the launcher container's exit code is exec's, and the workers are
+// told to stop all the same.
+func testExecExit3(t *testing.T, s *suite) {
+	jc := s.start(t, "exit3", kube.Baseline)
+	jc.apply(jc.yaml(jc.render(jc.params("mpirun -np 2 hostname && exit 3"))))
+
+	require.Equal(t, "Failed", jc.waitJob(jc.name+"-launcher"), "launcher Job")
+	lp := jc.launcherPod()
+	log := jc.logs(lp.name(), "launcher")
+	code, err := lp.exitCode("launcher")
+	require.NoError(t, err)
+	require.Equal(t, 3, code, "launcher exit code; its log:\n%s", log)
+	ls := lines(log)
+	for i := range 2 {
+		require.Contains(t, ls, fmt.Sprintf("%s-worker-%d", jc.name, i), "mpirun ran on worker %d before exec failed; log:\n%s", i, log)
+	}
+	require.NotEmpty(t, lineWith(log, "TS_EXEC exited with code 3"), "log:\n%s", log)
+
+	require.Equal(t, "Complete", jc.waitJob(jc.name+"-worker"), "worker Job")
+	workers := jc.podsOf("worker")
+	require.Len(t, workers, 2, "worker pods")
+	for i, w := range workers {
+		requireWorkerStopped(t, jc, w, fmt.Sprint(i))
+	}
+	jc.requireNothingRunning()
+}
+
+// testLauncherGone: the launcher ends without telling the workers to stop -
+// here because it gets SIGTERM while exec runs, as when its pod is deleted,
+// and then leaves the workers to notice by themselves. The workers' watchdog
+// sees the launcher's DNS name (the headless Service, through CoreDNS) go
+// away once its pod has ended, and after the grace period (60 s without
+// launcher retries) they exit 0: no pod is left running, with no RBAC.
+func testLauncherGone(t *testing.T, s *suite) {
+	const grace = 60 * time.Second // mpi.libsonnet's launcherGrace with backoffLimit 0
+	jc := s.start(t, "gone", kube.Baseline)
+	// PID 1 of the launcher container is mpi.sh: it passes the signal on
+	// to exec and exits 143 without stopping the workers.
+	jc.apply(jc.yaml(jc.render(jc.params("mpirun -np 2 hostname && kill -TERM 1 && sleep 30"))))
+
+	require.Equal(t, "Failed", jc.waitJob(jc.name+"-launcher"), "launcher Job")
+	launcherEnded := time.Now()
+	lp := jc.launcherPod()
+	log := jc.logs(lp.name(), "launcher")
+	code, err := lp.exitCode("launcher")
+	require.NoError(t, err)
+	require.Equal(t, 143, code, "launcher exit code; its log:\n%s", log)
+	require.NotEmpty(t, lineWith(log, "exiting 143 without stopping the workers"), "log:\n%s", log)
+	require.Empty(t, lineWith(log, "telling"), "the launcher must not stop the workers here; log:\n%s", log)
+
+	require.Equal(t, "Complete", jc.waitJob(jc.name+"-worker"), "worker Job")
+	t.Logf("workers ended %.1fs after the launcher Job failed (grace %s)", time.Since(launcherEnded).Seconds(), grace)
+	workers := jc.podsOf("worker")
+	require.Len(t, workers, 2, "worker pods")
+	for i, w := range workers {
+		require.Equal(t, fmt.Sprint(i), w.Metadata.Annotations[indexAnno], "completion index of %s", w.name())
+		require.Equal(t, "Succeeded", w.Status.Phase, "worker pod %s", w.name())
+		code, err := w.exitCode("worker")
+		require.NoError(t, err)
+		require.Zero(t, code, "worker %s exit code", w.name())
+		wlog := jc.logs(w.name(), "worker")
+		requireWatchdogSawLauncher(t, w, wlog)
+		require.NotEmpty(t, lineWith(wlog, fmt.Sprintf("has not resolved for %ds; assuming the job ended", int(grace.Seconds()))),
+			"worker %s stopped through its watchdog; its log:\n%s", w.name(), wlog)
+	}
+	jc.requireNothingRunning()
+}
+
+// requireRanksOnEveryWorker checks the launcher's log of rankExec: every
+// worker was reached over ssh, and rank i ran on worker i (the hostfile's
+// order, one slot each).
+func (jc *jobCase) requireRanksOnEveryWorker(workers int) {
+	t := jc.t
+	t.Helper()
+	lp := jc.launcherPod()
+	log := jc.logs(lp.name(), "launcher")
+	t.Logf("launcher log:\n%s", log)
+	ls := lines(log)
+	for i := range workers {
+		require.Contains(t, ls, fmt.Sprintf("rank %d of %d on %s-worker-%d", i, workers, jc.name, i),
+			"rank %d ran on worker %d; launcher log:\n%s", i, i, log)
+		require.NotEmpty(t, lineWith(log, jc.workerHost(i)+" answered"), "the launcher waited for worker %d over ssh", i)
+	}
+	require.NotEmpty(t, lineWith(log, fmt.Sprintf("all %d workers reachable", workers)))
+	require.NotEmpty(t, lineWith(log, "TS_EXEC exited with code 0"))
+	code, err := lp.exitCode("launcher")
+	require.NoError(t, err)
+	require.Zero(t, code, "launcher exit code")
+}
+
+// requireAllSucceeded checks that the launcher and every worker pod
+// Succeeded and returns the workers, which must be indexes 0..workers-1,
+// each stopped by the launcher.
+func (jc *jobCase) requireAllSucceeded(workers int) []pod {
+	t := jc.t
+	t.Helper()
+	lp := jc.launcherPod()
+	require.Equal(t, "Succeeded", lp.Status.Phase, "launcher pod %s", lp.name())
+	ws := jc.podsOf("worker")
+	require.Len(t, ws, workers, "worker pods")
+	byIndex := map[string]pod{}
+	for _, w := range ws {
+		byIndex[w.Metadata.Annotations[indexAnno]] = w
+	}
+	for i := range workers {
+		w, ok := byIndex[fmt.Sprint(i)]
+		require.True(t, ok, "no pod of worker index %d among %v", i, slices.Sorted(maps.Keys(byIndex)))
+		requireWorkerStopped(t, jc, w, fmt.Sprint(i))
+	}
+	return ws
+}
+
+// requireWorkerStopped checks that a worker pod ended with 0 because the
+// launcher asked it to (not through the watchdog's grace period).
+func requireWorkerStopped(t *testing.T, jc *jobCase, w pod, index string) {
+	t.Helper()
+	require.Equal(t, index, w.Metadata.Annotations[indexAnno], "completion index of %s", w.name())
+	require.Equal(t, "Succeeded", w.Status.Phase, "worker pod %s", w.name())
+	code, err := w.exitCode("worker")
+	require.NoError(t, err)
+	require.Zero(t, code, "worker %s exit code", w.name())
+	log := jc.logs(w.name(), "worker")
+	require.NotEmpty(t, lineWith(log, "the launcher asked us to stop"), "worker %s was stopped by the launcher; its log:\n%s", w.name(), log)
+	requireWatchdogSawLauncher(t, w, log)
+}
+
+// requireNetworkPolicySelectsJob checks the NetworkPolicy that openmpi
+// renders by default: it exists, it applies to every pod of the job, and
+// the one peer it admits ingress from is the job's own pods. Together with
+// the job having run to completion this shows that the policy does not
+// block the job's own traffic (launcher to workers over ssh, mpirun's
+// daemons back to the launcher).
+//
+// The node's CNI (the bridge plugin, test/node) does not enforce
+// NetworkPolicy: pods here would talk to each other whatever the policy
+// said. What can be checked here is the policy object against the live
+// pods; that it also keeps other pods out needs a cluster whose CNI
+// enforces it (Calico, Cilium), which this machine does not run.
+func (jc *jobCase) requireNetworkPolicySelectsJob(pods int) {
+	t := jc.t
+	t.Helper()
+	out, err := jc.kubectl(nil, "get", "networkpolicy", jc.name, "-o", "json")
+	require.NoError(t, err, "the NetworkPolicy %s exists", jc.name)
+	type selector struct {
+		MatchLabels      map[string]string `json:"matchLabels"`
+		MatchExpressions []any             `json:"matchExpressions"`
+	}
+	var np struct {
+		Spec struct {
+			PodSelector selector `json:"podSelector"`
+			PolicyTypes []string `json:"policyTypes"`
+			Ingress     []struct {
+				From []struct {
+					PodSelector       *selector `json:"podSelector"`
+					NamespaceSelector *selector `json:"namespaceSelector"`
+					IPBlock           any       `json:"ipBlock"`
+				} `json:"from"`
+				Ports []any `json:"ports"`
+			} `json:"ingress"`
+		} `json:"spec"`
+	}
+	require.NoError(t, json.Unmarshal(out, &np))
+	spec := np.Spec
+	require.Equal(t, []string{"Ingress"}, spec.PolicyTypes)
+	require.Empty(t, spec.PodSelector.MatchExpressions)
+	require.NotEmpty(t, spec.PodSelector.MatchLabels)
+	require.Len(t, spec.Ingress, 1, "ingress rules")
+	require.Empty(t, spec.Ingress[0].Ports, "the rule admits every port")
+	require.Len(t, spec.Ingress[0].From, 1, "peers")
+	peer := spec.Ingress[0].From[0]
+	require.Nil(t, peer.NamespaceSelector, "peers in the policy's own namespace only")
+	require.Nil(t, peer.IPBlock)
+	require.NotNil(t, peer.PodSelector)
+	require.Equal(t, spec.PodSelector, *peer.PodSelector, "the policy admits exactly the pods it applies to")
+
+	all := podNames(jc.pods(""))
+	require.Len(t, all, pods, "pods of the job: the launcher and the workers")
+	selected := podNames(jc.pods(labelSelector(spec.PodSelector.MatchLabels)))
+	require.Equal(t, all, selected, "the NetworkPolicy's podSelector selects every pod of the job")
+	t.Logf("NetworkPolicy %s selects %s; ingress only from the same pods (not enforced by this node's bridge CNI)",
+		jc.name, strings.Join(selected, ", "))
+}
+
+func labelSelector(m map[string]string) string {
+	parts := make([]string, 0, len(m))
+	for k, v := range m {
+		parts = append(parts, k+"="+v)
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ",")
+}
+
+func podNames(pods []pod) []string {
+	names := make([]string, 0, len(pods))
+	for _, p := range pods {
+		names = append(names, p.name())
+	}
+	return names
+}
