@@ -10,7 +10,8 @@
 #                             ServiceAccount credentials (as kubeadm does)
 #   kube-scheduler            no serving port, own identity
 #   kwok                      only with WITH_KWOK=1; manages only Nodes annotated
-#                             kwok.x-k8s.io/node=fake
+#                             kwok.x-k8s.io/node=fake; pod stages from
+#                             kwok-stages.yaml (Job pods stay Running)
 #
 # and wait until the API server is ready and the `default` ServiceAccount
 # exists in namespace `default`.
@@ -50,6 +51,7 @@ TS_NAME=up
 WITH_KWOK="${WITH_KWOK:-0}"
 UP_TIMEOUT="${TRAINSONNET_UP_TIMEOUT:-60}"
 KUBECTL="$TS_K8S_BIN/kubectl"
+KWOK_STAGES="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/kwok-stages.yaml"
 
 # ------------------------------------------------------------ preconditions
 command -v openssl >/dev/null || ts_die "openssl is needed for the PKI (apt-get install openssl)"
@@ -59,6 +61,7 @@ bins=("$TS_ETCD_BIN/etcd" "$TS_K8S_BIN/kube-apiserver" "$TS_K8S_BIN/kube-control
 for b in "${bins[@]}"; do
   [ -x "$b" ] || ts_die "missing $b; run test/cluster/build.sh first"
 done
+[ "$WITH_KWOK" != 1 ] || [ -r "$KWOK_STAGES" ] || ts_die "missing $KWOK_STAGES"
 
 mkdir -p "$TS_STATE"
 TS_STATE="$(cd "$TS_STATE" && pwd -P)"
@@ -312,8 +315,11 @@ if [ "$WITH_KWOK" = 1 ]; then
   # Lease and posts node status only every ~10 min, so the node lifecycle
   # controller marks its nodes NotReady (and their pods Ready=False) after
   # ~50 s. The fake pod/node IPs are documentation ranges, never dialled.
+  # --config: kwok's default pod stages without pod-complete, which would
+  # mark every Job pod Succeeded at once (see kwok-stages.yaml).
   start kwok "$TS_KWOK_BIN/kwok" \
     --kubeconfig="$KCFG" \
+    --config="$KWOK_STAGES" \
     --manage-all-nodes=false \
     --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
     --node-lease-duration-seconds=40 \

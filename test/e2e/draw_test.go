@@ -1,0 +1,792 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/trainsonnet/trainsonnet/generator"
+)
+
+// This file draws random parameter sets from a prototype's declared
+// parameters (generator.Leaves): nothing here knows openmpi's parameters
+// except the two every prototype has (lib/common.libsonnet): name, drawn
+// unique per set, and namespace, which the sweep sets to its test
+// namespace.
+
+// sweepCountCap bounds every int parameter whose value scales the size of
+// the output (openmpi's workers: one hostfile line and one pod each): such
+// parameters are drawn from [min, min+15], so at most 16 for min 1, which
+// keeps each set's manifests a few kB. Which parameters scale the output
+// is measured, not declared: see sizeScalingInts.
+const sweepCountCap = 16
+
+// interestingInts are drawn now and then for any int parameter whose range
+// holds them: edges and well-known values (ssh's port 22, privileged
+// ports, a typical uid, int32's edge).
+var interestingInts = []int64{0, 1, 2, 22, 80, 443, 1000, 1023, 1024, 2222, 65535, math.MaxInt32, math.MaxInt32 + 1}
+
+// A drawnValue is one parameter's value, as the flag text the CLI takes
+// (and generator.Params.SetText parses the same way) and as the value a
+// params file holds.
+type drawnValue struct {
+	param *generator.Param
+	text  string
+	value any
+}
+
+// drawer draws parameter sets for one prototype.
+type drawer struct {
+	r      *rand.Rand
+	leaves []*generator.Param
+	caps   map[string]int64 // int parameters that scale the output -> max
+	// skipped records parameters no value can be drawn for (a format or
+	// object kind this file does not know); they stay unset.
+	skipped map[string]string
+}
+
+// sizeScalingInts measures which int parameters scale the output: each is
+// rendered at min+1 and min+9 (every other parameter at its default), and
+// one that adds 16 bytes or more per step is capped at min+15. It returns
+// the caps and, per capped parameter, the bytes per step.
+func sizeScalingInts(ctx context.Context, g *generator.Generator, pr *generator.Prototype) (map[string]int64, map[string]int) {
+	caps, perStep := map[string]int64{}, map[string]int{}
+	size := func(p *generator.Param, v int64) (int, bool) {
+		res, err := g.Render(ctx, generator.NewParams(pr.Name).Set("name", "probe").Set(p.Path, v))
+		if err != nil {
+			return 0, false
+		}
+		y, err := res.YAML()
+		return len(y), err == nil
+	}
+	for _, p := range generator.Leaves(pr.Params) {
+		if p.Type != generator.TypeInt {
+			continue
+		}
+		lo := int64(0)
+		if p.Min != nil {
+			lo = *p.Min
+		}
+		if p.Max != nil && *p.Max < lo+9 {
+			continue
+		}
+		a, okA := size(p, lo+1)
+		b, okB := size(p, lo+9)
+		if okA && okB && b-a >= 8*16 {
+			caps[p.Path] = lo + sweepCountCap - 1
+			perStep[p.Path] = (b - a) / 8
+		}
+	}
+	return caps, perStep
+}
+
+// drawSet draws one parameter set. Top-level parameters are each set with
+// probability 0.4. A group (ssh, s3, launcher) is, as a whole, left unset
+// (50%), set completely (40%: "all of s3 set or none") or set member by
+// member (10%, each member 50%). Values are valid for their declared type
+// and format; combinations may break the prototype's own rules (a mount
+// without its volume, s3.downloadFrom without s3.downloadTo, host network
+// with ssh port 22), which the generator reports as a ValidationError.
+func (d *drawer) drawSet(pr *generator.Prototype, index int) []drawnValue {
+	set := map[string]bool{}
+	d.decide(pr.Params, "each", 40, set)
+	leaves := generator.Leaves(pr.Params)
+	d.leaves = leaves
+	// Volume mounts need volumes: when mounts are drawn but no volumes,
+	// usually (90%) draw volumes too. The rest are mounts of no volume,
+	// which the prototype must refuse.
+	if slices.ContainsFunc(leaves, func(p *generator.Param) bool { return isMount(p) && set[p.Path] }) &&
+		!slices.ContainsFunc(leaves, func(p *generator.Param) bool { return isVolume(p) && set[p.Path] }) &&
+		d.r.IntN(100) < 90 {
+		for _, p := range leaves {
+			if isVolume(p) {
+				set[p.Path] = true
+			}
+		}
+	}
+	values := map[string]drawnValue{}
+	// Objects referring to others come after them (volume mounts after
+	// volumes), absolute paths last: they are drawn relative to paths drawn
+	// before.
+	passes := []func(*generator.Param) bool{
+		func(p *generator.Param) bool { return !isMount(p) && !isAbsPath(p) },
+		isMount,
+		isAbsPath,
+	}
+	for _, pass := range passes {
+		for _, p := range leaves {
+			if !pass(p) {
+				continue
+			}
+			switch {
+			case p.Path == "name":
+				v := d.name(index)
+				values[p.Path] = drawnValue{p, v, v}
+				continue
+			case p.Path == "namespace":
+				continue // the sweep's namespace
+			case !set[p.Path]:
+				continue
+			}
+			if v, ok := d.value(p, values); ok {
+				values[p.Path] = v
+			}
+		}
+	}
+	out := make([]drawnValue, 0, len(values))
+	for _, p := range leaves {
+		if v, ok := values[p.Path]; ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// decide marks which leaves get a value (see drawSet).
+func (d *drawer) decide(ps []*generator.Param, mode string, pct int, set map[string]bool) {
+	for _, p := range ps {
+		if p.Type == generator.TypeGroup {
+			m := "each"
+			switch x := d.r.IntN(100); {
+			case mode == "none" || x < 50:
+				m = "none"
+			case x < 90:
+				m = "all"
+			}
+			d.decide(p.Params, m, 50, set)
+			continue
+		}
+		switch mode {
+		case "none":
+			set[p.Path] = false
+		case "all":
+			set[p.Path] = true
+		default:
+			set[p.Path] = d.r.IntN(100) < pct
+		}
+	}
+}
+
+func isMount(p *generator.Param) bool {
+	return p.Type == generator.TypeObject && p.Kind == "core/v1.VolumeMount"
+}
+
+func isVolume(p *generator.Param) bool {
+	return p.Type == generator.TypeObject && p.Kind == "core/v1.Volume"
+}
+
+func isAbsPath(p *generator.Param) bool {
+	return (p.Type == generator.TypeString || p.Type == generator.TypeList) && p.Format == "absPath"
+}
+
+// value draws a value for p; drawn holds the values drawn so far.
+func (d *drawer) value(p *generator.Param, drawn map[string]drawnValue) (drawnValue, bool) {
+	switch p.Type {
+	case generator.TypeString:
+		s, ok := d.formatted(p.Format, drawn)
+		if !ok {
+			d.skipped[p.Path] = "string format " + strconv.Quote(p.Format)
+			return drawnValue{}, false
+		}
+		return drawnValue{p, s, s}, true
+	case generator.TypeInt:
+		n := d.intIn(p)
+		return drawnValue{p, strconv.FormatInt(n, 10), n}, true
+	case generator.TypeBool:
+		b := d.r.IntN(2) == 0
+		return drawnValue{p, strconv.FormatBool(b), b}, true
+	case generator.TypeEnum:
+		s := p.Values[d.r.IntN(len(p.Values))]
+		return drawnValue{p, s, s}, true
+	case generator.TypeQuantity:
+		var q string
+		switch p.Format {
+		case "":
+			q = d.quantity()
+		case "bytes":
+			q = d.bytes()
+		default:
+			d.skipped[p.Path] = "quantity unit " + strconv.Quote(p.Format)
+			return drawnValue{}, false
+		}
+		return drawnValue{p, q, q}, true
+	case generator.TypeDuration:
+		n := d.intIn(p)
+		text := d.seconds(n)
+		var v any = n
+		if _, err := strconv.ParseInt(text, 10, 64); err != nil {
+			v = text
+		}
+		return drawnValue{p, text, v}, true
+	case generator.TypeMap:
+		return d.mapValue(p, drawn)
+	case generator.TypeList:
+		return d.listValue(p, drawn)
+	case generator.TypeObject:
+		v, ok := d.object(p, drawn)
+		if !ok {
+			d.skipped[p.Path] = "object kind " + p.Kind
+			return drawnValue{}, false
+		}
+		j, err := json.Marshal(v)
+		if err != nil {
+			panic(err)
+		}
+		return drawnValue{p, string(j), v}, true
+	}
+	d.skipped[p.Path] = "type " + string(p.Type)
+	return drawnValue{}, false
+}
+
+// intIn draws an int (or seconds) within the parameter's bounds (and its
+// cap, for parameters that scale the output): small values near the
+// minimum, the bounds, interestingInts, and log-uniform values across the
+// whole range (beyond int32 when there is no maximum).
+func (d *drawer) intIn(p *generator.Param) int64 {
+	lo, hi := int64(0), int64(math.MaxInt64)
+	if p.Min != nil {
+		lo = *p.Min
+	}
+	if p.Max != nil {
+		hi = *p.Max
+	}
+	if c, ok := d.caps[p.Path]; ok {
+		hi = min(hi, c)
+	}
+	in := func(v int64) bool { return v >= lo && v <= hi }
+	switch x := d.r.IntN(100); {
+	case x < 40:
+		return lo + d.r.Int64N(min(hi-lo, 15)+1)
+	case x < 55:
+		var cands []int64
+		for _, v := range interestingInts {
+			if in(v) {
+				cands = append(cands, v)
+			}
+		}
+		if len(cands) > 0 {
+			return cands[d.r.IntN(len(cands))]
+		}
+		return lo
+	case x < 62:
+		return lo
+	case x < 67 && p.Max != nil:
+		return hi
+	}
+	// log-uniform: up to 2^33 above the minimum
+	v := lo + d.r.Int64N(int64(1)<<(1+d.r.IntN(33)))
+	if !in(v) {
+		v = lo + d.r.Int64N(min(hi-lo, math.MaxInt64-1)+1)
+	}
+	return v
+}
+
+// seconds writes n as "300", "300s", "5m" or "2h", as users may.
+func (d *drawer) seconds(n int64) string {
+	switch x := d.r.IntN(4); {
+	case x == 0 && n > 0 && n%3600 == 0:
+		return strconv.FormatInt(n/3600, 10) + "h"
+	case x == 1 && n > 0 && n%60 == 0:
+		return strconv.FormatInt(n/60, 10) + "m"
+	case x == 2:
+		return strconv.FormatInt(n, 10) + "s"
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// quantity draws a Kubernetes quantity: mostly whole numbers with or
+// without a binary or decimal suffix, sometimes milli values, decimals or
+// exponents.
+func (d *drawer) quantity() string {
+	suffixes := []string{"", "", "Ki", "Mi", "Gi", "k", "M", "G"}
+	switch x := d.r.IntN(40); {
+	case x < 26:
+		return strconv.Itoa(1+d.r.IntN(64)) + suffixes[d.r.IntN(len(suffixes))]
+	case x < 28:
+		return strconv.Itoa(1+d.r.IntN(8000)) + "m"
+	case x < 30:
+		return fmt.Sprintf("%d.%d%s", d.r.IntN(16), 1+d.r.IntN(9), []string{"", "Gi", "Mi", "Ti"}[d.r.IntN(4)])
+	case x < 32:
+		return "0"
+	case x < 34:
+		return fmt.Sprintf("%de%d", 1+d.r.IntN(9), d.r.IntN(10))
+	}
+	return strconv.Itoa(1+d.r.IntN(512)) + []string{"Mi", "Gi"}[d.r.IntN(2)]
+}
+
+// bytes draws a whole number of bytes (a quantity of unit "bytes").
+func (d *drawer) bytes() string {
+	switch x := d.r.IntN(10); {
+	case x < 6:
+		return strconv.Itoa(1+d.r.IntN(512)) + []string{"Mi", "Gi", "Ki", "M", "G"}[d.r.IntN(5)]
+	case x < 7:
+		return "0"
+	case x < 8:
+		return fmt.Sprintf("%d.5Gi", d.r.IntN(64))
+	case x < 9:
+		return fmt.Sprintf("%de%d", 1+d.r.IntN(9), 3+d.r.IntN(8))
+	}
+	return strconv.Itoa(1 + d.r.IntN(1<<30))
+}
+
+// resourceQuantity draws a limit valid for the resource named: whole bytes
+// for memory and storage, whole pages for huge pages, whole devices for
+// extended resources (the rules of the format "resourceName").
+func (d *drawer) resourceQuantity(name string) string {
+	switch {
+	case name == "memory" || name == "ephemeral-storage":
+		return d.bytes()
+	case strings.HasPrefix(name, "hugepages-"):
+		page, err := resource.ParseQuantity(strings.TrimPrefix(name, "hugepages-"))
+		if err != nil {
+			return d.bytes()
+		}
+		return strconv.FormatInt(int64(1+d.r.IntN(8))*page.Value(), 10)
+	case strings.Contains(name, "/"):
+		return strconv.Itoa(d.r.IntN(65))
+	}
+	return d.quantity()
+}
+
+// formatted draws a string valid for a declared format.
+func (d *drawer) formatted(format string, drawn map[string]drawnValue) (string, bool) {
+	switch format {
+	case "":
+		return d.text(d.r.IntN(10) == 0), true
+	case "nonEmpty":
+		return d.text(false), true
+	case "dns1035Label":
+		return d.dns1035(1 + d.r.IntN(20)), true
+	case "dns1123Label":
+		return d.label(1 + d.r.IntN(30)), true
+	case "dns1123Subdomain":
+		return d.subdomain(), true
+	case "labelKey":
+		return d.labelKey(), true
+	case "labelValue":
+		return d.labelValue(), true
+	case "resourceName":
+		return d.resourceName(), true
+	case "extendedResourceName":
+		return d.extendedResourceName(), true
+	case "envName":
+		return d.envName(), true
+	case "image":
+		return d.image(), true
+	case "absPath":
+		return d.absPath(d.absPathPool(drawn)), true
+	case "s3URI":
+		return d.s3URI(), true
+	case "int":
+		return strconv.FormatInt(d.r.Int64N(1<<31), 10), true
+	}
+	return "", false
+}
+
+const (
+	lower    = "abcdefghijklmnopqrstuvwxyz"
+	digits   = "0123456789"
+	alnum    = lower + digits
+	anyASCII = " !\"#$%&'()*+-./:;<>?@[\\]^_`{|}~" + alnum + "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+)
+
+func (d *drawer) pick(chars string) byte { return chars[d.r.IntN(len(chars))] }
+
+func (d *drawer) from(chars string, n int) string {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = d.pick(chars)
+	}
+	return string(b)
+}
+
+// name draws the set's unique name: a DNS-1035 label of 1 to 62
+// characters, mostly short, then "-<index>".
+func (d *drawer) name(index int) string {
+	suffix := "-" + strconv.Itoa(index)
+	var n int
+	switch x := d.r.IntN(100); {
+	case x < 70:
+		n = 1 + d.r.IntN(10)
+	case x < 90:
+		n = 11 + d.r.IntN(30)
+	default:
+		n = 41 + d.r.IntN(22)
+	}
+	n = max(1, min(n, 63-len(suffix)))
+	return d.dns1035(n) + suffix
+}
+
+// dns1035 draws a DNS-1035 label: a letter, then letters, digits and
+// dashes, ending with a letter or digit.
+func (d *drawer) dns1035(n int) string {
+	if n == 1 {
+		return string(d.pick(lower))
+	}
+	return string(d.pick(lower)) + d.from(alnum+"-", n-2) + string(d.pick(alnum))
+}
+
+// label draws a DNS-1123 label.
+func (d *drawer) label(n int) string {
+	if n == 1 {
+		return string(d.pick(alnum))
+	}
+	return string(d.pick(alnum)) + d.from(alnum+"-", n-2) + string(d.pick(alnum))
+}
+
+// subdomain draws a DNS-1123 subdomain of one to three labels.
+func (d *drawer) subdomain() string {
+	parts := make([]string, 1+d.r.IntN(3))
+	for i := range parts {
+		parts[i] = d.label(1 + d.r.IntN(15))
+	}
+	return strings.Join(parts, ".")
+}
+
+// qualifiedName draws the name part of a label key: alphanumerics at both
+// ends, dashes, dots and underscores between, up to 63 characters.
+func (d *drawer) qualifiedName(n int) string {
+	an := alnum + "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	if n == 1 {
+		return string(d.pick(an))
+	}
+	return string(d.pick(an)) + d.from(an+"-_.", n-2) + string(d.pick(an))
+}
+
+func (d *drawer) labelKey() string {
+	name := d.qualifiedName(1 + d.r.IntN(30))
+	if d.r.IntN(10) < 3 {
+		return d.subdomain() + "/" + name
+	}
+	return name
+}
+
+func (d *drawer) labelValue() string {
+	if d.r.IntN(10) == 0 {
+		return ""
+	}
+	return d.qualifiedName(1 + d.r.IntN(63))
+}
+
+// resourceName draws a container resource name (format "resourceName"):
+// cpu, memory, ephemeral-storage, hugepages-<size>, or an extended resource.
+func (d *drawer) resourceName() string {
+	switch x := d.r.IntN(20); {
+	case x < 6:
+		return []string{"cpu", "memory", "ephemeral-storage"}[d.r.IntN(3)]
+	case x < 7:
+		return []string{"hugepages-2Mi", "hugepages-1Gi"}[d.r.IntN(2)]
+	}
+	return d.extendedResourceName()
+}
+
+// extendedResourceName draws an extended resource name: domain/name.
+func (d *drawer) extendedResourceName() string {
+	if d.r.IntN(2) == 0 {
+		return []string{"nvidia.com/gpu", "amd.com/gpu", "rdma/hca_shared_devices_a", "example.com/fpga"}[d.r.IntN(4)]
+	}
+	return d.subdomain() + "/" + d.qualifiedName(1+d.r.IntN(20))
+}
+
+// envName draws an environment variable name ([-._a-zA-Z][-._a-zA-Z0-9]*).
+func (d *drawer) envName() string {
+	first := "-._" + lower + "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	if d.r.IntN(2) == 0 {
+		first = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	}
+	return string(d.pick(first)) + d.from("-._"+alnum+"ABCDEFGHIJKLMNOPQRSTUVWXYZ_", d.r.IntN(24))
+}
+
+// trickyTexts are strings that YAML, JSON, shells or Kubernetes treat
+// specially.
+var trickyTexts = []string{"true", "null", "~", "0x1F", "1e3", "-", "- x", "#x", "&a", "*a", "'q'", `"dq"`,
+	"a: b", "{}", "[]", "%d", "$(HOME)", "${X}", "`id`", "a\\b", "é日本ß", " lead", "trail ", "a;b|c&&d", "x=y"}
+
+// text draws free text (format "" or nonEmpty), without commas, which a
+// map value given as a flag cannot hold (k=v,k2=v2).
+func (d *drawer) text(allowEmpty bool) string {
+	if allowEmpty && d.r.IntN(5) == 0 {
+		return ""
+	}
+	if d.r.IntN(4) == 0 {
+		return trickyTexts[d.r.IntN(len(trickyTexts))]
+	}
+	s := d.from(strings.ReplaceAll(anyASCII, ",", ""), 1+d.r.IntN(40))
+	if strings.TrimSpace(s) == "" {
+		s += "x"
+	}
+	return s
+}
+
+// image draws an image reference: [registry/]path[:tag][@digest].
+func (d *drawer) image() string {
+	var b strings.Builder
+	switch d.r.IntN(3) {
+	case 0:
+		b.WriteString(d.subdomain() + ".example.com/")
+	case 1:
+		b.WriteString("localhost:" + strconv.Itoa(1024+d.r.IntN(60000)) + "/")
+	}
+	parts := make([]string, 1+d.r.IntN(3))
+	for i := range parts {
+		parts[i] = d.label(1+d.r.IntN(10)) + []string{"", "_x", ".y", "__z"}[d.r.IntN(4)]
+	}
+	b.WriteString(strings.Join(parts, "/"))
+	if d.r.IntN(4) > 0 {
+		b.WriteString(":" + d.qualifiedName(1+d.r.IntN(20)))
+	}
+	if d.r.IntN(5) == 0 {
+		b.WriteString("@sha256:" + d.from("0123456789abcdef", 64))
+	}
+	return b.String()
+}
+
+// absPathPool is where absolute paths are drawn from: the value of every
+// absolute-path parameter that has a default (a directory the prototype
+// mounts, such as openmpi's dataDir; as drawn so far, else the default),
+// and the mount paths of volume mounts. A prototype's paths often have to
+// be under one of those (openmpi: S3 staging paths under dataDir or a
+// volume mount).
+func (d *drawer) absPathPool(drawn map[string]drawnValue) []string {
+	var pool []string
+	for _, p := range d.leaves {
+		v, isDrawn := drawn[p.Path]
+		def, hasDefault := p.Default.(string)
+		switch {
+		case isAbsPath(p) && p.Type == generator.TypeString && hasDefault && isDrawn:
+			pool = append(pool, v.text)
+		case isAbsPath(p) && p.Type == generator.TypeString && hasDefault:
+			pool = append(pool, def)
+		case isMount(p) && isDrawn:
+			for _, m := range asList(v.value) {
+				if mp, ok := asMap(m)["mountPath"].(string); ok {
+					pool = append(pool, mp)
+				}
+			}
+		}
+	}
+	slices.Sort(pool)
+	return slices.Compact(pool)
+}
+
+// absPath draws a clean absolute path: mostly (92%) a pool path or one
+// below it, else a fresh one.
+func (d *drawer) absPath(pool []string) string {
+	if len(pool) > 0 && d.r.IntN(100) < 92 {
+		base := pool[d.r.IntN(len(pool))]
+		if d.r.IntN(3) == 0 {
+			return base
+		}
+		return path.Join(base, d.label(1+d.r.IntN(12)))
+	}
+	parts := make([]string, 1+d.r.IntN(4))
+	for i := range parts {
+		parts[i] = d.qualifiedName(1 + d.r.IntN(12))
+	}
+	return "/" + strings.Join(parts, "/")
+}
+
+func (d *drawer) s3URI() string {
+	u := "s3://" + d.label(3+d.r.IntN(20))
+	for i := d.r.IntN(3); i > 0; i-- {
+		u += "/" + d.qualifiedName(1+d.r.IntN(12))
+	}
+	return u
+}
+
+// mapValue draws one to three entries with keys and values valid for the
+// map's Format and ValueFormat.
+func (d *drawer) mapValue(p *generator.Param, drawn map[string]drawnValue) (drawnValue, bool) {
+	m := map[string]any{}
+	for i := 1 + d.r.IntN(3); i > 0; i-- {
+		var k, v string
+		var ok bool
+		if p.Format == "" {
+			k = strings.NewReplacer("=", "", ",", "").Replace(d.text(false))
+			if strings.TrimSpace(k) != k || k == "" {
+				k = "k" + strconv.Itoa(i)
+			}
+		} else if k, ok = d.formatted(p.Format, drawn); !ok {
+			d.skipped[p.Path] = "map key format " + strconv.Quote(p.Format)
+			return drawnValue{}, false
+		}
+		switch {
+		case p.ValueFormat == "quantity" && p.Format == "resourceName":
+			v = d.resourceQuantity(k)
+		case p.ValueFormat == "quantity":
+			v = d.quantity()
+		case p.ValueFormat == "":
+			v = d.text(true)
+		default:
+			if v, ok = d.formatted(p.ValueFormat, drawn); !ok {
+				d.skipped[p.Path] = "map value format " + strconv.Quote(p.ValueFormat)
+				return drawnValue{}, false
+			}
+		}
+		m[k] = v
+	}
+	keys := sortedKeys(m)
+	pairs := make([]string, len(keys))
+	for i, k := range keys {
+		pairs[i] = k + "=" + m[k].(string)
+	}
+	return drawnValue{p, strings.Join(pairs, ","), m}, true
+}
+
+// listValue draws one to three distinct items (integers within the list's
+// bounds for items "int").
+func (d *drawer) listValue(p *generator.Param, drawn map[string]drawnValue) (drawnValue, bool) {
+	var items []any
+	var texts []string
+	for i := 1 + d.r.IntN(3); i > 0; i-- {
+		var s string
+		switch {
+		case p.Format == "int":
+			s = strconv.FormatInt(d.intIn(&generator.Param{Type: generator.TypeInt, Min: p.Min, Max: p.Max}), 10)
+		default:
+			var ok bool
+			if s, ok = d.formatted(p.Format, drawn); !ok {
+				d.skipped[p.Path] = "list item format " + strconv.Quote(p.Format)
+				return drawnValue{}, false
+			}
+			if s == "" || strings.Contains(s, ",") || strings.TrimSpace(s) != s {
+				continue // not expressible as a comma-separated flag
+			}
+		}
+		if slices.Contains(texts, s) {
+			continue
+		}
+		texts = append(texts, s)
+		if p.Format == "int" {
+			n, _ := strconv.ParseInt(s, 10, 64)
+			items = append(items, n)
+		} else {
+			items = append(items, s)
+		}
+	}
+	if len(items) == 0 {
+		return drawnValue{}, false
+	}
+	return drawnValue{p, strings.Join(texts, ","), items}, true
+}
+
+// object draws a value for an object parameter from a few valid objects
+// of its kind. Kinds without a generator here are left unset (and listed).
+func (d *drawer) object(p *generator.Param, drawn map[string]drawnValue) (any, bool) {
+	var one func(i int, names map[string]bool) map[string]any
+	switch p.Kind {
+	case "core/v1.Volume":
+		one = d.volume
+	case "core/v1.VolumeMount":
+		var volumes []string
+		for _, v := range drawn {
+			if v.param.Kind == "core/v1.Volume" {
+				for _, vol := range asList(v.value) {
+					volumes = append(volumes, asMap(vol)["name"].(string))
+				}
+			}
+		}
+		slices.Sort(volumes)
+		one = func(i int, used map[string]bool) map[string]any { return d.mount(volumes, used) }
+	case "core/v1.Toleration":
+		one = func(int, map[string]bool) map[string]any { return d.toleration() }
+	case "core/v1.EnvVar":
+		one = func(int, map[string]bool) map[string]any {
+			return map[string]any{"name": d.envName(), "value": d.text(true)}
+		}
+	case "core/v1.LocalObjectReference":
+		one = func(int, map[string]bool) map[string]any { return map[string]any{"name": d.subdomain()} }
+	default:
+		return nil, false
+	}
+	if !p.List {
+		return one(0, map[string]bool{}), true
+	}
+	used := map[string]bool{}
+	var list []any
+	for i := 1 + d.r.IntN(3); i > 0; i-- {
+		list = append(list, one(i, used))
+	}
+	return list, true
+}
+
+// volume draws a volume with a fresh name, of one of the common types
+// (hostPath too: it makes the set need a privileged namespace).
+func (d *drawer) volume(_ int, used map[string]bool) map[string]any {
+	name := "v-" + d.label(1+d.r.IntN(12))
+	for used[name] {
+		name += "x"
+	}
+	used[name] = true
+	v := map[string]any{"name": name}
+	switch d.r.IntN(9) {
+	case 0:
+		v["emptyDir"] = map[string]any{}
+	case 1:
+		v["emptyDir"] = map[string]any{"medium": "Memory", "sizeLimit": strconv.Itoa(1+d.r.IntN(64)) + "Gi"}
+	case 2:
+		v["configMap"] = map[string]any{"name": d.subdomain(), "optional": true, "defaultMode": 0o444}
+	case 3:
+		v["secret"] = map[string]any{"secretName": d.subdomain(), "defaultMode": 0o400}
+	case 4:
+		v["persistentVolumeClaim"] = map[string]any{"claimName": d.subdomain(), "readOnly": d.r.IntN(2) == 0}
+	case 5:
+		v["downwardAPI"] = map[string]any{"items": []any{map[string]any{"path": "labels", "fieldRef": map[string]any{"fieldPath": "metadata.labels"}}}}
+	case 6:
+		v["projected"] = map[string]any{"sources": []any{
+			map[string]any{"configMap": map[string]any{"name": d.subdomain()}},
+			map[string]any{"serviceAccountToken": map[string]any{"path": "token", "expirationSeconds": 3600}},
+		}}
+	case 7:
+		v["ephemeral"] = map[string]any{"volumeClaimTemplate": map[string]any{"spec": map[string]any{
+			"accessModes": []any{"ReadWriteOnce"},
+			"resources":   map[string]any{"requests": map[string]any{"storage": strconv.Itoa(1+d.r.IntN(100)) + "Gi"}},
+		}}}
+	default:
+		v["hostPath"] = map[string]any{"path": "/var/lib/" + d.label(1+d.r.IntN(10)), "type": "DirectoryOrCreate"}
+	}
+	return v
+}
+
+// mount draws a volume mount of one of the drawn volumes (5%: of a volume
+// that does not exist, which the prototype must refuse) on a fresh path.
+func (d *drawer) mount(volumes []string, used map[string]bool) map[string]any {
+	name := "v-" + d.label(1+d.r.IntN(12))
+	if len(volumes) > 0 && d.r.IntN(100) < 95 {
+		name = volumes[d.r.IntN(len(volumes))]
+	}
+	p := "/mnt/" + d.label(1+d.r.IntN(12))
+	for used[p] {
+		p += "x"
+	}
+	used[p] = true
+	m := map[string]any{"name": name, "mountPath": p}
+	if d.r.IntN(2) == 0 {
+		m["readOnly"] = true
+	}
+	if d.r.IntN(4) == 0 {
+		m["subPath"] = d.label(1 + d.r.IntN(8))
+	}
+	return m
+}
+
+func (d *drawer) toleration() map[string]any {
+	effects := []string{"NoSchedule", "PreferNoSchedule", "NoExecute"}
+	switch d.r.IntN(4) {
+	case 0:
+		return map[string]any{"operator": "Exists"}
+	case 1:
+		return map[string]any{"key": d.labelKey(), "operator": "Exists", "effect": effects[d.r.IntN(3)]}
+	case 2:
+		return map[string]any{"key": d.labelKey(), "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": d.r.IntN(3600)}
+	}
+	return map[string]any{"key": d.labelKey(), "operator": "Equal", "value": d.labelValue(), "effect": effects[d.r.IntN(3)]}
+}
