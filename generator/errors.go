@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
@@ -92,10 +93,45 @@ func checkObject(v any) string {
 		if !strings.HasPrefix(o.MountPath, "/") {
 			return "volume mount \"" + o.Name + "\": mountPath must be an absolute path"
 		}
+	case corev1.Toleration:
+		return checkToleration(o)
 	case corev1.EnvVar:
 		if msgs := validation.IsEnvVarName(o.Name); len(msgs) > 0 {
 			return "env name \"" + o.Name + "\": " + strings.Join(msgs, "; ")
 		}
+	}
+	return ""
+}
+
+// checkToleration applies the API server's rules for a toleration.
+func checkToleration(t corev1.Toleration) string {
+	if t.Key != "" {
+		if msgs := content.IsLabelKey(t.Key); len(msgs) > 0 {
+			return "toleration key \"" + t.Key + "\": " + strings.Join(msgs, "; ")
+		}
+	}
+	switch t.Operator {
+	case corev1.TolerationOpExists:
+		if t.Value != "" {
+			return "toleration of \"" + t.Key + "\": value must be empty when operator is Exists"
+		}
+	case corev1.TolerationOpEqual, "":
+		if t.Key == "" {
+			return "a toleration without a key must have operator Exists"
+		}
+		if msgs := content.IsLabelValue(t.Value); len(msgs) > 0 {
+			return "toleration of \"" + t.Key + "\": value: " + strings.Join(msgs, "; ")
+		}
+	default:
+		return "toleration of \"" + t.Key + "\": operator must be Exists or Equal, not \"" + string(t.Operator) + "\""
+	}
+	switch t.Effect {
+	case "", corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute:
+	default:
+		return "toleration of \"" + t.Key + "\": effect must be NoSchedule, PreferNoSchedule or NoExecute, not \"" + string(t.Effect) + "\""
+	}
+	if t.TolerationSeconds != nil && t.Effect != corev1.TaintEffectNoExecute {
+		return "toleration of \"" + t.Key + "\": tolerationSeconds needs effect NoExecute"
 	}
 	return ""
 }

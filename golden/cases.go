@@ -114,4 +114,8 @@ var Errors = []Case{
 	{Name: "mount-path-twice", Args: []string{"gen", "openmpi", "--volumes", `[{"name":"a","emptyDir":{}}]`,
 		"--volume-mounts", `[{"name":"a","mountPath":"/trainsonnet/data"}]`}},
 	{Name: "env-sets-open-mpi", Args: []string{"gen", "openmpi", "--env", "OMPI_MCA_btl=tcp", "--launcher-env", "OMPI_ALLOW_RUN_AS_ROOT=0"}},
+	{Name: "hostfile-over-a-configmap", Args: []string{"gen", "openmpi", "--name", "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwx", "--workers", "9000"}},
+	{Name: "toleration-rules", Args: []string{"gen", "openmpi", "--tolerations", `[{"key":"a","operator":"Exists","value":"x"}]`}},
+	{Name: "data-dir-at-root", Args: []string{"gen", "openmpi", "--data-dir", "/"}},
+	{Name: "non-root-on-privileged-port", Args: []string{"gen", "openmpi", "--run-as-user", "1000", "--ssh-port", "22"}},
 }

@@ -37,6 +37,11 @@ local s3Params = params.group(
 
 local digits(n) = std.length(std.toString(n));
 
+// The hostfile: one line per worker, "<name>-worker-<i>.<name> slots=<n>".
+local slots(p) = if p.slots != null then p.slots else if p.gpu > 0 then p.gpu else 1;
+local hostLinePrefix(p) = p.name + '-worker-';
+local hostLineSuffix(p) = '.' + p.name + ' slots=' + slots(p);
+
 // Every object name derives from p.name; the longest DNS label among them is
 // a worker's host name, <name>-worker-<workers-1>.
 local maxName(p) = 63 - std.length('-worker-') - digits(p.workers - 1);
@@ -45,7 +50,8 @@ local maxName(p) = 63 - std.length('-worker-') - digits(p.workers - 1);
 // container and the worker share: dataDir or one of the volumeMounts.
 local sharedPath(p, param, path) =
   local dirs = [p.dataDir] + [m.mountPath for m in p.volumeMounts];
-  ts.check(path == null || std.length([d for d in dirs if path == d || std.startsWith(path, d + '/')]) > 0, param,
+  local under(d) = path == d || std.startsWith(path, if d == '/' then '/' else d + '/');
+  ts.check(path == null || std.length([d for d in dirs if under(d)]) > 0, param,
            'must be under dataDir (' + p.dataDir + ') or a volumeMount, so that the S3 container and the worker share it');
 
 ts.prototype({
@@ -116,8 +122,12 @@ ts.prototype({
     sharedPath(p, 's3.downloadTo', p.s3.downloadTo),
     sharedPath(p, 's3.uploadFrom', p.s3.uploadFrom),
     ts.check(!(std.length([k for k in std.objectFields(p.customResources) if std.startsWith(k, 'hugepages-')]) > 0
-               && p.cpu == null && p.memory == null), 'customResources',
+               && p.cpu == null && p.memory == null
+               && !std.objectHas(p.customResources, 'cpu') && !std.objectHas(p.customResources, 'memory')), 'customResources',
              'hugepages need a cpu or memory limit too (set cpu or memory)'),
+    ts.check(!(common.nonRoot(p) && p.ssh.port < 1024), 'ssh.port',
+             'must be 1024 or more with runAsUser: sshd runs as that user, who may not listen on a privileged port'),
+    mpi.checkConfigSize('workers', hostLinePrefix(p), hostLineSuffix(p), 0, p.workers),
   ] + mpi.checks(p, { dataDir: p.dataDir }, { env: p.env, 'launcher.env': p.launcher.env }),
 
   warnings(p):: [
@@ -128,10 +138,9 @@ ts.prototype({
   ],
 
   render(p)::
-    local slots = if p.slots != null then p.slots else if p.gpu > 0 then p.gpu else 1;
     local secretName = mpi.secretName(p, p.ssh.secret);
     local launcherName = p.name + '-launcher';
-    local hostfile = ts.indexedLines(p.name + '-worker-', '.' + p.name + ' slots=' + slots, 0, p.workers);
+    local hostfile = ts.indexedLines(hostLinePrefix(p), hostLineSuffix(p), 0, p.workers);
     local dataVolume = [{ name: 'trainsonnet-data', emptyDir: {} }];
     local dataMount = [{ name: 'trainsonnet-data', mountPath: p.dataDir }];
     local launcherResources = common.resources(p.launcher.cpu, p.launcher.memory);
