@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 
 	yamlv2 "go.yaml.in/yaml/v2"
@@ -110,8 +111,8 @@ func namespaces(objs []*Object) int {
 	return len(seen)
 }
 
-// numbersForYAML replaces json.Number with int64 or float64 in place, so
-// YAML shows 4, not "4". (Converting a decoded tree directly is several
+// numbersForYAML replaces json.Number with int64 or float64, and whole
+// float64s with int64, in place, so YAML shows 4, not "4" or 4e+00. (Converting a decoded tree directly is several
 // times faster than sigs.k8s.io/yaml.JSONToYAML, which re-parses the JSON
 // with the YAML parser; the output is the same.)
 func numbersForYAML(v any) any {
@@ -130,6 +131,10 @@ func numbersForYAML(v any) any {
 		}
 		if f, err := x.Float64(); err == nil {
 			return f
+		}
+	case float64: // from std.native('emit'): Jsonnet has only doubles
+		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
+			return int64(x)
 		}
 	}
 	return v

@@ -2,11 +2,13 @@ package generator
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -38,7 +40,7 @@ type Generator struct {
 	loaded map[string]*Prototype
 	// idle VMs, kept for reuse: a VM caches the parsed and evaluated
 	// libraries it imported (a sync.Pool would drop them at every GC).
-	idle []*jsonnet.VM
+	idle []*pooledVM
 }
 
 type source struct {
@@ -126,7 +128,7 @@ func (g *Generator) Lookup(name string) (*Prototype, error) {
 		}
 		return nil, &UsageError{fmt.Errorf("%s", msg)}
 	}
-	out, err := g.evaluate(src.path, &ast.DesugaredObject{}, "spec")
+	out, _, err := g.evaluate(src.path, &ast.DesugaredObject{}, "spec")
 	if err != nil {
 		return nil, fmt.Errorf("reading prototype %s: %w", name, err)
 	}
@@ -160,7 +162,7 @@ func (g *Generator) Render(ctx context.Context, params *Params) (*Result, error)
 	if err != nil {
 		return nil, fmt.Errorf("passing the parameters to %s: %w", pr.Name, err)
 	}
-	out, err := g.evaluate(pr.Source, tla, "full")
+	out, emitted, err := g.evaluate(pr.Source, tla, "full")
 	if err != nil {
 		return nil, fmt.Errorf("prototype %s failed: %w", pr.Name, err)
 	}
@@ -170,6 +172,9 @@ func (g *Generator) Render(ctx context.Context, params *Params) (*Result, error)
 	}
 	top, _ := full.(map[string]any)
 	items, okObjects := top["objects"].([]any)
+	if n, emittedCount := top["objects"].(json.Number); emittedCount && n.String() == strconv.Itoa(len(emitted)) {
+		items, okObjects = emitted, true
+	}
 	reported, okErrors := top["errors"].([]any)
 	warnings, okWarnings := top["warnings"].([]any)
 	if !okObjects || !okErrors || !okWarnings {
@@ -210,38 +215,62 @@ func (g *Generator) Render(ctx context.Context, params *Params) (*Result, error)
 }
 
 // evaluate runs a prototype file with the given params and output mode on
-// a pooled VM.
-func (g *Generator) evaluate(file string, params ast.Node, output string) (string, error) {
-	vm := g.getVM()
-	defer g.putVM(vm)
-	vm.TLAReset()
-	vm.TLANode("params", params)
-	vm.TLAVar("output", output)
-	return vm.EvaluateFile(file)
+// a pooled VM. It returns the JSON the prototype evaluated to, and the
+// objects it handed over through std.native('emit'), if it did.
+func (g *Generator) evaluate(file string, params ast.Node, output string) (string, []any, error) {
+	w := g.getVM()
+	defer g.putVM(w)
+	w.emitted = nil
+	w.vm.TLAReset()
+	w.vm.TLANode("params", params)
+	w.vm.TLAVar("output", output)
+	out, err := w.vm.EvaluateFile(file)
+	return out, w.emitted, err
 }
 
-func (g *Generator) getVM() *jsonnet.VM {
+// pooledVM is a Jsonnet VM with the per-render state of its natives.
+type pooledVM struct {
+	vm      *jsonnet.VM
+	emitted []any // what the prototype passed to std.native('emit')
+}
+
+func (g *Generator) getVM() *pooledVM {
 	g.mu.Lock()
 	if n := len(g.idle); n > 0 {
-		vm := g.idle[n-1]
+		w := g.idle[n-1]
 		g.idle = g.idle[:n-1]
 		g.mu.Unlock()
-		return vm
+		return w
 	}
 	g.mu.Unlock()
-	vm := jsonnet.MakeVM()
-	vm.Importer(g.im)
+	w := &pooledVM{vm: jsonnet.MakeVM()}
+	w.vm.Importer(g.im)
 	for _, f := range nativeFunctions() {
-		vm.NativeFunction(f)
+		w.vm.NativeFunction(f)
 	}
-	vm.ErrorFormatter.SetMaxStackTraceSize(12)
-	return vm
+	// emit(objects) hands the rendered objects to Go as Go values: they
+	// skip being printed as JSON text and parsed again (see lib/trainsonnet.libsonnet).
+	w.vm.NativeFunction(&jsonnet.NativeFunction{
+		Name:   "emit",
+		Params: ast.Identifiers{"objects"},
+		Func: func(args []any) (any, error) {
+			objs, ok := args[0].([]any)
+			if !ok {
+				return nil, fmt.Errorf("emit(objects) wants an array")
+			}
+			w.emitted = objs
+			return float64(len(objs)), nil
+		},
+	})
+	w.vm.ErrorFormatter.SetMaxStackTraceSize(12)
+	return w
 }
 
-func (g *Generator) putVM(vm *jsonnet.VM) {
+func (g *Generator) putVM(w *pooledVM) {
+	w.emitted = nil
 	g.mu.Lock()
 	if len(g.idle) < maxIdleVMs {
-		g.idle = append(g.idle, vm)
+		g.idle = append(g.idle, w)
 	}
 	g.mu.Unlock()
 }

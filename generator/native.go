@@ -28,6 +28,13 @@ func nativeFunctions() []*jsonnet.NativeFunction {
 			Func:   indexedLines,
 		},
 		{
+			// indexedLinesBytes(prefix, suffix, from, to) is the length of
+			// indexedLines with the same arguments, without building it.
+			Name:   "indexedLinesBytes",
+			Params: ast.Identifiers{"prefix", "suffix", "from", "to"},
+			Func:   indexedLinesBytes,
+		},
+		{
 			// sshKeyPair(comment) makes a fresh ed25519 key pair:
 			// {privateKey: OpenSSH PEM, publicKey: authorized_keys line}.
 			Name:   "sshKeyPair",
@@ -37,22 +44,50 @@ func nativeFunctions() []*jsonnet.NativeFunction {
 	}
 }
 
-func indexedLines(args []any) (any, error) {
+// linesArgs checks the arguments of indexedLines and indexedLinesBytes.
+func linesArgs(name string, args []any) (prefix, suffix string, from, to int, err error) {
 	prefix, ok1 := args[0].(string)
 	suffix, ok2 := args[1].(string)
-	from, ok3 := args[2].(float64)
-	to, ok4 := args[3].(float64)
+	f, ok3 := args[2].(float64)
+	t, ok4 := args[3].(float64)
 	if !ok1 || !ok2 || !ok3 || !ok4 {
-		return nil, fmt.Errorf("indexedLines(prefix, suffix, from, to) wants two strings and two numbers")
+		return "", "", 0, 0, fmt.Errorf("%s(prefix, suffix, from, to) wants two strings and two numbers", name)
 	}
-	if from != float64(int(from)) || to != float64(int(to)) || from < 0 || to < from || to-from > 1e7 {
-		return nil, fmt.Errorf("indexedLines: bad range [%v, %v)", from, to)
+	if f != float64(int(f)) || t != float64(int(t)) || f < 0 || t < f || t-f > 1e7 {
+		return "", "", 0, 0, fmt.Errorf("%s: bad range [%v, %v)", name, f, t)
+	}
+	return prefix, suffix, int(f), int(t), nil
+}
+
+func indexedLinesBytes(args []any) (any, error) {
+	prefix, suffix, from, to, err := linesArgs("indexedLinesBytes", args)
+	if err != nil {
+		return nil, err
+	}
+	n := (to - from) * (len(prefix) + len(suffix) + 1)
+	for lo, digits := 1, 1; lo <= to; lo, digits = lo*10, digits+1 {
+		// numbers in [max(from, lo), min(to, 10*lo)) have `digits` digits
+		// (0 is counted with the one-digit numbers below)
+		a, b := max(from, lo), min(to, lo*10)
+		if b > a {
+			n += (b - a) * digits
+		}
+	}
+	if from == 0 && to > 0 {
+		n++ // the number 0
+	}
+	return float64(n), nil
+}
+
+func indexedLines(args []any) (any, error) {
+	prefix, suffix, from, to, err := linesArgs("indexedLines", args)
+	if err != nil {
+		return nil, err
 	}
 	var b strings.Builder
-	n := int(to) - int(from)
-	b.Grow(n * (len(prefix) + len(suffix) + 7))
+	b.Grow((to - from) * (len(prefix) + len(suffix) + 7))
 	var num [20]byte
-	for i := int(from); i < int(to); i++ {
+	for i := from; i < to; i++ {
 		b.WriteString(prefix)
 		b.Write(strconv.AppendInt(num[:0], int64(i), 10))
 		b.WriteString(suffix)

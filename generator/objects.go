@@ -139,6 +139,7 @@ func checkObject1(item any) (*Object, error) {
 		o.Name, _ = meta["name"].(string)
 		o.Namespace, _ = meta["namespace"].(string)
 	}
+	numbersForYAML(m)
 	raw, err := json.Marshal(m)
 	if err != nil {
 		return o, err
@@ -166,7 +167,7 @@ func checkObject1(item any) (*Object, error) {
 	if err := checkMeta(typed); err != nil {
 		return o, err
 	}
-	o.tree = numbersForYAML(m)
+	o.tree = m
 	return o, nil
 }
 

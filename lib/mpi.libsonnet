@@ -55,26 +55,13 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
     else 'the output holds a private ssh key generated for this job (Secret ' + $.generatedSecretName(p)
          + '); keep it out of version control, or create the Secret yourself and pass its name with ' + flag,
 
-  // hostfileBytes is the length of indexedLines(prefix, suffix, from, to),
-  // computed without building it: the digits of every index in [from, to)
-  // plus the fixed part of each line.
-  hostfileBytes(prefix, suffix, from, to)::
-    local below(n) = std.foldl(  // total digits of the numbers in [0, n)
-      function(acc, d)
-        local lo = if d == 1 then 0 else std.pow(10, d - 1);
-        acc + d * std.max(0, std.min(n, std.pow(10, d)) - lo),
-      std.range(1, 12),
-      0
-    );
-    (to - from) * (std.length(prefix) + std.length(suffix) + 1) + below(to) - below(from),
-
   // maxConfigBytes: the API server refuses a ConfigMap whose data is larger.
   maxConfigBytes:: 1048576,
 
   // checkConfigSize: the hostfile of hosts [from, to) and the script must
   // fit in one ConfigMap; the message says how many hosts would.
   checkConfigSize(param, prefix, suffix, from, to)::
-    local bytes(n) = $.hostfileBytes(prefix, suffix, from, n) + std.length(script);
+    local bytes(n) = ts.indexedLinesBytes(prefix, suffix, from, n) + std.length(script);
     // the largest n that fits, by bisection (bytes grows with n)
     local fits(lo, hi) =
       if lo >= hi then lo
