@@ -7,7 +7,6 @@ import (
 	"math"
 	"strings"
 
-	yamlv2 "go.yaml.in/yaml/v2"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/yaml"
 )
@@ -25,7 +24,7 @@ type Result struct {
 func (r *Result) YAML() ([]byte, error) {
 	var b bytes.Buffer
 	for i, o := range r.Objects {
-		y, err := yamlv2.Marshal(o.tree)
+		y, err := o.yaml()
 		if err != nil {
 			return nil, fmt.Errorf("encoding %s as YAML: %w", o.ID(), err)
 		}
@@ -45,7 +44,7 @@ func (r *Result) JSON() ([]byte, error) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.Write(o.raw)
+		b.Write(o.JSON())
 	}
 	b.WriteString(`],"kind":"List"}`)
 	var out bytes.Buffer
@@ -86,7 +85,7 @@ func (r *Result) KustomizeBase() ([]File, error) {
 			return nil, fmt.Errorf("%s and %s would share the file %s", prev, o.ID(), name)
 		}
 		names[name] = o.ID()
-		y, err := yamlv2.Marshal(o.tree)
+		y, err := o.yaml()
 		if err != nil {
 			return nil, fmt.Errorf("encoding %s as YAML: %w", o.ID(), err)
 		}

@@ -34,6 +34,7 @@ type Options struct {
 // pool so that imported libraries are parsed once.
 type Generator struct {
 	im      *importer
+	assets  *assets
 	sources map[string]source // prototype name -> where it lives
 
 	mu     sync.Mutex
@@ -63,8 +64,10 @@ func New(opts Options) (*Generator, error) {
 		}
 		dirs = append(dirs, abs)
 	}
+	im := newImporter(embedded, dirs)
 	g := &Generator{
-		im:      newImporter(embedded, dirs),
+		im:      im,
+		assets:  newAssets(im),
 		sources: map[string]source{},
 		loaded:  map[string]*Prototype{},
 	}
@@ -201,7 +204,7 @@ func (g *Generator) Render(ctx context.Context, params *Params) (*Result, error)
 		}
 		return nil, verr
 	}
-	objs, err := checkObjects(pr.Name, items)
+	objs, err := checkObjects(pr.Name, items, g.assets)
 	if err != nil {
 		return nil, err
 	}
@@ -260,6 +263,18 @@ func (g *Generator) getVM() *pooledVM {
 			}
 			w.emitted = objs
 			return float64(len(objs)), nil
+		},
+	})
+	// asset(path) stands for a file the pods need (assets.go).
+	w.vm.NativeFunction(&jsonnet.NativeFunction{
+		Name:   "asset",
+		Params: ast.Identifiers{"path"},
+		Func: func(args []any) (any, error) {
+			path, ok := args[0].(string)
+			if !ok {
+				return nil, fmt.Errorf("asset(path) wants a string")
+			}
+			return g.assets.ref(path)
 		},
 	})
 	w.vm.ErrorFormatter.SetMaxStackTraceSize(12)

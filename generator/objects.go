@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	yamlv2 "go.yaml.in/yaml/v2"
 	sigsjson "sigs.k8s.io/json"
 )
 
@@ -30,10 +31,36 @@ type Object struct {
 	Name       string
 	raw        []byte // compact JSON, keys sorted, as the prototype emitted it
 	tree       any    // the same, decoded, with numbers as int64/float64, for YAML
+	assets     *assets
+	hasAssets  bool // raw and tree hold asset references (assets.go)
 }
 
 // JSON returns the object as compact JSON with sorted keys.
-func (o *Object) JSON() []byte { return o.raw }
+func (o *Object) JSON() []byte {
+	if !o.hasAssets {
+		return o.raw
+	}
+	if out, ok := o.assets.fillJSON(o.raw); ok {
+		return out
+	}
+	out, err := json.Marshal(o.assets.fill(o.tree))
+	if err != nil { // the same tree encoded a moment ago
+		panic(fmt.Sprintf("encoding %s: %v", o.ID(), err))
+	}
+	return out
+}
+
+// yaml encodes the object as one YAML document.
+func (o *Object) yaml() ([]byte, error) {
+	y, err := yamlv2.Marshal(o.tree)
+	if err != nil || !o.hasAssets {
+		return y, err
+	}
+	if out, ok := o.assets.fillYAML(y); ok {
+		return out, nil
+	}
+	return yamlv2.Marshal(o.assets.fill(o.tree))
+}
 
 // ID is "Kind/name", or "Kind namespace/name" when the object is namespaced.
 func (o *Object) ID() string {
@@ -82,12 +109,15 @@ func kindRank(kind string) int {
 // object already decoded from JSON, numbers as json.Number). Any problem
 // here is a bug in the prototype, reported with the prototype, object and
 // field named.
-func checkObjects(proto string, items []any) ([]*Object, error) {
+func checkObjects(proto string, items []any, as *assets) ([]*Object, error) {
 	objs := make([]*Object, 0, len(items))
 	seen := map[string]bool{}
 	var errs []string
 	for i, item := range items {
 		o, err := checkObject1(item)
+		if o != nil {
+			o.assets = as
+		}
 		if err != nil {
 			what := fmt.Sprintf("object %d", i)
 			if o != nil && o.Kind != "" {
@@ -168,6 +198,7 @@ func checkObject1(item any) (*Object, error) {
 		return o, err
 	}
 	o.tree = m
+	o.hasAssets = hasRefs(m)
 	return o, nil
 }
 

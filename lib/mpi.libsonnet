@@ -75,7 +75,7 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
     apiVersion: 'v1',
     kind: 'ConfigMap',
     metadata: common.metadata(proto, p, $.configName(p)),
-    data: { hostfile: hostfile, 'mpi.sh': script },
+    data: { hostfile: hostfile, 'mpi.sh': ts.asset('assets/mpi.sh', script) },
   },
 
   // service: headless, publishing not-ready pods, so every pod's name

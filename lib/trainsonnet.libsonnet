@@ -22,6 +22,7 @@ local nativeLines = std.native('indexedLines');
 local nativeLinesBytes = std.native('indexedLinesBytes');
 local nativeKeyPair = std.native('sshKeyPair');
 local nativeEmit = std.native('emit');
+local nativeAsset = std.native('asset');
 
 {
   params:: params,
@@ -65,6 +66,13 @@ local nativeEmit = std.native('emit');
   indexedLines(prefix, suffix, from, to)::
     if nativeLines != null then nativeLines(prefix, suffix, from, to)
     else std.join('', [prefix + i + suffix + '\n' for i in std.range(from, to - 1)]),
+
+  // asset(path, content): a file the pods need verbatim, such as a script
+  // in a ConfigMap: asset('assets/mpi.sh', importstr 'assets/mpi.sh').
+  // trainsonnet puts the file at path in the output without passing its
+  // content through Jsonnet (content is never evaluated); the stock jsonnet
+  // binary gets content.
+  asset(path, content):: if nativeAsset != null then nativeAsset(path) else content,
 
   // indexedLinesBytes(prefix, suffix, from, to): the length of
   // indexedLines(prefix, suffix, from, to), without building it.

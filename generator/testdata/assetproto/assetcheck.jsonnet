@@ -1,0 +1,38 @@
+// A prototype that puts files of every awkward shape into a ConfigMap and a
+// Pod, to test that ts.asset gives the same output as the content inline.
+local ts = import 'trainsonnet.libsonnet';
+local common = import 'common.libsonnet';
+
+local files = {
+  'plain.sh': ts.asset('assets/plain.sh', importstr 'assets/plain.sh'),
+  'tabs.txt': ts.asset('assets/tabs.txt', importstr 'assets/tabs.txt'),
+  'notrail.txt': ts.asset('assets/notrail.txt', importstr 'assets/notrail.txt'),
+  'lead.txt': ts.asset('assets/lead.txt', importstr 'assets/lead.txt'),
+  'blanks.txt': ts.asset('assets/blanks.txt', importstr 'assets/blanks.txt'),
+};
+
+ts.prototype({
+  name: 'assetcheck',
+  summary: 'Files of awkward shapes through ts.asset',
+  params: common.params('assetcheck', 'busybox:1.36'),
+  render(p):: [
+    {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: p.name },
+      data: files,
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: p.name },
+      spec: { containers: [{
+        name: 'c',
+        image: p.image,
+        // a list item and a longer string: the slow path
+        args: [files['plain.sh'], 'prefix ' + files['notrail.txt']],
+        env: [{ name: 'SCRIPT', value: files['lead.txt'] }],
+      }] },
+    },
+  ],
+})

@@ -1,0 +1,4 @@
+#!/bin/sh
+echo "a script"
+
+# with a blank line
