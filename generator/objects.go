@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	yamlv2 "go.yaml.in/yaml/v2"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -19,7 +20,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	yamlv2 "go.yaml.in/yaml/v2"
 	sigsjson "sigs.k8s.io/json"
 )
 
