@@ -7,6 +7,11 @@
 
 local params = import 'params.libsonnet';
 
+// Disruptions (preemption, node drain) do not count as failures.
+local ignoreDisruptions = {
+  rules: [{ action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget', status: 'True' }] }],
+};
+
 // Optional fields are written [if x != null then 'k']: x rather than by
 // filtering nulls out of an object afterwards: a comprehension over an
 // object's fields is several times slower in go-jsonnet.
@@ -49,18 +54,20 @@ local params = import 'params.libsonnet';
 
   // labels of an object of the job; component may be null.
   labels(proto, p, component=null)::
-    {
+    local own = {
       'app.kubernetes.io/name': proto,
       'app.kubernetes.io/instance': p.name,
       'app.kubernetes.io/managed-by': 'trainsonnet',
-    }
-    + (if component == null then {} else { 'app.kubernetes.io/component': component })
-    + p.labels,
+      [if component != null then 'app.kubernetes.io/component']: component,
+    };
+    if p.labels == {} then own else own + p.labels,
 
   // selector matches every pod of the job, or of one role.
-  selector(proto, p, component=null)::
-    { 'app.kubernetes.io/name': proto, 'app.kubernetes.io/instance': p.name }
-    + (if component == null then {} else { 'app.kubernetes.io/component': component }),
+  selector(proto, p, component=null):: {
+    'app.kubernetes.io/name': proto,
+    'app.kubernetes.io/instance': p.name,
+    [if component != null then 'app.kubernetes.io/component']: component,
+  },
 
   metadata(proto, p, name, component=null):: {
     name: name,
@@ -125,9 +132,7 @@ local params = import 'params.libsonnet';
     backoffLimit: backoffLimit,
     [if p.activeDeadlineSeconds != null then 'activeDeadlineSeconds']: p.activeDeadlineSeconds,
     [if p.ttlSecondsAfterFinished != null then 'ttlSecondsAfterFinished']: p.ttlSecondsAfterFinished,
-    podFailurePolicy: {
-      rules: [{ action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget', status: 'True' }] }],
-    },
+    podFailurePolicy: ignoreDisruptions,
   },
 
   // networkPolicy admits traffic to the job's pods only from the job's pods.

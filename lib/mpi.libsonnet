@@ -13,17 +13,44 @@ local ts = import 'trainsonnet.libsonnet';
 
 local script = importstr 'assets/mpi.sh';
 
+// Constants live at file level: an imported file's values are evaluated
+// once per Jsonnet VM, not once per render.
+
+// Where things live in every pod (mpi.sh reads the same defaults).
+local configDir = '/etc/trainsonnet';
+local keyDir = '/etc/trainsonnet-ssh';
+local runDir = '/var/run/trainsonnet';
+local hostfilePath = configDir + '/hostfile';
+
+local ompiDefaults = {
+  orte_keep_fqdn_hostnames: 'true',
+  orte_default_hostfile: hostfilePath,
+  plm_rsh_args: '-F ' + runDir + '/ssh/config',
+  btl_tcp_if_exclude: 'lo,docker0',
+  hwloc_base_binding_policy: 'none',
+  rmaps_base_mapping_policy: 'slot',
+};
+local ompiRoot = [
+  { name: 'OMPI_ALLOW_RUN_AS_ROOT', value: '1' },
+  { name: 'OMPI_ALLOW_RUN_AS_ROOT_CONFIRM', value: '1' },
+];
+local ompiDefaultEnv = [{ name: 'OMPI_MCA_' + k, value: ompiDefaults[k] } for k in std.objectFields(ompiDefaults)] + ompiRoot;
+local ownMounts = [
+  { name: 'trainsonnet-config', mountPath: configDir, readOnly: true },
+  { name: 'trainsonnet-ssh', mountPath: keyDir, readOnly: true },
+  { name: 'trainsonnet-run', mountPath: runDir },
+];
+
 // reservedEnv: the variables of the runtime script and of Open MPI that
 // trainsonnet sets itself.
 local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_') || std.startsWith(k, 'OMPI_ALLOW_RUN_AS_ROOT');
 
 {
-  // Where things live in every pod (mpi.sh reads the same defaults).
-  configDir:: '/etc/trainsonnet',
-  keyDir:: '/etc/trainsonnet-ssh',
-  runDir:: '/var/run/trainsonnet',
-  scriptPath:: $.configDir + '/mpi.sh',
-  hostfilePath:: $.configDir + '/hostfile',
+  configDir:: configDir,
+  keyDir:: keyDir,
+  runDir:: runDir,
+  scriptPath:: configDir + '/mpi.sh',
+  hostfilePath:: hostfilePath,
 
   // Names.
   configName(p):: p.name + '-config',
@@ -124,11 +151,7 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
     ] + extra + p.volumes,
 
   volumeMounts(p, extra=[])::
-    [
-      { name: 'trainsonnet-config', mountPath: $.configDir, readOnly: true },
-      { name: 'trainsonnet-ssh', mountPath: $.keyDir, readOnly: true },
-      { name: 'trainsonnet-run', mountPath: $.runDir },
-    ] + extra + p.volumeMounts,
+    ownMounts + extra + p.volumeMounts,
 
   reservedVolumes:: ['trainsonnet-config', 'trainsonnet-ssh', 'trainsonnet-run', 'trainsonnet-data'],
 
@@ -176,20 +199,10 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
   // ssh config, and may run as root inside the container. mca adds or
   // overrides OMPI_MCA_* settings.
   ompiEnv(mca)::
-    local defaults = {
-      orte_keep_fqdn_hostnames: 'true',
-      orte_default_hostfile: $.hostfilePath,
-      plm_rsh_args: '-F ' + $.runDir + '/ssh/config',
-      btl_tcp_if_exclude: 'lo,docker0',
-      hwloc_base_binding_policy: 'none',
-      rmaps_base_mapping_policy: 'slot',
-    };
-    local all = defaults + mca;
-    [{ name: 'OMPI_MCA_' + k, value: all[k] } for k in std.objectFields(all)]
-    + [
-      { name: 'OMPI_ALLOW_RUN_AS_ROOT', value: '1' },
-      { name: 'OMPI_ALLOW_RUN_AS_ROOT_CONFIRM', value: '1' },
-    ],
+    if mca == {} then ompiDefaultEnv
+    else
+      local all = ompiDefaults + mca;
+      [{ name: 'OMPI_MCA_' + k, value: all[k] } for k in std.objectFields(all)] + ompiRoot,
 
   // scriptEnv: the settings of mpi.sh common to every role.
   scriptEnv(port, initTimeout):: [

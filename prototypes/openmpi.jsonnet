@@ -145,6 +145,11 @@ ts.prototype({
     local dataMount = [{ name: 'trainsonnet-data', mountPath: p.dataDir }];
     local launcherResources = common.resources(p.launcher.cpu, p.launcher.memory);
     local workerResources = common.resources(p.cpu, p.memory, p.gpu, p.gpuResource, p.customResources);
+    // What both pods share, built once.
+    local podSpec = common.podSpec(p);
+    local volumes = mpi.volumes(p, secretName, dataVolume);
+    local mounts = mpi.volumeMounts(p, dataMount);
+    local containerSecurity = common.containerSecurityContext(p);
     local download = p.s3.downloadFrom != null;
     local upload = p.s3.uploadFrom != null;
     local s3Env(pairs) =
@@ -157,7 +162,7 @@ ts.prototype({
       command: ['sh', mpi.scriptPath, role],
       env: env,
       [if p.s3.secret != null then 'envFrom']: [{ secretRef: { name: p.s3.secret } }],
-      securityContext: common.containerSecurityContext(p),
+      securityContext: containerSecurity,
       volumeMounts: [{ name: 'trainsonnet-config', mountPath: mpi.configDir, readOnly: true },
                      { name: 'trainsonnet-run', mountPath: mpi.runDir }] + dataMount + p.volumeMounts,
     };
@@ -171,7 +176,7 @@ ts.prototype({
       kind: 'Job',
       metadata: common.metadata(proto, p, launcherName, 'launcher'),
       spec: common.jobLifetime(p, p.backoffLimit) + {
-        template: common.podTemplate(proto, p, 'launcher', common.podSpec(p) + {
+        template: common.podTemplate(proto, p, 'launcher', podSpec + {
           hostname: launcherName,
           subdomain: p.name,
           restartPolicy: 'Never',
@@ -188,10 +193,10 @@ ts.prototype({
                  + mpi.ompiEnv(p.mca)
                  + common.env(p.env + p.launcher.env),
             [if launcherResources != null then 'resources']: launcherResources,
-            securityContext: common.containerSecurityContext(p),
-            volumeMounts: mpi.volumeMounts(p, dataMount),
+            securityContext: containerSecurity,
+            volumeMounts: mounts,
           }],
-          volumes: mpi.volumes(p, secretName, dataVolume),
+          volumes: volumes,
         }),
       },
     };
@@ -204,7 +209,7 @@ ts.prototype({
         completionMode: 'Indexed',
         completions: p.workers,
         parallelism: p.workers,
-        template: common.podTemplate(proto, p, 'worker', common.podSpec(p) + {
+        template: common.podTemplate(proto, p, 'worker', podSpec + {
           subdomain: p.name,
           restartPolicy: 'Never',
           [if p.useHostNetwork then 'hostNetwork']: true,
@@ -226,8 +231,8 @@ ts.prototype({
             ports: [{ name: 'ssh', containerPort: p.ssh.port, protocol: 'TCP' }],
             readinessProbe: mpi.readinessProbe(p.ssh.port),
             [if workerResources != null then 'resources']: workerResources,
-            securityContext: common.containerSecurityContext(p),
-            volumeMounts: mpi.volumeMounts(p, dataMount),
+            securityContext: containerSecurity,
+            volumeMounts: mounts,
           }] + (if !upload then [] else [
             s3Container('s3-upload', 's3-upload', s3Env({ TS_S3_FROM: p.s3.uploadFrom, TS_S3_TO: p.s3.uploadTo, TS_JOB_NAME: p.name })
                                                   + workerWatch
@@ -236,7 +241,7 @@ ts.prototype({
                                                     { name: 'TS_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
                                                   ]),
           ]),
-          volumes: mpi.volumes(p, secretName, dataVolume),
+          volumes: volumes,
         }),
       },
     };
