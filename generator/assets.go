@@ -4,84 +4,153 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 
 	yamlv2 "go.yaml.in/yaml/v2"
 )
 
-// Assets are files the pods need verbatim, such as the runtime script a
-// ConfigMap carries. A prototype names one with ts.asset(path, importstr
-// path): under trainsonnet that is a short reference (this file), which
+// Large strings are held in Go, and a render passes around references to
+// them instead: a file the pods need verbatim (ts.asset, such as the
+// runtime script in a ConfigMap) and a string a native function built
+// (ts.indexedLines, such as a hostfile of 10,000 lines). A reference
 // travels through Jsonnet, the strict decode and the YAML encoder as a few
-// bytes, and the file's content - encoded once per Generator - takes its
-// place in the output. A 27 KB script copied through every stage of every
-// render was a third of the render's time. Under the stock jsonnet binary
-// ts.asset is the content itself.
+// bytes, and the content takes its place in the output. Copying a 27 KB
+// script or a 330 KB hostfile through every stage of a render cost more
+// than everything else in it.
+//
+// For a prototype a reference is opaque: it can be placed anywhere and
+// joined to other strings, but not inspected (std.length of it is not the
+// content's). Under the stock jsonnet binary the natives are missing and
+// the content is used directly.
 
-// assetPrefix starts every asset reference. The NUL keeps it from ever
-// being mistaken for text a prototype meant.
-const assetPrefix = "\x00trainsonnet.asset:"
+// refPrefix starts every reference. The NUL keeps it from ever being
+// mistaken for text a prototype meant.
+const refPrefix = "\x00trainsonnet.ref:"
 
-// asset is one file's content and its encodings, computed once.
-type asset struct {
+// blob is one large string and its encodings, made on first use.
+type blob struct {
+	ref     string
 	content string
-	ref     string // the reference the prototype holds: assetPrefix + path
-	jsonRef []byte // the reference as a JSON string token
-	json    []byte // the content as a JSON string token
-	yamlRef []byte // `: <reference as a YAML scalar>`, as the YAML encoder writes it
-	yaml    []string
+
+	once    sync.Once
+	jsonRef []byte   // the reference as a JSON string token
+	json    []byte   // the content as a JSON string token
+	yamlRef []byte   // ": " and the reference as the YAML encoder writes a scalar
+	yaml    []string // the content as the YAML encoder writes a map value, by line
+	err     error
 }
 
-// assets resolves and caches asset files for a Generator.
-type assets struct {
+func (b *blob) encode() error {
+	b.once.Do(func() {
+		if b.jsonRef, b.err = json.Marshal(b.ref); b.err != nil {
+			return
+		}
+		if b.json, b.err = json.Marshal(b.content); b.err != nil {
+			return
+		}
+		var y []byte
+		if y, b.err = yamlv2.Marshal(b.ref); b.err != nil {
+			return
+		}
+		b.yamlRef = append([]byte(": "), bytes.TrimSuffix(y, []byte("\n"))...)
+		if lines, ok := literalBlock(b.content); ok {
+			b.yaml = lines
+			return
+		}
+		// After "k: " comes the first line; the others are indented
+		// relative to the key.
+		if y, b.err = yamlv2.Marshal(map[string]string{"k": b.content}); b.err != nil {
+			return
+		}
+		b.yaml = strings.Split(strings.TrimSuffix(strings.TrimPrefix(string(y), "k: "), "\n"), "\n")
+	})
+	return b.err
+}
+
+// literalBlock writes the common case of a large string the way the YAML
+// encoder does, without its per-character machinery (which took 8 ms for
+// the hostfile of 10,000 workers): printable ASCII lines, no blank at the
+// start or before a line break, one line break at the end. That is a
+// literal block, "|", with each line indented two spaces under its key and
+// blank lines left empty. Anything else gets false, for the encoder to
+// decide; TestLiteralBlock holds the two to the same bytes.
+func literalBlock(s string) ([]string, bool) {
+	if len(s) < 2 || s[0] == ' ' || s[0] == '\n' || s[len(s)-1] != '\n' || s[len(s)-2] == '\n' {
+		return nil, false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\n':
+			if s[i-1] == ' ' {
+				return nil, false
+			}
+		case c < 0x20 || c > 0x7e:
+			return nil, false
+		}
+	}
+	body := strings.Split(s[:len(s)-1], "\n")
+	lines := make([]string, 1, len(body)+1)
+	lines[0] = "|"
+	for _, l := range body {
+		if l != "" {
+			l = "  " + l
+		}
+		lines = append(lines, l)
+	}
+	return lines, true
+}
+
+// fileBlobs caches the files of a Generator's prototypes, read once.
+type fileBlobs struct {
 	im *importer
 	mu sync.Mutex
-	by map[string]*asset // by reference
+	by map[string]*blob // by path
 }
 
-func newAssets(im *importer) *assets { return &assets{im: im, by: map[string]*asset{}} }
+func newFileBlobs(im *importer) *fileBlobs { return &fileBlobs{im: im, by: map[string]*blob{}} }
 
-// ref returns the reference for path, reading the file on first use.
-func (a *assets) ref(path string) (string, error) {
-	ref := assetPrefix + path
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if _, ok := a.by[ref]; ok {
-		return ref, nil
+func (f *fileBlobs) get(path string) (*blob, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if b, ok := f.by[path]; ok {
+		return b, nil
 	}
-	contents, _, err := a.im.Import("", path)
+	contents, _, err := f.im.Import("", path)
 	if err != nil {
-		return "", fmt.Errorf("asset %q: %w", path, err)
+		return nil, fmt.Errorf("asset %q: %w", path, err)
 	}
-	as := &asset{content: contents.String(), ref: ref}
-	if as.jsonRef, err = json.Marshal(ref); err != nil {
-		return "", err
-	}
-	if as.json, err = json.Marshal(as.content); err != nil {
-		return "", err
-	}
-	y, err := yamlv2.Marshal(ref)
-	if err != nil {
-		return "", err
-	}
-	as.yamlRef = append([]byte(": "), bytes.TrimSuffix(y, []byte("\n"))...)
-	// The content as the YAML encoder writes a map value: after "k: " comes
-	// its first line; the others are indented relative to the key.
-	y, err = yamlv2.Marshal(map[string]string{"k": as.content})
-	if err != nil {
-		return "", err
-	}
-	as.yaml = strings.Split(strings.TrimSuffix(strings.TrimPrefix(string(y), "k: "), "\n"), "\n")
-	a.by[ref] = as
-	return ref, nil
+	b := &blob{ref: refPrefix + "file:" + path, content: contents.String()}
+	f.by[path] = b
+	return b, nil
 }
 
-// hasRefs reports whether a decoded object holds an asset reference.
+// blobSet is the blobs one render refers to. A render fills it on one
+// goroutine; the outputs read it afterwards.
+type blobSet struct {
+	by map[string]*blob // by reference
+}
+
+func (s *blobSet) add(b *blob) string {
+	if s.by == nil {
+		s.by = map[string]*blob{}
+	}
+	s.by[b.ref] = b
+	return b.ref
+}
+
+// value holds a string a native built during the render.
+func (s *blobSet) value(content string) string {
+	return s.add(&blob{ref: refPrefix + "value:" + strconv.Itoa(len(s.by)), content: content})
+}
+
+// hasRefs reports whether a decoded object holds a reference.
 func hasRefs(v any) bool {
 	switch x := v.(type) {
 	case string:
-		return strings.HasPrefix(x, assetPrefix)
+		return strings.Contains(x, refPrefix)
 	case map[string]any:
 		for _, e := range x {
 			if hasRefs(e) {
@@ -98,55 +167,57 @@ func hasRefs(v any) bool {
 	return false
 }
 
-// fillJSON replaces every reference in an object's compact JSON with the
-// content, as a JSON string. It returns false if a reference is left (one
-// inside a longer string).
-func (a *assets) fillJSON(raw []byte) ([]byte, bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	for _, as := range a.by {
-		raw = bytes.ReplaceAll(raw, as.jsonRef, as.json)
+// fillJSON replaces every reference that is a whole string in an object's
+// compact JSON with the content. It returns false if a reference is left
+// (one inside a longer string), for the caller to take the slow path.
+func (s *blobSet) fillJSON(raw []byte) ([]byte, bool) {
+	for _, b := range s.by {
+		if b.encode() != nil {
+			return raw, false
+		}
+		raw = bytes.ReplaceAll(raw, b.jsonRef, b.json)
 	}
-	return raw, !bytes.Contains(raw, []byte("trainsonnet.asset:"))
+	return raw, !bytes.Contains(raw, []byte("trainsonnet.ref:"))
 }
 
 // fillYAML replaces every reference that is a map value in an object's
-// YAML with the content, indented for its key. It returns false if a
-// reference is left (one inside a longer string, or a list item), for the
-// caller to encode the object with the content in place instead.
-func (a *assets) fillYAML(y []byte) ([]byte, bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	for _, as := range a.by {
+// YAML with the content, as the YAML encoder would have written it there.
+// It returns false if a reference is left (in a list, inside a longer
+// string), for the caller to take the slow path.
+func (s *blobSet) fillYAML(y []byte) ([]byte, bool) {
+	for _, b := range s.by {
+		if b.encode() != nil {
+			return y, false
+		}
 		for {
-			i := bytes.Index(y, as.yamlRef)
+			i := bytes.Index(y, b.yamlRef)
 			if i < 0 {
 				break
 			}
-			end := i + len(as.yamlRef)
+			end := i + len(b.yamlRef)
 			if end < len(y) && y[end] != '\n' {
 				return y, false
 			}
 			lineStart := bytes.LastIndexByte(y[:i], '\n') + 1
 			indent := keyColumn(y[lineStart:i])
-			var b bytes.Buffer
-			b.Grow(len(y) + len(as.content) + len(as.yaml)*indent)
-			b.Write(y[:i])
-			b.WriteString(": ")
-			for n, line := range as.yaml {
+			var out bytes.Buffer
+			out.Grow(len(y) + len(b.content) + len(b.yaml)*indent)
+			out.Write(y[:i])
+			out.WriteString(": ")
+			for n, line := range b.yaml {
 				if n > 0 {
-					b.WriteByte('\n')
+					out.WriteByte('\n')
 					if line != "" {
-						b.WriteString(strings.Repeat(" ", indent))
+						out.WriteString(strings.Repeat(" ", indent))
 					}
 				}
-				b.WriteString(line)
+				out.WriteString(line)
 			}
-			b.Write(y[end:])
-			y = b.Bytes()
+			out.Write(y[end:])
+			y = out.Bytes()
 		}
 	}
-	return y, !bytes.Contains(y, []byte("trainsonnet.asset:"))
+	return y, !bytes.Contains(y, []byte("trainsonnet.ref:"))
 }
 
 // keyColumn is the column at which a mapping key starts in a YAML line
@@ -160,29 +231,27 @@ func keyColumn(line []byte) int {
 }
 
 // fill returns a copy of a decoded object with every reference replaced by
-// the content, for the slow path.
-func (a *assets) fill(v any) any {
+// its content: the slow path.
+func (s *blobSet) fill(v any) any {
 	switch x := v.(type) {
 	case string:
-		if !strings.Contains(x, assetPrefix) {
+		if !strings.Contains(x, refPrefix) {
 			return x
 		}
-		a.mu.Lock()
-		defer a.mu.Unlock()
-		for _, as := range a.by {
-			x = strings.ReplaceAll(x, as.ref, as.content)
+		for _, b := range s.by {
+			x = strings.ReplaceAll(x, b.ref, b.content)
 		}
 		return x
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			out[k] = a.fill(e)
+			out[k] = s.fill(e)
 		}
 		return out
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
-			out[i] = a.fill(e)
+			out[i] = s.fill(e)
 		}
 		return out
 	}

@@ -34,15 +34,17 @@ func TestAssetsComeOutVerbatim(t *testing.T) {
 		for _, name := range []string{"plain.sh", "tabs.txt", "notrail.txt", "lead.txt", "blanks.txt"} {
 			assert.Equal(t, file(name), cm["data"].(map[string]any)[name], name)
 		}
+		hostfile := "h-0 slots=1\nh-1 slots=1\nh-2 slots=1\n"
+		assert.Equal(t, hostfile, cm["data"].(map[string]any)["hostfile"])
 		c := pod["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
-		assert.Equal(t, []any{file("plain.sh"), "prefix " + file("notrail.txt")}, c["args"])
+		assert.Equal(t, []any{file("plain.sh"), "prefix " + file("notrail.txt"), hostfile + "tail"}, c["args"])
 		assert.Equal(t, file("lead.txt"), c["env"].([]any)[0].(map[string]any)["value"])
 	}
 
 	t.Run("yaml", func(t *testing.T) {
 		y, err := res.YAML()
 		require.NoError(t, err)
-		assert.NotContains(t, string(y), "trainsonnet.asset")
+		assert.NotContains(t, string(y), "trainsonnet.ref")
 		var objs []map[string]any
 		for _, doc := range strings.Split(string(y), "\n---\n") {
 			var m map[string]any

@@ -34,7 +34,7 @@ type Options struct {
 // pool so that imported libraries are parsed once.
 type Generator struct {
 	im      *importer
-	assets  *assets
+	files   *fileBlobs
 	sources map[string]source // prototype name -> where it lives
 
 	mu     sync.Mutex
@@ -67,7 +67,7 @@ func New(opts Options) (*Generator, error) {
 	im := newImporter(embedded, dirs)
 	g := &Generator{
 		im:      im,
-		assets:  newAssets(im),
+		files:   newFileBlobs(im),
 		sources: map[string]source{},
 		loaded:  map[string]*Prototype{},
 	}
@@ -131,7 +131,7 @@ func (g *Generator) Lookup(name string) (*Prototype, error) {
 		}
 		return nil, &UsageError{fmt.Errorf("%s", msg)}
 	}
-	out, _, err := g.evaluate(src.path, &ast.DesugaredObject{}, "spec")
+	out, _, _, err := g.evaluate(src.path, &ast.DesugaredObject{}, "spec")
 	if err != nil {
 		return nil, fmt.Errorf("reading prototype %s: %w", name, err)
 	}
@@ -165,7 +165,7 @@ func (g *Generator) Render(ctx context.Context, params *Params) (*Result, error)
 	if err != nil {
 		return nil, fmt.Errorf("passing the parameters to %s: %w", pr.Name, err)
 	}
-	out, emitted, err := g.evaluate(pr.Source, tla, "full")
+	out, emitted, blobs, err := g.evaluate(pr.Source, tla, "full")
 	if err != nil {
 		return nil, fmt.Errorf("prototype %s failed: %w", pr.Name, err)
 	}
@@ -204,7 +204,7 @@ func (g *Generator) Render(ctx context.Context, params *Params) (*Result, error)
 		}
 		return nil, verr
 	}
-	objs, err := checkObjects(pr.Name, items, g.assets)
+	objs, err := checkObjects(pr.Name, items, blobs)
 	if err != nil {
 		return nil, err
 	}
@@ -218,23 +218,25 @@ func (g *Generator) Render(ctx context.Context, params *Params) (*Result, error)
 }
 
 // evaluate runs a prototype file with the given params and output mode on
-// a pooled VM. It returns the JSON the prototype evaluated to, and the
-// objects it handed over through std.native('emit'), if it did.
-func (g *Generator) evaluate(file string, params ast.Node, output string) (string, []any, error) {
+// a pooled VM. It returns the JSON the prototype evaluated to, the objects
+// it handed over through std.native('emit') if it did, and the large
+// strings its references stand for (assets.go).
+func (g *Generator) evaluate(file string, params ast.Node, output string) (string, []any, *blobSet, error) {
 	w := g.getVM()
 	defer g.putVM(w)
-	w.emitted = nil
+	w.emitted, w.blobs = nil, &blobSet{}
 	w.vm.TLAReset()
 	w.vm.TLANode("params", params)
 	w.vm.TLAVar("output", output)
 	out, err := w.vm.EvaluateFile(file)
-	return out, w.emitted, err
+	return out, w.emitted, w.blobs, err
 }
 
 // pooledVM is a Jsonnet VM with the per-render state of its natives.
 type pooledVM struct {
 	vm      *jsonnet.VM
-	emitted []any // what the prototype passed to std.native('emit')
+	emitted []any    // what the prototype passed to std.native('emit')
+	blobs   *blobSet // the large strings of this render
 }
 
 func (g *Generator) getVM() *pooledVM {
@@ -251,38 +253,67 @@ func (g *Generator) getVM() *pooledVM {
 	for _, f := range nativeFunctions() {
 		w.vm.NativeFunction(f)
 	}
-	// emit(objects) hands the rendered objects to Go as Go values: they
-	// skip being printed as JSON text and parsed again (see lib/trainsonnet.libsonnet).
-	w.vm.NativeFunction(&jsonnet.NativeFunction{
-		Name:   "emit",
-		Params: ast.Identifiers{"objects"},
-		Func: func(args []any) (any, error) {
-			objs, ok := args[0].([]any)
-			if !ok {
-				return nil, fmt.Errorf("emit(objects) wants an array")
-			}
-			w.emitted = objs
-			return float64(len(objs)), nil
-		},
-	})
-	// asset(path) stands for a file the pods need (assets.go).
-	w.vm.NativeFunction(&jsonnet.NativeFunction{
-		Name:   "asset",
-		Params: ast.Identifiers{"path"},
-		Func: func(args []any) (any, error) {
-			path, ok := args[0].(string)
-			if !ok {
-				return nil, fmt.Errorf("asset(path) wants a string")
-			}
-			return g.assets.ref(path)
-		},
-	})
+	for _, f := range g.renderNatives(w) {
+		w.vm.NativeFunction(f)
+	}
 	w.vm.ErrorFormatter.SetMaxStackTraceSize(12)
 	return w
 }
 
+// renderNatives are the natives that keep state for the render under way
+// on w.
+func (g *Generator) renderNatives(w *pooledVM) []*jsonnet.NativeFunction {
+	return []*jsonnet.NativeFunction{
+		{
+			// emit(objects) hands the rendered objects to Go as Go values:
+			// they skip being printed as JSON text and parsed again.
+			Name:   "emit",
+			Params: ast.Identifiers{"objects"},
+			Func: func(args []any) (any, error) {
+				objs, ok := args[0].([]any)
+				if !ok {
+					return nil, fmt.Errorf("emit(objects) wants an array")
+				}
+				w.emitted = objs
+				return float64(len(objs)), nil
+			},
+		},
+		{
+			// asset(path) stands for a file the pods need (assets.go).
+			Name:   "asset",
+			Params: ast.Identifiers{"path"},
+			Func: func(args []any) (any, error) {
+				path, ok := args[0].(string)
+				if !ok {
+					return nil, fmt.Errorf("asset(path) wants a string")
+				}
+				b, err := g.files.get(path)
+				if err != nil {
+					return nil, err
+				}
+				return w.blobs.add(b), nil
+			},
+		},
+		{
+			// indexedLines(prefix, suffix, from, to) stands for the text
+			// prefix+i+suffix+"\n" for every i in [from, to): one line per
+			// worker, built in Go because per-worker string work in Jsonnet
+			// costs microseconds per line (see research/perf-anchors.md).
+			Name:   "indexedLines",
+			Params: ast.Identifiers{"prefix", "suffix", "from", "to"},
+			Func: func(args []any) (any, error) {
+				text, err := indexedLines(args)
+				if err != nil {
+					return nil, err
+				}
+				return w.blobs.value(text.(string)), nil
+			},
+		},
+	}
+}
+
 func (g *Generator) putVM(w *pooledVM) {
-	w.emitted = nil
+	w.emitted, w.blobs = nil, nil
 	g.mu.Lock()
 	if len(g.idle) < maxIdleVMs {
 		g.idle = append(g.idle, w)

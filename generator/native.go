@@ -15,18 +15,10 @@ import (
 // Native functions available to prototypes as std.native(name). Each has a
 // pure-Jsonnet fallback in lib/trainsonnet.libsonnet, so a prototype still
 // runs under the stock jsonnet binary (only slower, or without key
-// generation).
+// generation). Those that keep per-render state (emit, asset, indexedLines)
+// are made per VM, in generator.go.
 func nativeFunctions() []*jsonnet.NativeFunction {
 	return []*jsonnet.NativeFunction{
-		{
-			// indexedLines(prefix, suffix, from, to) is the text
-			// prefix+i+suffix+"\n" for every i in [from, to): one line per
-			// worker, built in Go because per-worker string work in Jsonnet
-			// costs microseconds per line (see research/perf-anchors.md).
-			Name:   "indexedLines",
-			Params: ast.Identifiers{"prefix", "suffix", "from", "to"},
-			Func:   indexedLines,
-		},
 		{
 			// indexedLinesBytes(prefix, suffix, from, to) is the length of
 			// indexedLines with the same arguments, without building it.

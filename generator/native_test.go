@@ -3,6 +3,8 @@ package generator
 import (
 	"strings"
 	"testing"
+
+	yamlv2 "go.yaml.in/yaml/v2"
 )
 
 // indexedLinesBytes must agree with the length of what indexedLines
@@ -27,5 +29,39 @@ func TestIndexedLinesBytes(t *testing.T) {
 	}
 	if _, err := indexedLines([]any{"a", "b", float64(3), float64(1)}); err == nil || !strings.Contains(err.Error(), "bad range") {
 		t.Errorf("a reversed range: %v", err)
+	}
+}
+
+// TestLiteralBlock holds the fast path for large strings to the bytes the
+// YAML encoder writes: for every input it accepts, the same lines.
+func TestLiteralBlock(t *testing.T) {
+	for _, s := range []string{
+		"a\n", "a\nb\n", "x-worker-0.x slots=1\nx-worker-1.x slots=1\n", "#!/bin/sh\n\necho hi\n  indented\n",
+		"a\n\n\nb\n", "key: value\n- item\n", "'quoted' \"double\" {flow} [seq] & * ! | > % @ `\n",
+		" leading\n", "trailing \n", "no newline", "two\n\n", "\n", "tab\there\n", "é\n", "a \nb\n", "",
+	} {
+		checkLiteralBlock(t, s)
+	}
+}
+
+func FuzzLiteralBlock(f *testing.F) {
+	for _, s := range []string{"a\n", "x y\n\nz\n", " a\n", "a \n", "a:b\n- c\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(checkLiteralBlock)
+}
+
+func checkLiteralBlock(t *testing.T, s string) {
+	lines, ok := literalBlock(s)
+	if !ok {
+		return
+	}
+	y, err := yamlv2.Marshal(map[string]string{"k": s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Split(strings.TrimSuffix(strings.TrimPrefix(string(y), "k: "), "\n"), "\n")
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Errorf("%q:\n got  %q\n want %q", s, lines, want)
 	}
 }

@@ -31,19 +31,19 @@ type Object struct {
 	Name       string
 	raw        []byte // compact JSON, keys sorted, as the prototype emitted it
 	tree       any    // the same, decoded, with numbers as int64/float64, for YAML
-	assets     *assets
-	hasAssets  bool // raw and tree hold asset references (assets.go)
+	blobs      *blobSet
+	hasRefs    bool // raw and tree hold references to blobs (assets.go)
 }
 
 // JSON returns the object as compact JSON with sorted keys.
 func (o *Object) JSON() []byte {
-	if !o.hasAssets {
+	if !o.hasRefs {
 		return o.raw
 	}
-	if out, ok := o.assets.fillJSON(o.raw); ok {
+	if out, ok := o.blobs.fillJSON(o.raw); ok {
 		return out
 	}
-	out, err := json.Marshal(o.assets.fill(o.tree))
+	out, err := json.Marshal(o.blobs.fill(o.tree))
 	if err != nil { // the same tree encoded a moment ago
 		panic(fmt.Sprintf("encoding %s: %v", o.ID(), err))
 	}
@@ -53,13 +53,13 @@ func (o *Object) JSON() []byte {
 // yaml encodes the object as one YAML document.
 func (o *Object) yaml() ([]byte, error) {
 	y, err := yamlv2.Marshal(o.tree)
-	if err != nil || !o.hasAssets {
+	if err != nil || !o.hasRefs {
 		return y, err
 	}
-	if out, ok := o.assets.fillYAML(y); ok {
+	if out, ok := o.blobs.fillYAML(y); ok {
 		return out, nil
 	}
-	return yamlv2.Marshal(o.assets.fill(o.tree))
+	return yamlv2.Marshal(o.blobs.fill(o.tree))
 }
 
 // ID is "Kind/name", or "Kind namespace/name" when the object is namespaced.
@@ -109,14 +109,14 @@ func kindRank(kind string) int {
 // object already decoded from JSON, numbers as json.Number). Any problem
 // here is a bug in the prototype, reported with the prototype, object and
 // field named.
-func checkObjects(proto string, items []any, as *assets) ([]*Object, error) {
+func checkObjects(proto string, items []any, blobs *blobSet) ([]*Object, error) {
 	objs := make([]*Object, 0, len(items))
 	seen := map[string]bool{}
 	var errs []string
 	for i, item := range items {
 		o, err := checkObject1(item)
 		if o != nil {
-			o.assets = as
+			o.blobs = blobs
 		}
 		if err != nil {
 			what := fmt.Sprintf("object %d", i)
@@ -198,7 +198,7 @@ func checkObject1(item any) (*Object, error) {
 		return o, err
 	}
 	o.tree = m
-	o.hasAssets = hasRefs(m)
+	o.hasRefs = hasRefs(m)
 	return o, nil
 }
 

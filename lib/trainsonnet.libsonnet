@@ -62,7 +62,9 @@ local nativeAsset = std.native('asset');
 
   // indexedLines(prefix, suffix, from, to): prefix + i + suffix + "\n" for
   // every i in [from, to). Built in Go under trainsonnet, because work per
-  // worker in Jsonnet grows with the job.
+  // worker in Jsonnet grows with the job, and kept there: the prototype
+  // gets a reference to place (as a value, or joined to other strings),
+  // not to inspect; indexedLinesBytes gives its length.
   indexedLines(prefix, suffix, from, to)::
     if nativeLines != null then nativeLines(prefix, suffix, from, to)
     else std.join('', [prefix + i + suffix + '\n' for i in std.range(from, to - 1)]),

@@ -9,6 +9,8 @@ local files = {
   'notrail.txt': ts.asset('assets/notrail.txt', importstr 'assets/notrail.txt'),
   'lead.txt': ts.asset('assets/lead.txt', importstr 'assets/lead.txt'),
   'blanks.txt': ts.asset('assets/blanks.txt', importstr 'assets/blanks.txt'),
+  // a string built by a native, held in Go the same way
+  hostfile: ts.indexedLines('h-', ' slots=1', 0, 3),
 };
 
 ts.prototype({
@@ -30,7 +32,7 @@ ts.prototype({
         name: 'c',
         image: p.image,
         // a list item and a longer string: the slow path
-        args: [files['plain.sh'], 'prefix ' + files['notrail.txt']],
+        args: [files['plain.sh'], 'prefix ' + files['notrail.txt'], files.hostfile + 'tail'],
         env: [{ name: 'SCRIPT', value: files['lead.txt'] }],
       }] },
     },
