@@ -1,22 +1,29 @@
 #!/usr/bin/env bash
-# Run the end-to-end suites against a throw-away Kubernetes control plane:
+# Run every end-to-end suite, on throw-away Kubernetes built on this machine:
 #
 #   test/e2e.sh [GO TEST FLAGS...]        # e.g. test/e2e.sh -run 'TestSweep|TestKwok'
 #
 # 1. builds what is missing (test/cluster/build.sh: Kubernetes, etcd, kwok;
-#    cached under /var/cache/trainsonnet, ~0.2 s when present) and the test
-#    binaries;
-# 2. runs the suites under test/cluster/with-cluster.sh with WITH_KWOK=1,
-#    TRAINSONNET_E2E=1 and TRAINSONNET_E2E_KWOK=1: it starts etcd,
-#    kube-apiserver, kube-controller-manager, kube-scheduler and kwok, and
-#    stops all of them again on exit, Ctrl-C or SIGTERM.
+#    test/node/build.sh: CoreDNS, the test image; all cached under
+#    /var/cache/trainsonnet, seconds when present) and the test binaries;
+# 2. test/scripts: lib/assets/mpi.sh run for real (sshd, mpirun) in network
+#    namespaces; no cluster;
+# 3. test/e2e and test/kube under test/cluster/with-cluster.sh with kwok:
+#    every golden manifest, example overlay and the random sweep applied to
+#    a real API server, fake GPU nodes;
+# 4. test/node and test/jobs under test/node/with-node.sh: a real kubelet
+#    node runs the generated MPI jobs to completion.
+# Each step stops what it started, on exit, Ctrl-C or SIGTERM.
 #
-# Exits with `go test`'s exit code (130/143 when interrupted).
+# Exits 0 when every step passed, else the first failing step's code
+# (130/143 when interrupted); every step runs even after a failure.
 #
 # An existing cluster: TRAINSONNET_USE_EXISTING_CLUSTER=1 and KUBECONFIG
 # (and KUBECTL, else the cached kubectl, built if missing). Nothing is
 # started or stopped; the kwok tests run only if TRAINSONNET_E2E_KWOK=1 is
-# set by the caller (kwok must then run with test/cluster/kwok-stages.yaml).
+# set by the caller (kwok must then run with test/cluster/kwok-stages.yaml),
+# and the node suites only with TRAINSONNET_E2E_NODE=1 plus the variables of
+# test/node/README.md (the test image must be on the cluster's nodes).
 #
 # Environment:
 #   TRAINSONNET_E2E_TIMEOUT    go test -timeout (default 20m)
@@ -39,6 +46,8 @@ die() { log "error: $*"; exit 1; }
 # that need more (a real node: test/node/with-node.sh) get a step of their
 # own below.
 cluster_suites=(./test/e2e/ ./test/kube/)
+node_suites=(./test/node/ ./test/jobs/)
+host_suites=(./test/scripts/)
 
 go_test=(go test -count=1 -v -timeout "${TRAINSONNET_E2E_TIMEOUT:-20m}" -parallel "${TRAINSONNET_E2E_PARALLEL:-16}" "$@")
 
@@ -75,20 +84,42 @@ if [ "${TRAINSONNET_USE_EXISTING_CLUSTER:-0}" = 1 ]; then
   with_kwok=0
 else
   run "$cluster/build.sh" all
+  run "$repo/test/node/build.sh"
   kwok=1
   with_kwok=1
 fi
 
-# Compile the test binaries before the cluster starts: a compile error
-# fails here at once, and the cluster does not wait for the compiler.
-run go test -count=1 -run '^$' "${cluster_suites[@]}" >/dev/null
+# Compile the test binaries before any cluster starts: a compile error
+# fails here at once, and no cluster waits for the compiler.
+run go test -count=1 -run '^$' "${cluster_suites[@]}" "${node_suites[@]}" "${host_suites[@]}" >/dev/null
 
 rc=0
-export WITH_KWOK="$with_kwok"
-run "$cluster/with-cluster.sh" \
-  env TRAINSONNET_E2E=1 TRAINSONNET_E2E_KWOK="$kwok" "${go_test[@]}" "${cluster_suites[@]}" || rc=$?
+step() { # step NAME CMD...: runs a step, remembers the first failure
+  local step_rc=0
+  log "step: $1"
+  shift
+  run "$@" || step_rc=$?
+  log "step done: exit code $step_rc"
+  if [ "$rc" = 0 ]; then rc=$step_rc; fi
+}
 
-# (Node suites go here, e.g. run test/node/with-node.sh env ... || rc=$?)
+step "the pods' script, run for real" env TRAINSONNET_E2E=1 "${go_test[@]}" "${host_suites[@]}"
+
+export WITH_KWOK="$with_kwok"
+step "control plane: goldens, overlays, sweep, kwok" "$cluster/with-cluster.sh" \
+  env TRAINSONNET_E2E=1 TRAINSONNET_E2E_KWOK="$kwok" "${go_test[@]}" "${cluster_suites[@]}"
+
+if [ "${TRAINSONNET_USE_EXISTING_CLUSTER:-0}" = 1 ]; then
+  if [ "${TRAINSONNET_E2E_NODE:-0}" = 1 ]; then
+    step "existing cluster: jobs run" env TRAINSONNET_E2E=1 "${go_test[@]}" "${node_suites[@]}"
+  else
+    log "node suites skipped: an existing cluster needs TRAINSONNET_E2E_NODE=1 and the test image (test/node/README.md)"
+  fi
+else
+  export WITH_KWOK=0
+  step "real node: jobs run to completion" "$repo/test/node/with-node.sh" \
+    env TRAINSONNET_E2E=1 "${go_test[@]}" "${node_suites[@]}"
+fi
 
 log "done in $((SECONDS - t0)) s: exit code $rc"
 exit "$rc"
