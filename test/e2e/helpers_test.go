@@ -21,6 +21,8 @@ import (
 
 	"github.com/trainsonnet/trainsonnet/internal/cli"
 	"github.com/trainsonnet/trainsonnet/test/kube"
+
+	_ "github.com/trainsonnet/trainsonnet/internal/goldentest" // accept the module-wide -update flag
 )
 
 // repoRoot is the repository, seen from this package's directory (go test
