@@ -119,7 +119,8 @@ type OpenMPI struct {
 	// Workers wait, up to initTimeout, for the NVIDIA driver (/proc/driver/nvidia/version)
 	// before starting sshd. Default false.
 	WaitForGPUDriver *bool
-	// Number of worker pods. Default 4.
+	// Number of worker pods. At most 20,000: the hostfile must fit in one ConfigMap (with a
+	// long name, fewer; trainsonnet says how many). Default 4.
 	Workers *int
 }
 
