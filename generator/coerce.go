@@ -53,8 +53,11 @@ func (p *Param) fromText(s string) (any, string) {
 		}
 		return p.fromValue(m)
 	case TypeList:
+		if p.Separator == "" {
+			return p.fromValue([]any{s})
+		}
 		var l []any
-		for _, item := range strings.Split(s, ",") {
+		for _, item := range strings.Split(s, p.Separator) {
 			if item = strings.TrimSpace(item); item != "" {
 				l = append(l, item)
 			}
@@ -72,6 +75,30 @@ func (p *Param) fromText(s string) (any, string) {
 		return p.fromValue(v)
 	}
 	return nil, "cannot be set from text"
+}
+
+// fromTexts parses the texts of a repeated flag: list items and map
+// entries of every text add up, a scalar is the last text. On a problem it
+// returns the text at fault.
+func (p *Param) fromTexts(texts []string) (any, string, string) {
+	switch {
+	case len(texts) == 0:
+		return nil, "", "needs a value"
+	case p.Type == TypeList && p.Separator == "":
+		items := make([]any, len(texts))
+		for i, t := range texts {
+			items[i] = t
+		}
+		v, rule := p.fromValue(items)
+		return v, strings.Join(texts, " "), rule
+	case p.Type == TypeList || p.Type == TypeMap:
+		joined := strings.Join(texts, ",")
+		v, rule := p.fromText(joined)
+		return v, joined, rule
+	}
+	last := texts[len(texts)-1]
+	v, rule := p.fromText(last)
+	return v, last, rule
 }
 
 // splitPairs splits "a=1,b=x,y,c=2" into "a=1", "b=x,y", "c=2": a piece

@@ -208,7 +208,7 @@ func (g *Generator) Render(ctx context.Context, params *Params) (*Result, error)
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Prototype: pr.Name, Objects: objs}
+	res := &Result{Prototype: pr.Name, Objects: objs, Warnings: r.warnings}
 	for _, w := range warnings {
 		if s, ok := w.(string); ok {
 			res.Warnings = append(res.Warnings, s)

@@ -48,6 +48,8 @@ type Param struct {
 	Format string `json:"format,omitempty"`
 	// ValueFormat checks map values ("quantity" makes a map of quantities).
 	ValueFormat string `json:"valueFormat,omitempty"`
+	// Separator splits a list given as text; "" makes each flag one item.
+	Separator string `json:"separator,omitempty"`
 	// Kind names the k8s.io/api type an object parameter is checked against,
 	// such as "core/v1.Volume"; List makes it a list of them.
 	Kind string `json:"kind,omitempty"`
@@ -62,6 +64,9 @@ type Param struct {
 	Replaces string `json:"replaces,omitempty"`
 	// Params are the members of a group, sorted by name.
 	Params []*Param `json:"params,omitempty"`
+	// OldPaths are the paths the replaced system used for the parameter,
+	// from its own Replaces and its groups': still accepted, with a warning.
+	OldPaths []string `json:"oldPaths,omitempty"`
 }
 
 // decl is the shape of one declaration as lib/params.libsonnet emits it.
@@ -74,6 +79,7 @@ type decl struct {
 	Values      []string         `json:"values"`
 	Format      string           `json:"format"`
 	ValueFormat string           `json:"valueFormat"`
+	Separator   *string          `json:"separator"`
 	Kind        string           `json:"kind"`
 	List        bool             `json:"list"`
 	Aliases     []string         `json:"aliases"`
@@ -85,6 +91,12 @@ type decl struct {
 // buildParams turns the declarations of one group into sorted Params,
 // checking that each declaration is well formed and its default valid.
 func buildParams(prefix string, decls map[string]*decl) ([]*Param, error) {
+	return buildParamsOld(prefix, nil, decls)
+}
+
+// buildParamsOld builds a group's members; oldPrefixes are the paths the
+// replaced system used for the group, if it was renamed.
+func buildParamsOld(prefix string, oldPrefixes []string, decls map[string]*decl) ([]*Param, error) {
 	names := make([]string, 0, len(decls))
 	for n := range decls {
 		names = append(names, n)
@@ -103,8 +115,12 @@ func buildParams(prefix string, decls map[string]*decl) ([]*Param, error) {
 		if !isIdentifier(n) {
 			return nil, fmt.Errorf("parameter %q: a name must be a camelCase identifier", path)
 		}
+		sep := ","
+		if d.Separator != nil {
+			sep = *d.Separator
+		}
 		p := &Param{
-			Name: n, Path: path, Type: d.Type, Doc: strings.TrimSpace(d.Doc),
+			Name: n, Path: path, Type: d.Type, Doc: strings.TrimSpace(d.Doc), Separator: sep,
 			Min: d.Min, Max: d.Max, Values: d.Values, Format: d.Format, ValueFormat: d.ValueFormat,
 			Kind: d.Kind, List: d.List, Aliases: d.Aliases, Common: d.Common, Replaces: d.Replaces,
 		}
@@ -114,11 +130,17 @@ func buildParams(prefix string, decls map[string]*decl) ([]*Param, error) {
 		if err := p.checkDecl(); err != nil {
 			return nil, fmt.Errorf("parameter %q: %w", path, err)
 		}
+		for _, op := range oldPrefixes {
+			p.OldPaths = append(p.OldPaths, op+"."+n)
+		}
+		if p.Replaces != "" && !contains(p.OldPaths, p.Replaces) {
+			p.OldPaths = append(p.OldPaths, p.Replaces)
+		}
 		if p.Type == TypeGroup {
 			if len(d.Params) == 0 {
 				return nil, fmt.Errorf("parameter %q: a group needs params", path)
 			}
-			kids, err := buildParams(path, d.Params)
+			kids, err := buildParamsOld(path, p.OldPaths, d.Params)
 			if err != nil {
 				return nil, err
 			}
@@ -187,10 +209,11 @@ func (p *Param) Flag() string { return kebab(p.Path) }
 
 // FlagNames returns every flag spelling of the parameter without dashes:
 // the kebab-case form first, then the declared path ("nodeSelector",
-// "ssh.port") and any aliases.
+// "ssh.port"), the aliases, and the paths the replaced system used
+// (OldPaths).
 func (p *Param) FlagNames() []string {
 	names := []string{p.Flag()}
-	for _, n := range append([]string{p.Path}, p.Aliases...) {
+	for _, n := range append(append([]string{p.Path}, p.Aliases...), p.OldPaths...) {
 		if !contains(names, n) {
 			names = append(names, n)
 		}

@@ -32,6 +32,7 @@ const (
 	inputValue inputKind = iota // a Go or decoded value
 	inputText                   // text from a flag or --set, parsed by type
 	inputFile                   // a YAML/JSON params file
+	inputTexts                  // several texts of one repeated flag
 )
 
 type input struct {
@@ -40,6 +41,7 @@ type input struct {
 	given string // how the user wrote it, for messages
 	value any
 	text  string
+	texts []string
 	data  []byte
 }
 
@@ -67,6 +69,15 @@ func (p *Params) SetText(key, text, given string) *Params {
 	return p
 }
 
+// SetTexts sets a parameter from a flag given several times, each text
+// parsed by the declared type: list items and map entries add up, a
+// scalar keeps the last. (A list declared without a separator takes each
+// text as one item, so items may hold commas.)
+func (p *Params) SetTexts(key string, texts []string, given string) *Params {
+	p.inputs = append(p.inputs, input{kind: inputTexts, path: key, given: given, texts: texts})
+	return p
+}
+
 // AddFile adds a params file (YAML or JSON, keyed by the declared
 // camelCase names, groups as nested maps). name is used in messages.
 func (p *Params) AddFile(name string, data []byte) *Params {
@@ -76,8 +87,9 @@ func (p *Params) AddFile(name string, data []byte) *Params {
 
 // resolved is the outcome of applying Params to a prototype's declaration.
 type resolved struct {
-	values map[string]any    // full tree, defaults filled in; nil leaves are unset
-	given  map[string]string // param path -> how it was last given
+	values   map[string]any    // full tree, defaults filled in; nil leaves are unset
+	given    map[string]string // param path -> how it was last given
+	warnings []string          // renamed and removed keys that were used
 }
 
 // resolve applies every input in order and checks each value, collecting
@@ -98,12 +110,30 @@ func (pr *Prototype) resolve(in *Params) (*resolved, []*ParamError) {
 					pr.setMapEntry(r, mp, key, it, add)
 					continue
 				}
+				if pr.removedKey(r, it.given, it.path) {
+					continue
+				}
 				add(pr.unknown(it.given, it.path))
 				continue
+			}
+			if old := strings.TrimPrefix(it.path, "--"); contains(prm.OldPaths, old) && old != prm.Flag() && !contains(prm.Aliases, old) {
+				r.warnings = append(r.warnings, it.given+": "+renamed(old, prm.Path))
 			}
 			v, rule := prm.fromText(it.text)
 			if rule != "" {
 				add(&ParamError{Param: prm.Path, Given: it.given, Value: quoteText(it.text), Rule: rule})
+				continue
+			}
+			r.set(prm, v, it.given)
+		case inputTexts:
+			prm := pr.lookupKey(it.path)
+			if prm == nil {
+				add(pr.unknown(it.given, it.path))
+				continue
+			}
+			v, text, rule := prm.fromTexts(it.texts)
+			if rule != "" {
+				add(&ParamError{Param: prm.Path, Given: it.given, Value: quoteText(text), Rule: rule})
 				continue
 			}
 			r.set(prm, v, it.given)
@@ -113,18 +143,33 @@ func (pr *Prototype) resolve(in *Params) (*resolved, []*ParamError) {
 				add(pr.unknown(it.given, it.path))
 				continue
 			}
-			pr.applyValue(r, prm, goValue(it.value), it.given, add)
+			pr.applyValue(r, prm, goValue(it.value), it.given, it.path, add)
 		}
 	}
 	return r, problems
 }
 
+// removedKey warns about a key the replaced system had and trainsonnet no
+// longer takes, and reports whether path is one.
+func (pr *Prototype) removedKey(r *resolved, given, path string) bool {
+	msg, ok := pr.Removed[path]
+	if ok {
+		r.warnings = append(r.warnings, given+": not used: "+msg)
+	}
+	return ok
+}
+
+func renamed(old, path string) string {
+	return "now called " + path + "; " + old + " still works here, but rename it"
+}
+
 // applyValue sets one parameter (or, for a group, its members) from a
-// decoded value.
-func (pr *Prototype) applyValue(r *resolved, prm *Param, v any, given string, add func(*ParamError)) {
+// decoded value. written is the key's dotted path as the user wrote it,
+// which may be the replaced system's.
+func (pr *Prototype) applyValue(r *resolved, prm *Param, v any, given, written string, add func(*ParamError)) {
 	if v == nil && prm.Type == TypeGroup {
 		for _, kid := range prm.Params {
-			pr.applyValue(r, kid, nil, given+"."+kid.Name, add)
+			pr.applyValue(r, kid, nil, given+"."+kid.Name, written+"."+kid.Name, add)
 		}
 		return
 	}
@@ -143,10 +188,13 @@ func (pr *Prototype) applyValue(r *resolved, prm *Param, v any, given string, ad
 			kid := findParam(prm.Params, k)
 			childGiven := given + "." + k
 			if kid == nil {
+				if pr.removedKey(r, childGiven, written+"."+k) || pr.removedKey(r, childGiven, prm.Path+"."+k) {
+					continue
+				}
 				add(pr.unknownIn(childGiven, prm, k))
 				continue
 			}
-			pr.applyValue(r, kid, m[k], childGiven, add)
+			pr.applyValue(r, kid, m[k], childGiven, written+"."+k, add)
 		}
 		return
 	}
@@ -178,12 +226,20 @@ func (pr *Prototype) applyFile(r *resolved, it input, add func(*ParamError)) {
 		return
 	}
 	for _, k := range sortedKeys(m) {
+		given := it.given + ": " + k
 		prm := findParam(pr.Params, k)
 		if prm == nil {
-			add(pr.unknownIn(it.given+": "+k, nil, k))
-			continue
+			if prm = pr.byOldPath[k]; prm != nil {
+				// The replaced system's name, such as the Helm chart's master.
+				r.warnings = append(r.warnings, given+": "+renamed(k, prm.Path))
+			} else {
+				if !pr.removedKey(r, given, k) {
+					add(pr.unknownIn(given, nil, k))
+				}
+				continue
+			}
 		}
-		pr.applyValue(r, prm, m[k], it.given+": "+k, add)
+		pr.applyValue(r, prm, m[k], given, k, add)
 	}
 }
 
@@ -306,6 +362,8 @@ func (pr *Prototype) unknownIn(given string, group *Param, key string) *ParamErr
 	rule := fmt.Sprintf("unknown parameter %q for %s", key, where)
 	if p := pr.byFlag[key]; p != nil && group == nil {
 		rule += fmt.Sprintf(" (params files use the declared names: write %q)", p.Path)
+	} else if p := pr.byOldPath[key]; p != nil {
+		rule += fmt.Sprintf(" (did you mean %q?)", p.Path)
 	} else {
 		names := make([]string, len(scope))
 		for i, p := range scope {

@@ -182,9 +182,33 @@ func TestAliasesAndSpellings(t *testing.T) {
 		objs := render(t, g, generator.NewParams("openmpi").SetText(key, "mine", "--"+key))
 		assert.Contains(t, objs["Job/openmpi-worker"], `"secretName":"mine"`, key)
 	}
-	_, err := g.Render(context.Background(), generator.NewParams("openmpi").AddFile("f.yaml", []byte("s3Secret: x\n")))
-	assert.Equal(t, []string{`f.yaml: s3Secret: unknown parameter "s3Secret" for openmpi (params files use the declared names: write "s3.secret")`},
+	// The Kubeflow prototype's names still work in params files, with a
+	// warning that gives the new name.
+	res, err := g.Render(context.Background(), generator.NewParams("openmpi").
+		AddFile("f.yaml", []byte("secret: mine\ndownloadDataFrom: s3://b/in\ndownloadDataTo: /trainsonnet/data/in\n")))
+	require.NoError(t, err)
+	assert.Equal(t, []string{
+		"f.yaml: downloadDataFrom: now called s3.downloadFrom; downloadDataFrom still works here, but rename it",
+		"f.yaml: downloadDataTo: now called s3.downloadTo; downloadDataTo still works here, but rename it",
+		"f.yaml: secret: now called ssh.secret; secret still works here, but rename it",
+	}, res.Warnings)
+	// A flag alias in a params file that is not an old name is an error
+	// that names the declared key.
+	_, err = g.Render(context.Background(), generator.NewParams("openmpi").AddFile("f.yaml", []byte("gpus: 2\n")))
+	assert.Equal(t, []string{`f.yaml: gpus: unknown parameter "gpus" for openmpi (params files use the declared names: write "gpu")`},
 		validationProblems(t, err))
+}
+
+func TestListsOfTextTakeOneItemPerFlag(t *testing.T) {
+	g := newGenerator(t)
+	objs := render(t, g, generator.NewParams("openmpi").
+		SetTexts("imagePullSecrets", []string{"a,b", "c"}, "--image-pull-secrets").
+		SetTexts("nodeSelector", []string{"x=1", "y=2"}, "--node-selector").
+		SetTexts("workers", []string{"2", "3"}, "--workers"))
+	w := objs["Job/openmpi-worker"]
+	assert.Contains(t, w, `"imagePullSecrets":[{"name":"a"},{"name":"b"},{"name":"c"}]`)
+	assert.Contains(t, w, `"nodeSelector":{"x":"1","y":"2"}`)
+	assert.Contains(t, w, `"completions":3`, "a scalar keeps the last value")
 }
 
 func TestUnknownPrototype(t *testing.T) {

@@ -24,8 +24,13 @@ type Prototype struct {
 	Builtin bool `json:"builtin"`
 	// Params are the declared parameters, sorted by name; groups nest.
 	Params []*Param `json:"params"`
+	// Removed lists keys of the replaced system's values that trainsonnet
+	// no longer takes, each with what to do instead. They are accepted in
+	// params files and --set with a warning, and ignored.
+	Removed map[string]string `json:"removed,omitempty"`
 
-	byFlag map[string]*Param // every flag spelling and path -> leaf param
+	byFlag    map[string]*Param // every flag spelling and path -> leaf param
+	byOldPath map[string]*Param // the replaced system's path -> param or group
 }
 
 // spec is the shape of a prototype's declaration as Jsonnet emits it with
@@ -34,8 +39,9 @@ type spec struct {
 	Name        string           `json:"name"`
 	Summary     string           `json:"summary"`
 	Description string           `json:"description"`
-	Replaces    string           `json:"replaces"`
-	Params      map[string]*decl `json:"params"`
+	Replaces    string            `json:"replaces"`
+	Params      map[string]*decl  `json:"params"`
+	Removed     map[string]string `json:"removed"`
 }
 
 func parsePrototype(name, source string, builtin bool, specJSON string) (*Prototype, error) {
@@ -57,12 +63,22 @@ func parsePrototype(name, source string, builtin bool, specJSON string) (*Protot
 	}
 	pr := &Prototype{
 		Name: name, Summary: strings.TrimSpace(s.Summary), Description: strings.TrimSpace(s.Description),
-		Replaces: s.Replaces, Source: source, Builtin: builtin, Params: params,
-		byFlag: map[string]*Param{},
+		Replaces: s.Replaces, Source: source, Builtin: builtin, Params: params, Removed: s.Removed,
+		byFlag: map[string]*Param{}, byOldPath: map[string]*Param{},
 	}
 	if findParam(params, "name") == nil {
 		return nil, fmt.Errorf("%s: every prototype needs a %q parameter (use the common parameters of lib/common.libsonnet)", source, "name")
 	}
+	var index func([]*Param)
+	index = func(ps []*Param) {
+		for _, p := range ps {
+			for _, old := range p.OldPaths {
+				pr.byOldPath[old] = p
+			}
+			index(p.Params)
+		}
+	}
+	index(params)
 	for _, p := range Leaves(params) {
 		for _, f := range p.FlagNames() {
 			if other := pr.byFlag[f]; other != nil && other != p {

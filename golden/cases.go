@@ -36,6 +36,7 @@ var Renders = map[string][]Case{
 			"--imagePullPolicy", "Always", "--schedulerName", "volcano", "--exec", "mpirun -np 2 python /opt/train.py",
 			"--s3Secret", "aws", "--downloadDataFrom", "s3://bucket/in", "--downloadDataTo", "/trainsonnet/data/in"}},
 		{Name: "params-file", Args: []string{"gen", "openmpi", "-f", "testdata/openmpi-params.yaml", "--set", "workers=3", "--set", "mca.btl_tcp_if_include=eth0"}},
+		{Name: "kubeflow-names-in-params-file", Args: []string{"gen", "openmpi", "-f", "testdata/openmpi-kubeflow-names.yaml"}},
 		{Name: "lifetime-and-security", Args: []string{"gen", "openmpi", "--name", "bounded", "--workers", "2", "--ssh-secret", "b",
 			"--ttl-seconds-after-finished", "1h", "--active-deadline-seconds", "2h", "--backoff-limit", "2",
 			"--service-account-name", "trainer", "--priority-class-name", "high", "--image-pull-secrets", "regcred,mirror",

@@ -10,7 +10,8 @@
 // Common options of every constructor:
 //   doc      what the parameter does (required; shown by describe and --help)
 //   aliases  extra flag spellings, such as the name the replaced system used
-//   replaces what the replaced system called it, for describe
+//   replaces the dotted path the replaced system used for it (its values
+//            file, its flags): still accepted there, with a warning
 
 local int32Max = 2147483647;
 
@@ -59,11 +60,14 @@ local base(type, doc, default, aliases, replaces) =
 
   // A list of distinct strings, each checked against items (a string
   // format), or of distinct integers (items='int', within min and max).
-  // On the command line: items separated by commas.
-  list(doc, items='', default=[], min=null, max=null, aliases=[], replaces=null)::
+  // On the command line: items separated by commas, or, with
+  // separator='', one item per flag (for text that holds commas, such as
+  // the arguments of a command).
+  list(doc, items='', default=[], min=null, max=null, separator=',', aliases=[], replaces=null)::
     base('list', doc, default, aliases, replaces) + { format: items }
     + (if min == null then {} else { min: min })
-    + (if max == null then {} else { max: max }),
+    + (if max == null then {} else { max: max })
+    + (if separator == ',' then {} else { separator: separator }),
 
   // Structured pass-through, strictly checked against a k8s.io/api type
   // such as 'core/v1.Volume'; list=true for a list of them.
@@ -73,8 +77,9 @@ local base(type, doc, default, aliases, replaces) =
 
   // A nested set of parameters: a map in a params file, dotted flags
   // (--ssh.port, --ssh-port) on the command line.
-  group(doc, params)::
-    { type: 'group', doc: doc, params: params },
+  group(doc, params, replaces=null)::
+    { type: 'group', doc: doc, params: params }
+    + (if replaces == null then {} else { replaces: replaces }),
 
   // Marks every declaration in an object as common to all prototypes, so
   // describe can list them apart.

@@ -6,6 +6,7 @@
 //     params: { workers: ts.params.int('Worker pods.', default=4, min=1) },
 //     validate(p):: [ts.check(p.workers < 10, 'workers', 'must be below 10')],
 //     warnings(p):: [],
+//     removed: { 'ssh.hostKey': 'what to do instead' },  // old keys, ignored with a warning
 //     render(p):: [ ...objects... ],
 //   })
 //
@@ -28,7 +29,7 @@ local nativeAsset = std.native('asset');
   params:: params,
 
   prototype(spec)::
-    local s = { description: '', replaces: null, validate(p):: [], warnings(p):: [] } + spec;
+    local s = { description: '', replaces: null, removed: {}, validate(p):: [], warnings(p):: [] } + spec;
     function(params={}, output='objects')
       if output == 'spec' then {
         name: s.name,
@@ -36,6 +37,7 @@ local nativeAsset = std.native('asset');
         description: s.description,
         [if s.replaces != null then 'replaces']: s.replaces,
         params: s.params,
+        removed: s.removed,
       }
       else
         // trainsonnet passes complete, checked params (output='full'); by

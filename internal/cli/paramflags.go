@@ -82,11 +82,7 @@ func (pf *paramFlags) apply(params *generator.Params) error {
 			return usagef("--%s and --%s both set %s; use one", used[0].name, used[1].name, p.Path)
 		}
 		f := used[0]
-		text := f.values[len(f.values)-1]
-		if p.Type == generator.TypeMap || p.Type == generator.TypeList {
-			text = strings.Join(f.values, ",")
-		}
-		params.SetText(p.Path, text, "--"+f.name)
+		params.SetTexts(p.Path, f.values, "--"+f.name)
 	}
 	return nil
 }
