@@ -36,9 +36,9 @@ type Prototype struct {
 // spec is the shape of a prototype's declaration as Jsonnet emits it with
 // output='spec' (see lib/trainsonnet.libsonnet).
 type spec struct {
-	Name        string           `json:"name"`
-	Summary     string           `json:"summary"`
-	Description string           `json:"description"`
+	Name        string            `json:"name"`
+	Summary     string            `json:"summary"`
+	Description string            `json:"description"`
 	Replaces    string            `json:"replaces"`
 	Params      map[string]*decl  `json:"params"`
 	Removed     map[string]string `json:"removed"`
