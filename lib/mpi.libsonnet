@@ -128,17 +128,125 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
   // reports Ready=False while the phase is still Running and the later change
   // of phase alone does not make the controller look again (seen on
   // Kubernetes 1.34: the workers of a launcher that died never stopped).
-  launcherServiceName(p):: p.name + '-launcher',
-  launcherService(proto, p):: {
+  // role is the launcher's component: launcher (openmpi), driver (horovod).
+  launcherServiceName(p, role='launcher'):: p.name + '-' + role,
+  launcherService(proto, p, role='launcher'):: {
     apiVersion: 'v1',
     kind: 'Service',
-    metadata: common.metadata(proto, p, $.launcherServiceName(p), 'launcher'),
+    metadata: common.metadata(proto, p, $.launcherServiceName(p, role), role),
     spec: {
       clusterIP: 'None',
       publishNotReadyAddresses: false,
-      selector: common.selector(proto, p, 'launcher'),
+      selector: common.selector(proto, p, role),
     },
   },
+
+  // jobs builds what runs: the launcher's Service, the launcher Job and the
+  // Indexed Job of the workers. j describes the job:
+  //   port, initTimeout        ssh port, bound of every start-up wait
+  //   secretName               the ssh key Secret
+  //   volumes, mounts          trainsonnet's extra volumes (besides its own three)
+  //   oneNode                  with host network, the group of pods kept
+  //                            one per node: a component, or null (the job)
+  //   launcher {role, image, imagePullPolicy, init, exec, rankHost, env,
+  //             resources, nodeSelector, tolerations, privileged,
+  //             hostNetwork, hostPID}
+  //     rankHost: the launcher's own hostfile entry when it is a rank (it runs
+  //     sshd and the workers do not wait for it); exec: the command (null:
+  //     stay up for interactive use).
+  //   worker {count, image, imagePullPolicy, init, env, resources,
+  //           nodeSelector, tolerations, privileged, hostNetwork, hostPID,
+  //           waitForGPUDriver, initContainers, sidecars}
+  jobs(proto, p, j)::
+    local l = j.launcher;
+    local w = j.worker;
+    local podSpec = common.podSpec(p);
+    local volumes = $.volumes(p, j.secretName, j.volumes);
+    local mounts = $.volumeMounts(p, j.mounts);
+    local security(privileged) = common.containerSecurityContext(p, privileged);
+    // A pod in its node's network binds the ssh port on the node: at most
+    // one pod of the group j.oneNode (a component, or null: the whole job)
+    // per node.
+    local hostPod(role) = {
+      [if role.hostNetwork then 'hostNetwork']: true,
+      [if role.hostNetwork then 'dnsPolicy']: 'ClusterFirstWithHostNet',
+      [if role.hostNetwork then 'affinity']: $.onePodPerNode(proto, p, j.oneNode),
+      [if role.hostPID then 'hostPID']: true,
+    };
+    local ssh = [{ name: 'ssh', containerPort: j.port, protocol: 'TCP' }];
+    local launcherName = p.name + '-' + l.role;
+    [
+      $.launcherService(proto, p, l.role),
+      {
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        metadata: common.metadata(proto, p, launcherName, l.role),
+        spec: common.jobLifetime(p, p.backoffLimit) + {
+          template: common.podTemplate(proto, p, l.role, podSpec + hostPod(l) + {
+            hostname: launcherName,
+            subdomain: p.name,
+            restartPolicy: 'Never',
+            [if l.nodeSelector != {} then 'nodeSelector']: l.nodeSelector,
+            [if l.tolerations != [] then 'tolerations']: l.tolerations,
+            containers: [{
+              name: l.role,
+              image: l.image,
+              imagePullPolicy: l.imagePullPolicy,
+              command: $.command(l.init, 'launcher'),
+              env: $.scriptEnv(j.port, j.initTimeout)
+                   + (if l.rankHost != null then [{ name: 'TS_SELF', value: l.rankHost }] else [])
+                   + (if l.exec != null then [{ name: 'TS_EXEC', value: l.exec }] else [])
+                   + (if p.backoffLimit > 0 then [{ name: 'TS_STOP_WORKERS_ON_FAILURE', value: '0' }] else [])
+                   + $.ompiEnv(p.mca)
+                   + l.env,
+              [if l.rankHost != null then 'ports']: ssh,
+              [if l.resources != null then 'resources']: l.resources,
+              securityContext: security(l.privileged),
+              volumeMounts: mounts,
+            }],
+            volumes: volumes,
+          }),
+        },
+      },
+      {
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        metadata: common.metadata(proto, p, p.name + '-worker', 'worker'),
+        spec: common.jobLifetime(p, 0) + {
+          completionMode: 'Indexed',
+          completions: w.count,
+          parallelism: w.count,
+          template: common.podTemplate(proto, p, 'worker', podSpec + hostPod(w) + {
+            subdomain: p.name,
+            restartPolicy: 'Never',
+            [if w.nodeSelector != {} then 'nodeSelector']: w.nodeSelector,
+            [if w.tolerations != [] then 'tolerations']: w.tolerations,
+            [if w.initContainers != [] then 'initContainers']: w.initContainers,
+            containers: [{
+              name: 'worker',
+              image: w.image,
+              imagePullPolicy: w.imagePullPolicy,
+              command: $.command(w.init, 'worker'),
+              env: $.scriptEnv(j.port, j.initTimeout) + $.watchEnv(p, l.role)
+                   + (if w.waitForGPUDriver then [{ name: 'TS_WAIT_FOR_GPU_DRIVER', value: '1' }] else [])
+                   + w.env,
+              ports: ssh,
+              readinessProbe: $.readinessProbe(j.port),
+              [if w.resources != null then 'resources']: w.resources,
+              securityContext: security(w.privileged),
+              volumeMounts: mounts,
+            }] + w.sidecars,
+            volumes: volumes,
+          }),
+        },
+      },
+    ],
+
+  // watchEnv: how a worker (or a sidecar of one) knows the launcher is gone.
+  watchEnv(p, role='launcher'):: [
+    { name: 'TS_LAUNCHER', value: $.launcherServiceName(p, role) },
+    { name: 'TS_LAUNCHER_GRACE', value: std.toString($.launcherGrace(p.backoffLimit)) },
+  ],
 
   // volumes of every MPI pod. The key files are read-only: 0400 for root,
   // 0440 with the pod's fsGroup for a non-root user (the script copies the

@@ -138,20 +138,8 @@ ts.prototype({
   ],
 
   render(p)::
-    local secretName = mpi.secretName(p, p.ssh.secret);
-    local launcherName = p.name + '-launcher';
-    local hostfile = ts.indexedLines(hostLinePrefix(p), hostLineSuffix(p), 0, p.workers);
-    local dataVolume = [{ name: 'trainsonnet-data', emptyDir: {} }];
     local dataMount = [{ name: 'trainsonnet-data', mountPath: p.dataDir }];
-    local launcherResources = common.resources(p.launcher.cpu, p.launcher.memory);
-    local workerResources = common.resources(p.cpu, p.memory, p.gpu, p.gpuResource, p.customResources);
-    // What both pods share, built once.
-    local podSpec = common.podSpec(p);
-    local volumes = mpi.volumes(p, secretName, dataVolume);
-    local mounts = mpi.volumeMounts(p, dataMount);
     local containerSecurity = common.containerSecurityContext(p);
-    local download = p.s3.downloadFrom != null;
-    local upload = p.s3.uploadFrom != null;
     local s3Env(pairs) =
       [{ name: k, value: pairs[k] } for k in std.objectFields(pairs) if pairs[k] != null]
       + (if p.s3.endpoint != null then [{ name: 'TS_S3_ENDPOINT', value: p.s3.endpoint }] else []);
@@ -166,93 +154,57 @@ ts.prototype({
       volumeMounts: [{ name: 'trainsonnet-config', mountPath: mpi.configDir, readOnly: true },
                      { name: 'trainsonnet-run', mountPath: mpi.runDir }] + dataMount + p.volumeMounts,
     };
-    local workerWatch = [
-      { name: 'TS_LAUNCHER', value: mpi.launcherServiceName(p) },
-      { name: 'TS_LAUNCHER_GRACE', value: std.toString(mpi.launcherGrace(p.backoffLimit)) },
-    ];
-
-    local launcher = {
-      apiVersion: 'batch/v1',
-      kind: 'Job',
-      metadata: common.metadata(proto, p, launcherName, 'launcher'),
-      spec: common.jobLifetime(p, p.backoffLimit) + {
-        template: common.podTemplate(proto, p, 'launcher', podSpec + {
-          hostname: launcherName,
-          subdomain: p.name,
-          restartPolicy: 'Never',
-          [if p.launcher.nodeSelector != {} then 'nodeSelector']: p.launcher.nodeSelector,
-          [if p.launcher.tolerations != [] then 'tolerations']: p.launcher.tolerations,
-          containers: [{
-            name: 'launcher',
-            image: if p.launcher.image != null then p.launcher.image else p.image,
-            imagePullPolicy: p.imagePullPolicy,
-            command: mpi.command(p.init, 'launcher'),
-            env: mpi.scriptEnv(p.ssh.port, p.initTimeout)
-                 + (if p.exec != null then [{ name: 'TS_EXEC', value: p.exec }] else [])
-                 + (if p.backoffLimit > 0 then [{ name: 'TS_STOP_WORKERS_ON_FAILURE', value: '0' }] else [])
-                 + mpi.ompiEnv(p.mca)
-                 + common.env(p.env + p.launcher.env),
-            [if launcherResources != null then 'resources']: launcherResources,
-            securityContext: containerSecurity,
-            volumeMounts: mounts,
-          }],
-          volumes: volumes,
-        }),
-      },
-    };
-
-    local worker = {
-      apiVersion: 'batch/v1',
-      kind: 'Job',
-      metadata: common.metadata(proto, p, p.name + '-worker', 'worker'),
-      spec: common.jobLifetime(p, 0) + {
-        completionMode: 'Indexed',
-        completions: p.workers,
-        parallelism: p.workers,
-        template: common.podTemplate(proto, p, 'worker', podSpec + {
-          subdomain: p.name,
-          restartPolicy: 'Never',
-          [if p.useHostNetwork then 'hostNetwork']: true,
-          [if p.useHostNetwork then 'dnsPolicy']: 'ClusterFirstWithHostNet',
-          [if p.useHostNetwork then 'affinity']: mpi.onePodPerNode(proto, p, 'worker'),
-          [if p.nodeSelector != {} then 'nodeSelector']: p.nodeSelector,
-          [if p.tolerations != [] then 'tolerations']: p.tolerations,
-          [if download then 'initContainers']: [
-            s3Container('s3-download', 's3-download', s3Env({ TS_S3_FROM: p.s3.downloadFrom, TS_S3_TO: p.s3.downloadTo })),
-          ],
-          containers: [{
-            name: 'worker',
-            image: p.image,
-            imagePullPolicy: p.imagePullPolicy,
-            command: mpi.command(p.init, 'worker'),
-            env: mpi.scriptEnv(p.ssh.port, p.initTimeout) + workerWatch
-                 + (if p.waitForGPUDriver then [{ name: 'TS_WAIT_FOR_GPU_DRIVER', value: '1' }] else [])
-                 + common.env(p.env),
-            ports: [{ name: 'ssh', containerPort: p.ssh.port, protocol: 'TCP' }],
-            readinessProbe: mpi.readinessProbe(p.ssh.port),
-            [if workerResources != null then 'resources']: workerResources,
-            securityContext: containerSecurity,
-            volumeMounts: mounts,
-          }] + (if !upload then [] else [
-            s3Container('s3-upload', 's3-upload', s3Env({ TS_S3_FROM: p.s3.uploadFrom, TS_S3_TO: p.s3.uploadTo, TS_JOB_NAME: p.name })
-                                                  + workerWatch
-                                                  + [
-                                                    { name: 'TS_POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
-                                                    { name: 'TS_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
-                                                  ]),
-          ]),
-          volumes: volumes,
-        }),
-      },
-    };
-
     [
       common.networkPolicy(proto, p),
       mpi.sshSecret(proto, p, p.ssh.secret),
-      mpi.config(proto, p, hostfile),
+      mpi.config(proto, p, ts.indexedLines(hostLinePrefix(p), hostLineSuffix(p), 0, p.workers)),
       mpi.service(proto, p, p.ssh.port),
-      mpi.launcherService(proto, p),
-      launcher,
-      worker,
-    ],
+    ] + mpi.jobs(proto, p, {
+      port: p.ssh.port,
+      initTimeout: p.initTimeout,
+      secretName: mpi.secretName(p, p.ssh.secret),
+      volumes: [{ name: 'trainsonnet-data', emptyDir: {} }],
+      mounts: dataMount,
+      oneNode: 'worker',  // only the workers share their node's network
+      launcher: {
+        role: 'launcher',
+        image: if p.launcher.image != null then p.launcher.image else p.image,
+        imagePullPolicy: p.imagePullPolicy,
+        init: p.init,
+        exec: p.exec,
+        rankHost: null,
+        env: common.env(p.env + p.launcher.env),
+        resources: common.resources(p.launcher.cpu, p.launcher.memory),
+        nodeSelector: p.launcher.nodeSelector,
+        tolerations: p.launcher.tolerations,
+        privileged: false,
+        hostNetwork: false,
+        hostPID: false,
+      },
+      worker: {
+        count: p.workers,
+        image: p.image,
+        imagePullPolicy: p.imagePullPolicy,
+        init: p.init,
+        env: common.env(p.env),
+        resources: common.resources(p.cpu, p.memory, p.gpu, p.gpuResource, p.customResources),
+        nodeSelector: p.nodeSelector,
+        tolerations: p.tolerations,
+        privileged: false,
+        waitForGPUDriver: p.waitForGPUDriver,
+        hostNetwork: p.useHostNetwork,
+        hostPID: false,
+        initContainers: if p.s3.downloadFrom == null then [] else [
+          s3Container('s3-download', 's3-download', s3Env({ TS_S3_FROM: p.s3.downloadFrom, TS_S3_TO: p.s3.downloadTo })),
+        ],
+        sidecars: if p.s3.uploadFrom == null then [] else [
+          s3Container('s3-upload', 's3-upload', s3Env({ TS_S3_FROM: p.s3.uploadFrom, TS_S3_TO: p.s3.uploadTo, TS_JOB_NAME: p.name })
+                                                + mpi.watchEnv(p)
+                                                + [
+                                                  { name: 'TS_POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+                                                  { name: 'TS_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+                                                ]),
+        ],
+      },
+    }),
 })
