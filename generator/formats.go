@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"path"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -40,6 +41,7 @@ var formats = map[string]format{
 	"extendedResourceName": {rule: "an extended resource name such as nvidia.com/gpu", check: checkExtendedResourceName},
 	"envName":              {rule: "an environment variable name", check: joinMsgs(validation.IsEnvVarName)},
 	"image":                {rule: "a container image reference", check: checkImage},
+	"imageTag":             {rule: "an image tag", check: checkImageTag},
 	"absPath":              {rule: "an absolute path", check: checkAbsPath},
 	"s3URI":                {rule: "an s3:// URI", check: checkS3URI},
 	"int": {rule: "an integer", check: func(s string) string {
@@ -141,6 +143,16 @@ func checkResourceValue(name string, q resource.Quantity) string {
 		if q.MilliValue()%1000 != 0 {
 			return "must be a whole number: extended resources count whole devices"
 		}
+	}
+	return ""
+}
+
+// imageTag is the grammar of a tag in an image reference.
+var imageTag = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
+
+func checkImageTag(s string) string {
+	if !imageTag.MatchString(s) {
+		return "must be an image tag: letters, digits, _ . and -, not starting with . or -, at most 128 characters"
 	}
 	return ""
 }

@@ -295,12 +295,13 @@ func (g *Generator) renderNatives(w *pooledVM) []*jsonnet.NativeFunction {
 			},
 		},
 		{
-			// indexedLines(prefix, suffix, from, to) stands for the text
-			// prefix+i+suffix+"\n" for every i in [from, to): one line per
-			// worker, built in Go because per-worker string work in Jsonnet
-			// costs microseconds per line (see research/perf-anchors.md).
+			// indexedLines(head, prefix, suffix, from, to) stands for head,
+			// then the text prefix+i+suffix+"\n" for every i in [from, to):
+			// one line per worker, built in Go because per-worker string
+			// work in Jsonnet costs microseconds per line (see
+			// research/perf-anchors.md).
 			Name:   "indexedLines",
-			Params: ast.Identifiers{"prefix", "suffix", "from", "to"},
+			Params: ast.Identifiers{"head", "prefix", "suffix", "from", "to"},
 			Func: func(args []any) (any, error) {
 				text, err := indexedLines(args)
 				if err != nil {

@@ -20,10 +20,11 @@ import (
 func nativeFunctions() []*jsonnet.NativeFunction {
 	return []*jsonnet.NativeFunction{
 		{
-			// indexedLinesBytes(prefix, suffix, from, to) is the length of
-			// indexedLines with the same arguments, without building it.
+			// indexedLinesBytes(head, prefix, suffix, from, to) is the
+			// length of indexedLines with the same arguments, without
+			// building it.
 			Name:   "indexedLinesBytes",
-			Params: ast.Identifiers{"prefix", "suffix", "from", "to"},
+			Params: ast.Identifiers{"head", "prefix", "suffix", "from", "to"},
 			Func:   indexedLinesBytes,
 		},
 		{
@@ -36,27 +37,29 @@ func nativeFunctions() []*jsonnet.NativeFunction {
 	}
 }
 
-// linesArgs checks the arguments of indexedLines and indexedLinesBytes.
-func linesArgs(name string, args []any) (prefix, suffix string, from, to int, err error) {
-	prefix, ok1 := args[0].(string)
-	suffix, ok2 := args[1].(string)
-	f, ok3 := args[2].(float64)
-	t, ok4 := args[3].(float64)
-	if !ok1 || !ok2 || !ok3 || !ok4 {
-		return "", "", 0, 0, fmt.Errorf("%s(prefix, suffix, from, to) wants two strings and two numbers", name)
+// linesArgs checks the arguments of indexedLines and indexedLinesBytes:
+// (head, prefix, suffix, from, to).
+func linesArgs(name string, args []any) (head, prefix, suffix string, from, to int, err error) {
+	head, ok0 := args[0].(string)
+	prefix, ok1 := args[1].(string)
+	suffix, ok2 := args[2].(string)
+	f, ok3 := args[3].(float64)
+	t, ok4 := args[4].(float64)
+	if !ok0 || !ok1 || !ok2 || !ok3 || !ok4 {
+		return "", "", "", 0, 0, fmt.Errorf("%s(head, prefix, suffix, from, to) wants three strings and two numbers", name)
 	}
 	if f != float64(int(f)) || t != float64(int(t)) || f < 0 || t < f || t-f > 1e7 {
-		return "", "", 0, 0, fmt.Errorf("%s: bad range [%v, %v)", name, f, t)
+		return "", "", "", 0, 0, fmt.Errorf("%s: bad range [%v, %v)", name, f, t)
 	}
-	return prefix, suffix, int(f), int(t), nil
+	return head, prefix, suffix, int(f), int(t), nil
 }
 
 func indexedLinesBytes(args []any) (any, error) {
-	prefix, suffix, from, to, err := linesArgs("indexedLinesBytes", args)
+	head, prefix, suffix, from, to, err := linesArgs("indexedLinesBytes", args)
 	if err != nil {
 		return nil, err
 	}
-	n := (to - from) * (len(prefix) + len(suffix) + 1)
+	n := len(head) + (to-from)*(len(prefix)+len(suffix)+1)
 	for lo, digits := 1, 1; lo <= to; lo, digits = lo*10, digits+1 {
 		// numbers in [max(from, lo), min(to, 10*lo)) have `digits` digits
 		// (0 is counted with the one-digit numbers below)
@@ -72,12 +75,13 @@ func indexedLinesBytes(args []any) (any, error) {
 }
 
 func indexedLines(args []any) (any, error) {
-	prefix, suffix, from, to, err := linesArgs("indexedLines", args)
+	head, prefix, suffix, from, to, err := linesArgs("indexedLines", args)
 	if err != nil {
 		return nil, err
 	}
 	var b strings.Builder
-	b.Grow((to - from) * (len(prefix) + len(suffix) + 7))
+	b.Grow(len(head) + (to-from)*(len(prefix)+len(suffix)+7))
+	b.WriteString(head)
 	var num [20]byte
 	for i := from; i < to; i++ {
 		b.WriteString(prefix)

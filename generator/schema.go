@@ -36,6 +36,9 @@ func (p *Param) Rule() string {
 		if p.Format == "int" {
 			return "integers separated by commas"
 		}
+		if p.Separator == "" {
+			return "one item per flag (each " + formats[p.Format].rule + ")"
+		}
 		return "items separated by commas (each " + formats[p.Format].rule + ")"
 	case TypeObject:
 		return "YAML or JSON: a " + p.kindText()

@@ -17,8 +17,10 @@ local ignoreDisruptions = {
 // object's fields is several times slower in go-jsonnet.
 
 {
-  // params(defaultName, defaultImage): the common declarations.
-  params(defaultName, defaultImage):: params.common({
+  // params(defaultName, defaultImage): the common declarations. With
+  // defaultImage null there is no image or imagePullPolicy: the prototype
+  // declares its images itself (per role, in the Helm chart's shape).
+  params(defaultName, defaultImage=null):: params.common({
     name: params.string(
       'Name of the job. It prefixes every object, so two jobs in one namespace never collide, and becomes the app.kubernetes.io/instance label.',
       default=defaultName, format='dns1035Label'
@@ -27,8 +29,8 @@ local ignoreDisruptions = {
       'Namespace of every object. Unset, the objects carry no namespace and land where kubectl (or a kustomize overlay) puts them.',
       format='dns1123Label'
     ),
-    image: params.string('Container image of the job pods.', default=defaultImage, format='image'),
-    imagePullPolicy: params.enum('Image pull policy of every container.', ['Always', 'IfNotPresent', 'Never'], default='IfNotPresent'),
+    [if defaultImage != null then 'image']: params.string('Container image of the job pods.', default=defaultImage, format='image'),
+    [if defaultImage != null then 'imagePullPolicy']: params.enum('Image pull policy of every container.', ['Always', 'IfNotPresent', 'Never'], default='IfNotPresent'),
     imagePullSecrets: params.list('Names of Secrets to pull images with.', items='dns1123Subdomain'),
     serviceAccountName: params.string(
       'ServiceAccount the pods run as. The pods never need the Kubernetes API, so none is created and no RBAC is granted.',

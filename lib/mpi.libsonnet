@@ -85,10 +85,11 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
   // maxConfigBytes: the API server refuses a ConfigMap whose data is larger.
   maxConfigBytes:: 1048576,
 
-  // checkConfigSize: the hostfile of hosts [from, to) and the script must
-  // fit in one ConfigMap; the message says how many hosts would.
-  checkConfigSize(param, prefix, suffix, from, to)::
-    local bytes(n) = ts.indexedLinesBytes(prefix, suffix, from, n) + std.length(script);
+  // checkConfigSize: the hostfile (head, then the hosts [from, to)) and
+  // the script must fit in one ConfigMap; the message says how many hosts
+  // would.
+  checkConfigSize(param, prefix, suffix, from, to, head='')::
+    local bytes(n) = ts.indexedLinesBytes(prefix, suffix, from, n, head) + std.length(script);
     // the largest n that fits, by bisection (bytes grows with n)
     local fits(lo, hi) =
       if lo >= hi then lo
@@ -261,16 +262,16 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
   volumeMounts(p, extra=[])::
     ownMounts + extra + p.volumeMounts,
 
-  reservedVolumes:: ['trainsonnet-config', 'trainsonnet-ssh', 'trainsonnet-run', 'trainsonnet-data'],
+  reservedVolumes:: ['trainsonnet-config', 'trainsonnet-ssh', 'trainsonnet-run', 'trainsonnet-data', 'trainsonnet-hostfile'],
 
   // checks: the rules every MPI prototype applies to the common volume and
   // env parameters, so that what the API server would refuse is refused
   // here, with the parameter named. mounts are the other paths trainsonnet
-  // mounts, by the parameter that sets them ({ dataDir: p.dataDir });
-  // envMaps the env maps, by parameter.
-  checks(p, mounts, envMaps)::
+  // mounts, by the parameter that sets them ({ dataDir: p.dataDir }); fixed
+  // the ones no parameter sets; envMaps the env maps, by parameter.
+  checks(p, mounts, envMaps, fixed=[])::
     local volumeNames = [v.name for v in p.volumes];
-    local own = [$.configDir, $.keyDir, $.runDir];
+    local own = [$.configDir, $.keyDir, $.runDir] + fixed;
     local taken = own + [mounts[k] for k in std.objectFields(mounts)];
     local userPaths = [m.mountPath for m in p.volumeMounts];
     [
