@@ -9,6 +9,347 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
+// Horovod holds the parameters of the horovod prototype: A Horovod job over ssh in the shape of the Helm stable/horovod chart: a driver and N workers.
+// A field left at its zero value (nil, "") takes the prototype's default.
+// Render it with g.Render(ctx, p.Params()).
+type Horovod struct {
+	// Fail the job, and stop all its pods, if it runs longer than this. Whole seconds.
+	ActiveDeadlineSeconds *time.Duration
+	// Annotations added to every object and pod.
+	Annotations map[string]string
+	// Mount the ServiceAccount token into the pods (off: nothing in them talks to the API).
+	// Default false.
+	AutomountServiceAccountToken *bool
+	// Retries of the launcher pod before the job fails. With retries the workers wait for
+	// the next attempt. Default 0.
+	BackoffLimit *int
+	// The driver: rank 0, which waits for the workers and runs args. The chart called it
+	// master; Horovod renamed it driver (master.* keys still work, with a warning).
+	Driver HorovodDriver
+	// Environment variables of every job container.
+	Env map[string]string
+	// Group that owns the pods' volumes.
+	FSGroup *int
+	// Extended resource that counts GPUs, and so the slots of each pod. Default
+	// "nvidia.com/gpu".
+	GPUResource string
+	// Names of Secrets to pull images with.
+	ImagePullSecrets []string
+	// How long the driver waits for every worker to answer over ssh before it fails with
+	// exit code 124; also how long a worker waits for the driver to appear. (The chart tried
+	// 30 times, then restarted the pod.) Default 300. Whole seconds.
+	InitTimeout *time.Duration
+	// Labels added to every object and pod (never to selectors).
+	Labels map[string]string
+	// Open MPI MCA parameters for the driver (OMPI_MCA_<name>), added to or replacing the
+	// defaults (see describe openmpi).
+	MCA map[string]string
+	// Name of the job. It prefixes every object, so two jobs in one namespace never collide,
+	// and becomes the app.kubernetes.io/instance label. Default "horovod".
+	Name string
+	// Namespace of every object. Unset, the objects carry no namespace and land where
+	// kubectl (or a kustomize overlay) puts them.
+	Namespace string
+	// Create a NetworkPolicy that admits only this job's own pods. Turn off only if your
+	// cluster manages policies elsewhere. Default true.
+	NetworkPolicy *bool
+	// PriorityClass of every pod.
+	PriorityClassName string
+	// Resources of the driver and of every worker (the chart's resources); driver.resources
+	// and worker.resources replace them per role. The GPU limit (gpuResource) sets the
+	// slots.
+	Resources *corev1.ResourceRequirements
+	// Group id the containers run as; also the pods' fsGroup unless fsGroup is set.
+	RunAsGroup *int
+	// User id the containers run as. Set it (non-zero) to run without root: sshd then
+	// listens on an unprivileged port as that user, who must exist in the image.
+	RunAsUser *int
+	// Scheduler of every pod (for gang schedulers such as Volcano or the coscheduling
+	// plugin).
+	SchedulerName string
+	// ServiceAccount the pods run as. The pods never need the Kubernetes API, so none is
+	// created and no RBAC is granted.
+	ServiceAccountName string
+	// MPI slots per pod in the hostfile. Unset: the GPUs of the pod, or 1 without GPUs (the
+	// chart's template bug made it always 1).
+	Slots *int
+	// ssh between the pods.
+	SSH HorovodSSH
+	// Extra group ids of the containers.
+	SupplementalGroups []int64
+	// Delete the finished Jobs (and their pods) this long after they end. Unset, they stay
+	// until deleted. Whole seconds.
+	TTLSecondsAfterFinished *time.Duration
+	// Run the driver and the workers in their nodes' network, as the chart's README advised
+	// for speed. At most one pod of the job per node; ssh.port must not be 22. Default
+	// false.
+	UseHostNetwork *bool
+	// Share the nodes' process namespace with the job's pods (the chart's useHostPID).
+	// Default false.
+	UseHostPID *bool
+	// Volume mounts added to every job container.
+	VolumeMounts []corev1.VolumeMount
+	// Volumes added to every pod.
+	Volumes []corev1.Volume
+	// The workers: ranks 1 to number, in an Indexed Job that ends when the driver does (the
+	// chart's StatefulSet never ended).
+	Worker HorovodWorker
+}
+
+// HorovodDriver holds the driver parameters: The driver: rank 0, which waits for the workers and runs args.
+type HorovodDriver struct {
+	// Command the driver runs once every worker answers: the items joined by spaces and run
+	// with sh -c (as the chart's bash -c "$*"). The job ends with its exit code. Unset: the
+	// driver stays up for interactive use. One item per --driver-args flag.
+	Args []string
+	// Environment variables of the driver only, on top of env. (The chart gave master.env to
+	// the workers too.)
+	Env map[string]string
+	// Image of the driver (the chart's master.image).
+	Image HorovodDriverImage
+	// Node labels the driver must run on.
+	NodeSelector map[string]string
+	// Run the container of the driver privileged. Off unless asked: a privileged container
+	// can do anything on its node (trainsonnet warns when it is on). Default false.
+	Privileged *bool
+	// Resources of the driver; unset, the shared resources. Its GPU limit (gpuResource) is
+	// also its slots in the hostfile.
+	Resources *corev1.ResourceRequirements
+	// Tolerations of the driver.
+	Tolerations []corev1.Toleration
+}
+
+// HorovodDriverImage holds the driver.image parameters: Image of the driver (the chart's master.image).
+type HorovodDriverImage struct {
+	// Image pull policy. Unset: the worker's.
+	PullPolicy string
+	// Image repository. Unset: the worker's.
+	Repository string
+	// Image tag. Unset: the worker's.
+	Tag string
+}
+
+// HorovodSSH holds the ssh parameters: ssh between the pods.
+type HorovodSSH struct {
+	// Port of sshd in every pod, of the ssh client, the Services and the containerPort;
+	// unprivileged by default so it runs without root (the chart used 22). Must not be 22
+	// with useHostNetwork. Default 2022.
+	Port *int
+	// Existing Secret holding the ssh key: type kubernetes.io/ssh-auth with keys
+	// ssh-privatekey and ssh-publickey. Unset: trainsonnet generates a key pair into the
+	// Secret <name>-ssh.
+	Secret string
+}
+
+// HorovodWorker holds the worker parameters: The workers: ranks 1 to number, in an Indexed Job that ends when the driver does (the chart's StatefulSet never ended).
+type HorovodWorker struct {
+	// Environment variables of each worker only, on top of env. (The chart documented
+	// worker.env but never used it.)
+	Env map[string]string
+	// Image of the workers (the chart's worker.image).
+	Image HorovodWorkerImage
+	// Node labels each worker must run on.
+	NodeSelector map[string]string
+	// Number of worker pods. The job has number + 1 ranks' pods: the driver is one too.
+	// Default 3.
+	Number *int
+	// How the worker pods start. They always start together (Parallel): an Indexed Job has
+	// no OrderedReady. Default "Parallel".
+	PodManagementPolicy string
+	// Run the container of each worker privileged. Off unless asked: a privileged container
+	// can do anything on its node (trainsonnet warns when it is on). Default false.
+	Privileged *bool
+	// Resources of each worker; unset, the shared resources. Its GPU limit (gpuResource) is
+	// also its slots in the hostfile.
+	Resources *corev1.ResourceRequirements
+	// Tolerations of each worker.
+	Tolerations []corev1.Toleration
+}
+
+// HorovodWorkerImage holds the worker.image parameters: Image of the workers (the chart's worker.image).
+type HorovodWorkerImage struct {
+	// Image pull policy. Default "IfNotPresent".
+	PullPolicy string
+	// Image repository. Default "horovod/horovod".
+	Repository string
+	// Image tag. Default "0.28.1".
+	Tag string
+}
+
+// Params returns the parameters to render the horovod prototype with.
+func (p Horovod) Params() *Params {
+	ps := NewParams("horovod")
+	p.setOn(ps)
+	return ps
+}
+
+func (p Horovod) setOn(ps *Params) {
+	if p.ActiveDeadlineSeconds != nil {
+		ps.Set("activeDeadlineSeconds", *p.ActiveDeadlineSeconds)
+	}
+	if p.Annotations != nil {
+		ps.Set("annotations", p.Annotations)
+	}
+	if p.AutomountServiceAccountToken != nil {
+		ps.Set("automountServiceAccountToken", *p.AutomountServiceAccountToken)
+	}
+	if p.BackoffLimit != nil {
+		ps.Set("backoffLimit", *p.BackoffLimit)
+	}
+	p.Driver.setOn(ps)
+	if p.Env != nil {
+		ps.Set("env", p.Env)
+	}
+	if p.FSGroup != nil {
+		ps.Set("fsGroup", *p.FSGroup)
+	}
+	if p.GPUResource != "" {
+		ps.Set("gpuResource", p.GPUResource)
+	}
+	if p.ImagePullSecrets != nil {
+		ps.Set("imagePullSecrets", p.ImagePullSecrets)
+	}
+	if p.InitTimeout != nil {
+		ps.Set("initTimeout", *p.InitTimeout)
+	}
+	if p.Labels != nil {
+		ps.Set("labels", p.Labels)
+	}
+	if p.MCA != nil {
+		ps.Set("mca", p.MCA)
+	}
+	if p.Name != "" {
+		ps.Set("name", p.Name)
+	}
+	if p.Namespace != "" {
+		ps.Set("namespace", p.Namespace)
+	}
+	if p.NetworkPolicy != nil {
+		ps.Set("networkPolicy", *p.NetworkPolicy)
+	}
+	if p.PriorityClassName != "" {
+		ps.Set("priorityClassName", p.PriorityClassName)
+	}
+	if p.Resources != nil {
+		ps.Set("resources", *p.Resources)
+	}
+	if p.RunAsGroup != nil {
+		ps.Set("runAsGroup", *p.RunAsGroup)
+	}
+	if p.RunAsUser != nil {
+		ps.Set("runAsUser", *p.RunAsUser)
+	}
+	if p.SchedulerName != "" {
+		ps.Set("schedulerName", p.SchedulerName)
+	}
+	if p.ServiceAccountName != "" {
+		ps.Set("serviceAccountName", p.ServiceAccountName)
+	}
+	if p.Slots != nil {
+		ps.Set("slots", *p.Slots)
+	}
+	p.SSH.setOn(ps)
+	if p.SupplementalGroups != nil {
+		ps.Set("supplementalGroups", p.SupplementalGroups)
+	}
+	if p.TTLSecondsAfterFinished != nil {
+		ps.Set("ttlSecondsAfterFinished", *p.TTLSecondsAfterFinished)
+	}
+	if p.UseHostNetwork != nil {
+		ps.Set("useHostNetwork", *p.UseHostNetwork)
+	}
+	if p.UseHostPID != nil {
+		ps.Set("useHostPID", *p.UseHostPID)
+	}
+	if p.VolumeMounts != nil {
+		ps.Set("volumeMounts", p.VolumeMounts)
+	}
+	if p.Volumes != nil {
+		ps.Set("volumes", p.Volumes)
+	}
+	p.Worker.setOn(ps)
+}
+
+func (p HorovodDriver) setOn(ps *Params) {
+	if p.Args != nil {
+		ps.Set("driver.args", p.Args)
+	}
+	if p.Env != nil {
+		ps.Set("driver.env", p.Env)
+	}
+	p.Image.setOn(ps)
+	if p.NodeSelector != nil {
+		ps.Set("driver.nodeSelector", p.NodeSelector)
+	}
+	if p.Privileged != nil {
+		ps.Set("driver.privileged", *p.Privileged)
+	}
+	if p.Resources != nil {
+		ps.Set("driver.resources", *p.Resources)
+	}
+	if p.Tolerations != nil {
+		ps.Set("driver.tolerations", p.Tolerations)
+	}
+}
+
+func (p HorovodDriverImage) setOn(ps *Params) {
+	if p.PullPolicy != "" {
+		ps.Set("driver.image.pullPolicy", p.PullPolicy)
+	}
+	if p.Repository != "" {
+		ps.Set("driver.image.repository", p.Repository)
+	}
+	if p.Tag != "" {
+		ps.Set("driver.image.tag", p.Tag)
+	}
+}
+
+func (p HorovodSSH) setOn(ps *Params) {
+	if p.Port != nil {
+		ps.Set("ssh.port", *p.Port)
+	}
+	if p.Secret != "" {
+		ps.Set("ssh.secret", p.Secret)
+	}
+}
+
+func (p HorovodWorker) setOn(ps *Params) {
+	if p.Env != nil {
+		ps.Set("worker.env", p.Env)
+	}
+	p.Image.setOn(ps)
+	if p.NodeSelector != nil {
+		ps.Set("worker.nodeSelector", p.NodeSelector)
+	}
+	if p.Number != nil {
+		ps.Set("worker.number", *p.Number)
+	}
+	if p.PodManagementPolicy != "" {
+		ps.Set("worker.podManagementPolicy", p.PodManagementPolicy)
+	}
+	if p.Privileged != nil {
+		ps.Set("worker.privileged", *p.Privileged)
+	}
+	if p.Resources != nil {
+		ps.Set("worker.resources", *p.Resources)
+	}
+	if p.Tolerations != nil {
+		ps.Set("worker.tolerations", p.Tolerations)
+	}
+}
+
+func (p HorovodWorkerImage) setOn(ps *Params) {
+	if p.PullPolicy != "" {
+		ps.Set("worker.image.pullPolicy", p.PullPolicy)
+	}
+	if p.Repository != "" {
+		ps.Set("worker.image.repository", p.Repository)
+	}
+	if p.Tag != "" {
+		ps.Set("worker.image.tag", p.Tag)
+	}
+}
+
 // OpenMPI holds the parameters of the openmpi prototype: An Open MPI job over ssh: a launcher and N workers (replaces the Kubeflow openmpi ksonnet prototype).
 // A field left at its zero value (nil, "") takes the prototype's default.
 // Render it with g.Render(ctx, p.Params()).

@@ -48,6 +48,38 @@ var Renders = map[string][]Case{
 	},
 }
 
+func init() {
+	Renders["horovod"] = []Case{
+		{Name: "defaults", Args: []string{"gen", "horovod"}},
+		// The two examples of the Helm chart's README, as their values files.
+		{Name: "chart-example-gpu", Args: []string{"gen", "horovod", "--name", "mnist", "-f", "testdata/horovod-chart-gpu.yaml"}},
+		{Name: "chart-example-host-network", Args: []string{"gen", "horovod", "--name", "mnist", "-f", "testdata/horovod-chart-host-network.yaml"}},
+		{Name: "gpus-node-selector", Args: []string{"gen", "horovod", "--name", "bench", "--worker-number", "4",
+			"--resources", `{"limits":{"nvidia.com/gpu":4,"memory":"96Gi"},"requests":{"cpu":"16"}}`,
+			"--driver-resources", `{"limits":{"nvidia.com/gpu":1}}`,
+			"--worker-node-selector", "cloud.google.com/gke-accelerator=nvidia-tesla-a100",
+			"--worker-tolerations", `[{"key":"nvidia.com/gpu","operator":"Exists","effect":"NoSchedule"}]`,
+			"--driver-args", "mpirun -np 17 --bind-to none python train.py --epochs=90"}},
+		{Name: "existing-ssh-secret", Args: []string{"gen", "horovod", "--name", "keyed", "--ssh-secret", "team-ssh", "--worker-number", "2"}},
+		{Name: "per-role-env", Args: []string{"gen", "horovod", "--name", "envs", "--worker-number", "2", "--ssh-secret", "s",
+			"--env", "NCCL_DEBUG=INFO", "--worker-env", "ROLE=worker", "--driver-env", "ROLE=driver,HOROVOD_TIMELINE=/tmp/timeline.json"}},
+		{Name: "privileged-host-pid", Args: []string{"gen", "horovod", "--name", "priv", "--worker-number", "2", "--ssh-secret", "s",
+			"--worker-privileged", "--use-host-pid"}},
+		{Name: "master-flags", Args: []string{"gen", "horovod", "--name", "old", "--ssh-secret", "s", "--worker-number", "2",
+			"--set", "master.image.tag=0.27.0", "--master.args", "mpirun -np 3 hostname", "--master.args", "&& echo done"}},
+	}
+	Bases["horovod"] = []Case{
+		{Name: "kustomize-base", Args: []string{"gen", "horovod", "--name", "train", "--worker-number", "2", "--ssh-secret", "train-ssh"}},
+	}
+	Errors = append(Errors,
+		Case{Name: "horovod-host-network-port-22", Args: []string{"gen", "horovod", "--use-host-network", "--ssh-port", "22"}},
+		Case{Name: "horovod-ordered-ready", Args: []string{"gen", "horovod", "--worker-pod-management-policy", "OrderedReady"}},
+		Case{Name: "horovod-bad-image-tag", Args: []string{"gen", "horovod", "--worker-image-tag", "1.0:latest"}},
+		Case{Name: "horovod-chart-mistakes", Args: []string{"gen", "horovod", "-f", "testdata/horovod-bad-values.yaml"}},
+		Case{Name: "horovod-resources-typo", Args: []string{"gen", "horovod", "--resources", `{"limit":{"nvidia.com/gpu":1}}`}},
+	)
+}
+
 // Bases are rendered with --output-dir and pinned as directories.
 var Bases = map[string][]Case{
 	"openmpi": {

@@ -1,0 +1,184 @@
+// horovod: a Horovod job over ssh in the shape of the Helm stable/horovod
+// chart, its values as typed parameters, with the chart's bugs fixed.
+
+local common = import 'common.libsonnet';
+local mpi = import 'mpi.libsonnet';
+local ts = import 'trainsonnet.libsonnet';
+
+local params = ts.params;
+local proto = 'horovod';
+
+// The chart's image block: repository, tag, pull policy. For the driver
+// each is unset by default, meaning the worker's.
+local image(who, chartKey, repository, tag, pullPolicy) = params.group(
+  'Image of the ' + who + ' (the chart\'s ' + chartKey + '.image).',
+  {
+    repository: params.string('Image repository.' + (if repository == null then ' Unset: the worker\'s.' else ''), default=repository, format='image'),
+    tag: params.string('Image tag.' + (if tag == null then ' Unset: the worker\'s.' else ''), default=tag, format='imageTag'),
+    pullPolicy: params.enum('Image pull policy.' + (if pullPolicy == null then ' Unset: the worker\'s.' else ''), ['Always', 'IfNotPresent', 'Never'], default=pullPolicy),
+  }
+);
+
+// What both roles take: their own env, resources, scheduling and privilege.
+// who: "the driver", "each worker".
+local role(who, envNote) = {
+  env: params.map('Environment variables of ' + who + ' only, on top of env. ' + envNote, keys='envName'),
+  resources: params.object('Resources of ' + who + '; unset, the shared resources. Its GPU limit (gpuResource) is also its slots in the hostfile.', 'core/v1.ResourceRequirements'),
+  nodeSelector: params.map('Node labels ' + who + ' must run on.', keys='labelKey', values='labelValue'),
+  tolerations: params.object('Tolerations of ' + who + '.', 'core/v1.Toleration', list=true),
+  privileged: params.bool('Run the container of ' + who + ' privileged. Off unless asked: a privileged container can do anything on its node (trainsonnet warns when it is on).'),
+};
+
+local digits(n) = std.length(std.toString(n));
+
+// The effective resources and GPUs of a role; slots are its GPUs (1 without).
+local resourcesOf(p, r) = if r.resources != null then r.resources else p.resources;
+local gpusOf(p, r) =
+  local res = resourcesOf(p, r);
+  local limits = if res != null && std.objectHas(res, 'limits') then res.limits else {};
+  local q = if std.objectHas(limits, p.gpuResource) then limits[p.gpuResource] else 0;
+  if std.isNumber(q) then q else std.parseInt(q);
+local slotsOf(p, r) = if p.slots != null then p.slots else std.max(1, gpusOf(p, r));
+
+// The hostfile: the driver first (it is a rank), then the workers.
+local driverHost(p) = mpi.host(p, p.name + '-driver');
+local hostHead(p) = driverHost(p) + ' slots=' + slotsOf(p, p.driver) + '\n';
+local hostLinePrefix(p) = p.name + '-worker-';
+local hostLineSuffix(p) = '.' + p.name + ' slots=' + slotsOf(p, p.worker);
+local maxName(p) = 63 - std.length('-worker-') - digits(p.worker.number - 1);
+
+// The chart mounted its hostfile at /horovod/generated/hostfile, and its
+// users wrote that path into master.args; it still works.
+local chartDir = '/horovod/generated';
+
+local imageOf(p, r) =
+  local repo = if r.image.repository != null then r.image.repository else p.worker.image.repository;
+  local tag = if r.image.tag != null then r.image.tag else p.worker.image.tag;
+  repo + ':' + tag;
+local pullPolicyOf(p, r) = if r.image.pullPolicy != null then r.image.pullPolicy else p.worker.image.pullPolicy;
+
+local params_ = common.params(proto) + {
+  // The chart's fullnameOverride was the name of every object.
+  name+: { replaces: 'fullnameOverride' },
+  useHostNetwork: params.bool('Run the driver and the workers in their nodes\' network, as the chart\'s README advised for speed. At most one pod of the job per node; ssh.port must not be 22.'),
+  useHostPID: params.bool('Share the nodes\' process namespace with the job\'s pods (the chart\'s useHostPID).'),
+  resources: params.object('Resources of the driver and of every worker (the chart\'s resources); driver.resources and worker.resources replace them per role. The GPU limit (gpuResource) sets the slots.', 'core/v1.ResourceRequirements'),
+  gpuResource: params.string('Extended resource that counts GPUs, and so the slots of each pod.', default='nvidia.com/gpu', format='extendedResourceName'),
+  slots: params.int('MPI slots per pod in the hostfile. Unset: the GPUs of the pod, or 1 without GPUs (the chart\'s template bug made it always 1).', min=1, max=1024),
+  initTimeout: params.seconds('How long the driver waits for every worker to answer over ssh before it fails with exit code 124; also how long a worker waits for the driver to appear. (The chart tried 30 times, then restarted the pod.)', default=300, min=1, max=86400),
+  mca: params.map('Open MPI MCA parameters for the driver (OMPI_MCA_<name>), added to or replacing the defaults (see describe openmpi).', keys='envName'),
+  ssh: params.group('ssh between the pods.', {
+    port: params.int('Port of sshd in every pod, of the ssh client, the Services and the containerPort; unprivileged by default so it runs without root (the chart used 22). Must not be 22 with useHostNetwork.', default=2022, min=1, max=65535),
+    secret: params.string('Existing Secret holding the ssh key: type kubernetes.io/ssh-auth with keys ssh-privatekey and ssh-publickey. Unset: trainsonnet generates a key pair into the Secret <name>-ssh.', format='dns1123Subdomain'),
+  }),
+  worker: params.group('The workers: ranks 1 to number, in an Indexed Job that ends when the driver does (the chart\'s StatefulSet never ended).', {
+    number: params.int('Number of worker pods. The job has number + 1 ranks\' pods: the driver is one too.', default=3, min=1, max=20000),
+    podManagementPolicy: params.enum('How the worker pods start. They always start together (Parallel): an Indexed Job has no OrderedReady.', ['Parallel', 'OrderedReady'], default='Parallel'),
+    image: image('workers', 'worker', 'horovod/horovod', '0.28.1', 'IfNotPresent'),
+  } + role('each worker', '(The chart documented worker.env but never used it.)')),
+  driver: params.group('The driver: rank 0, which waits for the workers and runs args. The chart called it master; Horovod renamed it driver (master.* keys still work, with a warning).', {
+    image: image('driver', 'master', null, null, null),
+    args: params.list('Command the driver runs once every worker answers: the items joined by spaces and run with sh -c (as the chart\'s bash -c "$*"). The job ends with its exit code. Unset: the driver stays up for interactive use. One item per --driver-args flag.', separator=''),
+  } + role('the driver', '(The chart gave master.env to the workers too.)'), replaces='master'),
+};
+
+ts.prototype({
+  name: proto,
+  summary: 'A Horovod job over ssh in the shape of the Helm stable/horovod chart: a driver and N workers',
+  replaces: 'the Helm stable/horovod chart (helm/charts:stable/horovod, 2018-2020)',
+  description: |||
+    The chart's values as typed parameters: worker.number, worker.image, driver.args,
+    resources, ssh.port, useHostNetwork, ... The chart called the driver "master"; Horovod
+    renamed it, and so does trainsonnet (a values file with master: still works, with a
+    warning). The driver is rank 0 and runs sshd like the workers; the hostfile
+    (/etc/trainsonnet/hostfile, Open MPI's default in the driver, and the chart's
+    /horovod/generated/hostfile) lists the driver first, then the workers, each with slots =
+    the pod's GPU limit (1 without GPUs). So run `mpirun -np <(worker.number + 1) x slots>`:
+    the chart's example ran -np 3 on 2 workers of 1 GPU.
+
+    The driver waits until every worker answers over ssh, at most initTimeout seconds (then
+    it exits 124 naming the workers that never answered), runs driver.args with sh -c and
+    ends with its exit code; the workers, an Indexed Job with a TCP readiness probe on ssh,
+    end with it (the chart's StatefulSet ran until helm delete). ssh keys are generated at
+    render time (trainsonnet warns that the output holds a private key) or taken from an
+    existing Secret (ssh.secret); keys pasted into values are not used. ssh.port is used by
+    sshd, the client, the Services and the containerPorts alike. With useHostNetwork every
+    pod shares its node's network, one pod of the job per node, and ssh.port must not be 22
+    (the node's sshd has it: the chart's pods stayed Pending, helm/charts#7209). Selectors use
+    only stable labels (the chart's heritage selector broke upgrades). Nothing is
+    privileged unless asked.
+
+    env applies to every pod, worker.env to the workers and driver.env to the driver (the
+    chart applied master.env to the workers by mistake).
+  |||,
+
+  params: params_,
+
+  removed: {
+    'ssh.useSecrets': 'ssh keys are always used: trainsonnet generates a key pair for every job, or takes an existing Secret (ssh.secret)',
+    'ssh.hostKey': 'keys pasted into values end up in your files and release history; trainsonnet generates a key pair for every job, or create a Secret of type kubernetes.io/ssh-auth and set ssh.secret',
+    'ssh.hostKeyPub': 'keys pasted into values end up in your files and release history; trainsonnet generates a key pair for every job, or create a Secret of type kubernetes.io/ssh-auth and set ssh.secret',
+    nameOverride: 'every object is named after name (<name>-driver, <name>-worker, ...)',
+    capabilities: 'containers keep the default capabilities (root sshd needs them); add more with a kustomize patch if you must',
+  },
+
+  validate(p):: [
+    ts.check(std.length(p.name) <= maxName(p), 'name',
+             'must be at most ' + maxName(p) + ' characters with ' + p.worker.number
+             + ' workers: pod host names such as ' + p.name + '-worker-' + (p.worker.number - 1) + ' must fit in 63'),
+    ts.check(!(p.useHostNetwork && p.ssh.port == 22), 'ssh.port',
+             'must not be 22 with useHostNetwork: the pods share their node\'s network, where the node\'s own sshd has port 22 (the chart\'s pods stayed Pending)'),
+    ts.check(p.worker.podManagementPolicy == 'Parallel', 'worker.podManagementPolicy',
+             'must be Parallel: the workers are an Indexed Job, whose pods always start together; an MPI job needs all of them anyway'),
+    ts.check(!(common.nonRoot(p) && p.ssh.port < 1024), 'ssh.port',
+             'must be 1024 or more with runAsUser: sshd runs as that user, who may not listen on a privileged port'),
+    mpi.checkConfigSize('worker.number', hostLinePrefix(p), hostLineSuffix(p), 0, p.worker.number, hostHead(p)),
+  ] + mpi.checks(p, {}, { env: p.env, 'worker.env': p.worker.env, 'driver.env': p.driver.env }, [chartDir]),
+
+  warnings(p):: [
+    mpi.generatedKeyWarning(p, p.ssh.secret, '--ssh-secret'),
+    if p.useHostNetwork && p.networkPolicy then
+      'a NetworkPolicy does not cover host-network pods: the pods\' sshd (port ' + p.ssh.port + ') is reachable from the node network',
+    if p.driver.privileged then 'driver.privileged: the driver\'s container is privileged and can do anything on its node',
+    if p.worker.privileged then 'worker.privileged: the workers\' containers are privileged and can do anything on their nodes',
+  ],
+
+  render(p)::
+    local hostfile = ts.indexedLines(hostLinePrefix(p), hostLineSuffix(p), 0, p.worker.number, hostHead(p));
+    local roleOf(r, role) = {
+      image: imageOf(p, r),
+      imagePullPolicy: pullPolicyOf(p, r),
+      init: null,
+      env: common.env(p.env + r.env),
+      resources: resourcesOf(p, r),
+      nodeSelector: r.nodeSelector,
+      tolerations: r.tolerations,
+      privileged: r.privileged,
+      hostNetwork: p.useHostNetwork,
+      hostPID: p.useHostPID,
+    };
+    [
+      common.networkPolicy(proto, p),
+      mpi.sshSecret(proto, p, p.ssh.secret),
+      mpi.config(proto, p, hostfile),
+      mpi.service(proto, p, p.ssh.port),
+    ] + mpi.jobs(proto, p, {
+      port: p.ssh.port,
+      initTimeout: p.initTimeout,
+      secretName: mpi.secretName(p, p.ssh.secret),
+      volumes: [{ name: 'trainsonnet-hostfile', configMap: { name: mpi.configName(p), items: [{ key: 'hostfile', path: 'hostfile' }], defaultMode: 292 } }],
+      mounts: [{ name: 'trainsonnet-hostfile', mountPath: chartDir, readOnly: true }],
+      oneNode: null,  // host network: no two pods of the job on one node
+      launcher: roleOf(p.driver, 'driver') + {
+        role: 'driver',
+        rankHost: driverHost(p),
+        exec: if p.driver.args == [] then null else std.join(' ', p.driver.args),
+      },
+      worker: roleOf(p.worker, 'worker') + {
+        count: p.worker.number,
+        waitForGPUDriver: false,
+        initContainers: [],
+        sidecars: [],
+      },
+    }),
+})
