@@ -24,6 +24,7 @@ import (
 // Each folder has a params.yaml for its base.
 var Overlays = map[string][]string{
 	"openmpi": {"production", "dev-cpu"},
+	"horovod": {"a100"},
 }
 
 func TestOverlays(t *testing.T) {
