@@ -8,32 +8,25 @@ import (
 	"github.com/trainsonnet/trainsonnet/generator"
 )
 
-// The benchmarks of the openmpi prototype at 4 and 10,000 workers. Targets
-// on a 2-core machine: a render (Render: check the parameters, evaluate
-// the prototype, strictly decode every object) at most 2 ms at 4 workers
-// and at most 3 µs per extra worker. The hostfile is the only part that
-// grows with the job, and it is built in Go.
-func BenchmarkRenderOpenMPI(b *testing.B) {
-	for _, workers := range []int{4, 10000} {
-		b.Run("workers="+strconv.Itoa(workers), func(b *testing.B) {
-			g, params := openmpi(b, workers)
-			ctx := context.Background()
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := g.Render(ctx, params); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
+// The benchmarks of the MPI prototypes at 4 and 10,000 workers. Targets on
+// a 2-core machine: a render (Render: check the parameters, evaluate the
+// prototype, strictly decode every object) at most 2 ms at 4 workers and
+// at most 3 µs per extra worker. The hostfile is the only part that grows
+// with the job, and it is built in Go.
+var benchWorkers = []int{4, 10000}
+
+func BenchmarkRenderOpenMPI(b *testing.B) { benchRender(b, "openmpi", "workers") }
+
+// BenchmarkRenderHorovod: the chart-shaped prototype, its workers counted
+// by worker.number.
+func BenchmarkRenderHorovod(b *testing.B) { benchRender(b, "horovod", "worker.number") }
 
 // BenchmarkEncodeYAMLOpenMPI is the other half of `trainsonnet gen`:
 // encoding a rendered job as a YAML stream.
 func BenchmarkEncodeYAMLOpenMPI(b *testing.B) {
-	for _, workers := range []int{4, 10000} {
+	for _, workers := range benchWorkers {
 		b.Run("workers="+strconv.Itoa(workers), func(b *testing.B) {
-			g, params := openmpi(b, workers)
+			g, params := job(b, "openmpi", "workers", workers)
 			res, err := g.Render(context.Background(), params)
 			if err != nil {
 				b.Fatal(err)
@@ -48,12 +41,30 @@ func BenchmarkEncodeYAMLOpenMPI(b *testing.B) {
 	}
 }
 
-// BenchmarkGenOpenMPI is what `trainsonnet gen openmpi` does after start-up:
-// render, then encode as YAML.
-func BenchmarkGenOpenMPI(b *testing.B) {
-	for _, workers := range []int{4, 10000} {
+// BenchmarkGenOpenMPI and BenchmarkGenHorovod are what `trainsonnet gen`
+// does after start-up: render, then encode as YAML.
+func BenchmarkGenOpenMPI(b *testing.B) { benchGen(b, "openmpi", "workers") }
+func BenchmarkGenHorovod(b *testing.B) { benchGen(b, "horovod", "worker.number") }
+
+func benchRender(b *testing.B, proto, count string) {
+	for _, workers := range benchWorkers {
 		b.Run("workers="+strconv.Itoa(workers), func(b *testing.B) {
-			g, params := openmpi(b, workers)
+			g, params := job(b, proto, count, workers)
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := g.Render(ctx, params); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func benchGen(b *testing.B, proto, count string) {
+	for _, workers := range benchWorkers {
+		b.Run("workers="+strconv.Itoa(workers), func(b *testing.B) {
+			g, params := job(b, proto, count, workers)
 			ctx := context.Background()
 			b.ReportAllocs()
 			for b.Loop() {
@@ -69,13 +80,14 @@ func BenchmarkGenOpenMPI(b *testing.B) {
 	}
 }
 
-// openmpi returns a generator and the default parameters of a job of the
-// given size (with a generated ssh key, as by default).
-func openmpi(b *testing.B, workers int) (*generator.Generator, *generator.Params) {
+// job returns a generator and the default parameters of a job of the
+// given size (with a generated ssh key, as by default); count is the
+// parameter that sets the number of workers.
+func job(b *testing.B, proto, count string, workers int) (*generator.Generator, *generator.Params) {
 	b.Helper()
 	g, err := generator.New(generator.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	return g, generator.NewParams("openmpi").Set("name", "bench").Set("workers", workers)
+	return g, generator.NewParams(proto).Set("name", "bench").Set(count, workers)
 }
