@@ -26,7 +26,8 @@ type Horovod struct {
 	// The driver: rank 0, which waits for the workers and runs args. The chart called it
 	// master; Horovod renamed it driver (master.* keys still work, with a warning).
 	Driver HorovodDriver
-	// Environment variables of every job container.
+	// Environment variables of every job container. In pods that serve ssh, the processes
+	// mpirun starts there get them too.
 	Env map[string]string
 	// Group that owns the pods' volumes.
 	FSGroup *int
@@ -371,7 +372,8 @@ type OpenMPI struct {
 	// Where an emptyDir scratch volume is mounted in every job container; S3 staging goes
 	// through it. Default "/trainsonnet/data".
 	DataDir string
-	// Environment variables of every job container.
+	// Environment variables of every job container. In pods that serve ssh, the processes
+	// mpirun starts there get them too.
 	Env map[string]string
 	// Command the launcher runs with sh -c once every worker answers; the job ends with its
 	// exit code. Unset: the launcher stays up for interactive use (kubectl exec ... mpirun

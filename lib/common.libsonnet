@@ -41,7 +41,7 @@ local ignoreDisruptions = {
     priorityClassName: params.string('PriorityClass of every pod.', format='dns1123Subdomain'),
     labels: params.map('Labels added to every object and pod (never to selectors).', keys='labelKey', values='labelValue'),
     annotations: params.map('Annotations added to every object and pod.', keys='labelKey'),
-    env: params.map('Environment variables of every job container.', keys='envName'),
+    env: params.map('Environment variables of every job container. In pods that serve ssh, the processes mpirun starts there get them too.', keys='envName'),
     volumes: params.object('Volumes added to every pod.', 'core/v1.Volume', list=true),
     volumeMounts: params.object('Volume mounts added to every job container.', 'core/v1.VolumeMount', list=true),
     runAsUser: params.int('User id the containers run as. Set it (non-zero) to run without root: sshd then listens on an unprivileged port as that user, who must exist in the image.', min=0),

@@ -199,6 +199,7 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
                    + (if l.exec != null then [{ name: 'TS_EXEC', value: l.exec }] else [])
                    + (if p.backoffLimit > 0 then [{ name: 'TS_STOP_WORKERS_ON_FAILURE', value: '0' }] else [])
                    + $.ompiEnv(p.mca)
+                   + (if l.rankHost != null then $.sshEnv(l.env) else [])
                    + l.env,
               [if l.rankHost != null then 'ports']: ssh,
               [if l.resources != null then 'resources']: l.resources,
@@ -230,6 +231,7 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
               command: $.command(w.init, 'worker'),
               env: $.scriptEnv(j.port, j.initTimeout) + $.watchEnv(p, l.role)
                    + (if w.waitForGPUDriver then [{ name: 'TS_WAIT_FOR_GPU_DRIVER', value: '1' }] else [])
+                   + $.sshEnv(w.env)
                    + w.env,
               ports: ssh,
               readinessProbe: $.readinessProbe(j.port),
@@ -242,6 +244,11 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
         },
       },
     ],
+
+  // sshEnv: the user's env of a pod that runs sshd, named in TS_SSH_ENV so
+  // that the processes mpirun starts there over ssh see it too (sshd gives
+  // sessions a fresh environment).
+  sshEnv(env):: if env == [] then [] else [{ name: 'TS_SSH_ENV', value: std.join(' ', [e.name for e in env]) }],
 
   // watchEnv: how a worker (or a sidecar of one) knows the launcher is gone.
   watchEnv(p, role='launcher'):: [

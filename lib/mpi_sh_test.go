@@ -97,6 +97,7 @@ var scriptCases = []struct {
 	{"launcher/exits_143_on_SIGTERM_while_waiting", true, launcherExits143OnSIGTERMWhileWaiting},
 	{"worker/serves_ssh_until_stop_file", true, workerServesSSHUntilStopFile},
 	{"worker/restart_in_same_pod", false, workerRestartInSamePod},
+	{"worker/ssh_sessions_get_TS_SSH_ENV", true, workerSSHSessionsGetEnv},
 	{"worker/gives_up_when_launcher_never_resolves", false, workerGivesUpWhenLauncherNeverResolves},
 	{"worker/exits_when_launcher_disappears", false, workerExitsWhenLauncherDisappears},
 	{"worker/fails_when_sshd_dies", true, workerFailsWhenSSHDDies},
@@ -692,6 +693,40 @@ func workerServesSSHUntilStopFile(t *testing.T, f *fixture) {
 	messagesArePrefixed(t, p.output())
 }
 
+// workerSSHSessionsGetEnv: sshd hands sessions a fresh environment, so
+// with TS_SSH_ENV the worker writes a session script that sshd runs for
+// every session (ForceCommand): it exports the named variables with the
+// pod's values (quotes, $ and newlines kept; unset ones stay unset) and
+// runs the client's command with the user's shell. The script is run here
+// the way sshd runs it, in an environment without the pod's variables.
+func workerSSHSessionsGetEnv(t *testing.T, f *fixture) {
+	const value = "it's \"quoted\" $HOME `x` \\n\nsecond line"
+	f.env["NCCL_DEBUG"] = value
+	f.env["EMPTY"] = ""
+	f.env["TS_SSH_ENV"] = "NCCL_DEBUG EMPTY NOT_SET"
+	f.resolvable(launcher, true)
+	p := f.start("worker")
+	p.waitFor("sshd started", func() bool { return len(f.lines("sshd.log")) >= 2 })
+
+	session := filepath.Join(f.runDir, "ssh", "session")
+	assert.Contains(t, readFile(t, filepath.Join(f.stub, "sshd_config")), "ForceCommand sh "+session+"\n")
+	assert.Equal(t, os.FileMode(0o600), mode(t, session), "the values may be secret")
+	run := func(command string) string {
+		cmd := exec.Command(f.sh.argv[0], append(slices.Clone(f.sh.argv[1:]), "-c", "sh "+session)...)
+		cmd.Env = []string{"PATH=" + f.bin, "HOME=" + f.home, "SHELL=/bin/sh", "SSH_ORIGINAL_COMMAND=" + command}
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		return string(out)
+	}
+	assert.Equal(t, value, run(`printf '%s' "$NCCL_DEBUG"`))
+	assert.Equal(t, "set:", run(`printf 'set:%s' "${EMPTY-unset}"`))
+	assert.Equal(t, "unset", run(`printf '%s' "${NOT_SET-unset}"`))
+	assert.Equal(t, "a b\n", run(`echo "$@" a b`), "the command runs as given, with the user's shell")
+
+	f.touch(filepath.Join(f.runDir, "stop"))
+	require.Equal(t, 0, p.wait(), p.output())
+}
+
 func workerRestartInSamePod(t *testing.T, f *fixture) {
 	// A second run over the first one's read-only key copies and host
 	// key; a stop file left by the first run ends it at once.
@@ -933,6 +968,8 @@ var configErrorCases = []struct {
 		want: "trainsonnet: TS_POLL_INTERVAL must be at least 1, got 0"},
 	{name: "relative run dir", args: []string{"launcher"}, env: map[string]string{"TS_RUN_DIR": "run"},
 		want: "trainsonnet: TS_RUN_DIR must be an absolute path, got 'run'"},
+	{name: "bad TS_SSH_ENV name", args: []string{"worker"}, env: map[string]string{"TS_SSH_ENV": "NCCL_DEBUG 1X"},
+		want: "trainsonnet: TS_SSH_ENV: '1X' is not a variable name"},
 	{name: "missing hostfile", args: []string{"launcher"}, env: map[string]string{"TS_HOSTFILE": "/nonexistent/hostfile"},
 		want: "trainsonnet: hostfile /nonexistent/hostfile not found or not readable (TS_HOSTFILE)"},
 	{name: "missing key", args: []string{"launcher"}, env: map[string]string{"TS_KEY_DIR": "/nonexistent"},

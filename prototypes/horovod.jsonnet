@@ -109,7 +109,9 @@ ts.prototype({
     privileged unless asked.
 
     env applies to every pod, worker.env to the workers and driver.env to the driver (the
-    chart applied master.env to the workers by mistake).
+    chart applied master.env to the workers by mistake). The training processes that
+    mpirun starts over ssh see them too, with their pod's values: sshd alone would hand
+    them a bare environment, so the chart's users had to repeat every variable with -x.
   |||,
 
   params: params_,

@@ -18,6 +18,9 @@
 #                                             containers (emptyDir)
 #   TS_SSH_PORT      [2022]
 #   TS_INIT_TIMEOUT  [300]  seconds: bound of every start-up wait
+#   TS_SSH_ENV       names of variables of this pod's environment that ssh
+#                    sessions into it get too (the processes mpirun starts
+#                    here over ssh); sshd itself passes none
 #   TS_POLL_INTERVAL [2]    seconds between checks of the worker/uploader loop
 # launcher:    TS_EXEC (sh -c string; empty = stay up until SIGTERM),
 #              TS_SELF (optional: this pod's own hostfile entry; it runs sshd),
@@ -165,6 +168,7 @@ load_common_config() {
     require_seconds TS_INIT_TIMEOUT 1
     require_seconds TS_POLL_INTERVAL 1
     require_seconds TS_LAUNCHER_GRACE 0
+    check_ssh_env
     # The run dir ends up unquoted in ssh/sshd configs, in the remote stop
     # command and in OMPI_MCA_plm_rsh_args; keep it to characters that are
     # safe in all of them.
@@ -284,6 +288,44 @@ find_sshd() {
         die 127 "ssh-keygen not found in PATH (install openssh-client in the image)"
 }
 
+# write_session: when TS_SSH_ENV names variables, the script every ssh
+# session into this pod runs (sshd's ForceCommand): it exports those
+# variables with this pod's values, then runs the client's command, or a
+# login shell, with the user's shell. sshd gives sessions a fresh
+# environment, and ~/.ssh/environment needs a writable home. A variable
+# that is unset here stays unset.
+write_session() {
+    SESSION=
+    [ -n "${TS_SSH_ENV:-}" ] || return 0
+    SESSION=$SSH_DIR/session
+    (umask 077 && session_script >"$SESSION") || die 1 "cannot write $SESSION"
+}
+
+session_script() {
+    printf '# Written by trainsonnet mpi.sh: the ssh sessions of this pod.\n'
+    for _sv_name in $TS_SSH_ENV; do
+        eval "_sv_set=\${$_sv_name+x}"
+        [ -n "$_sv_set" ] || continue
+        _sv_val=
+        eval "_sv_val=\$$_sv_name"
+        printf "export %s='%s'\n" "$_sv_name" "$(printf '%s' "$_sv_val" | sed "s/'/'\\\\''/g")"
+    done
+    # shellcheck disable=SC2016 # expanded by the session, not here
+    printf '%s\n' 'if [ -n "${SSH_ORIGINAL_COMMAND:-}" ]; then' \
+        '    exec "${SHELL:-/bin/sh}" -c "$SSH_ORIGINAL_COMMAND"' \
+        'fi' \
+        'exec "${SHELL:-/bin/sh}" -l'
+}
+
+# check_ssh_env: TS_SSH_ENV holds variable names, separated by blanks.
+check_ssh_env() {
+    for _ce_name in ${TS_SSH_ENV:-}; do
+        case $_ce_name in
+        [!A-Za-z_]* | *[!A-Za-z0-9_]*) die 2 "TS_SSH_ENV: '$_ce_name' is not a variable name" ;;
+        esac
+    done
+}
+
 # write_sshd_config: modern options only (no Protocol, no RSA1/DSA keys, no
 # UsePrivilegeSeparation). StrictModes is off because Secret and emptyDir
 # volumes have modes (group-readable, 1777) that it refuses.
@@ -303,6 +345,10 @@ StrictModes no
 PrintMotd no
 Subsystem sftp internal-sftp
 EOF
+    if [ -n "$SESSION" ]; then
+        printf 'ForceCommand sh %s\n' "$SESSION" >>"$SSH_DIR/sshd_config" ||
+            die 1 "cannot write $SSH_DIR/sshd_config"
+    fi
 }
 
 # check_sshd_config: `sshd -t`. As root, sshd needs its privilege separation
@@ -329,6 +375,7 @@ start_sshd() {
     ssh-keygen -q -t ed25519 -N '' -C "trainsonnet-host-key" \
         -f "$SSH_DIR/ssh_host_ed25519_key" </dev/null >/dev/null ||
         die 1 "ssh-keygen could not create a host key in $SSH_DIR"
+    write_session
     write_sshd_config
     check_sshd_config
     "$SSHD" -D -e -f "$SSH_DIR/sshd_config" </dev/null &

@@ -154,6 +154,36 @@ func TestMPIScriptWithRealSSHAndMPI(t *testing.T) {
 		assert.Equal(t, 143, ws[0].wait(t), ws[0].output())
 		l.assertNothingLeft(t)
 	})
+	t.Run("ranks started over ssh see their worker's env", func(t *testing.T) {
+		// sshd hands sessions a bare environment; TS_SSH_ENV makes the
+		// worker's own values (here different per worker, with a quote
+		// and a blank) reach the ranks mpirun starts there.
+		env := l.rootEnv(t)
+		var ws []*proc
+		for _, w := range l.workers[:2] {
+			ws = append(ws, l.start(t, w, "worker", env, map[string]string{
+				"TS_SSH_ENV": "ROLE_VALUE", "ROLE_VALUE": "it's " + w.name}))
+		}
+		lp := l.start(t, l.launcher, "launcher", env, map[string]string{
+			"TS_EXEC":                           `mpirun -np 2 --hostfile "$TS_HOSTFILE" sh -c 'echo "rank on $(hostname): $ROLE_VALUE"'`,
+			"ROLE_VALUE":                        "the launcher's, not to be seen by the ranks",
+			"OMPI_MCA_orte_keep_fqdn_hostnames": "true",
+			"OMPI_MCA_plm_rsh_args":             "-F " + runDir + "/ssh/config",
+			"OMPI_ALLOW_RUN_AS_ROOT":            "1",
+			"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM":    "1",
+		})
+		code := lp.wait(t)
+		out := lp.output()
+		require.Equal(t, 0, code, out)
+		lines := strings.Split(out, "\n")
+		for _, w := range l.workers[:2] {
+			assert.Contains(t, lines, "rank on "+w.name+": it's "+w.name, out)
+		}
+		for _, w := range ws {
+			assert.Equal(t, 0, w.wait(t), "worker stops by itself: %s", w.output())
+		}
+		l.assertNothingLeft(t)
+	})
 	t.Run("mpirun across two workers as a non-root user", func(t *testing.T) {
 		l.mpirunAcrossWorkers(t, l.userEnv(t), "tse2e")
 	})
