@@ -1,6 +1,6 @@
 // Package jobs is the end-to-end suite that runs the jobs trainsonnet
-// generates to completion on a real Kubernetes node (issue 4): the openmpi
-// prototype, rendered in-process with the generator, applied with kubectl
+// generates to completion on a real Kubernetes node (issues 4 and 5): the
+// openmpi and horovod prototypes, rendered in-process with the generator, applied with kubectl
 // to the one-node cluster of test/node (kubelet, containerd, CoreDNS and the
 // MPI test image localhost/trainsonnet-mpi:<tag>), each case in a namespace
 // of its own with the strictest Pod Security level its pods pass.
@@ -22,6 +22,11 @@
 //   - launcher-gone: the launcher ends (SIGTERM, exit 143) without telling
 //     the workers; their watchdog sees its DNS name go away and they exit 0
 //     after the grace period.
+//   - horovod chart-values: a values file in the Helm chart's shape (master,
+//     worker.image, per-role env, ssh.port 32222) as a params file; the
+//     driver is rank 0 and first in the hostfile, the ranks on the workers
+//     see the workers' own env, both Jobs complete, the workers were stopped
+//     by the driver.
 //
 // Every case is bounded by a deadline of its own (3 minutes, less when go
 // test's -timeout comes sooner, so that a hung case still ends with its
@@ -35,15 +40,12 @@
 // and admits exactly them) while the jobs run with it in place; that it
 // also keeps other pods out needs a CNI that enforces policies.
 //
-// The horovod prototype gets its cases here once the prototype exists; they
-// will run its generated jobs the same way.
-//
 // The tests skip unless TRAINSONNET_E2E=1 and the node's environment is
 // present (test/node.FromEnv). Run them with
 //
 //	test/node/with-node.sh env TRAINSONNET_E2E=1 go test -count=1 ./test/jobs/ -v
 //
-// The whole suite takes about 100 s here (the launcher-gone case alone
+// The whole suite takes about 150 s here (the launcher-gone case alone
 // about 80 s, most of it the workers' grace period).
 //
 // TRAINSONNET_KEEP_NAMESPACE=1 keeps each case's namespace for inspection.

@@ -88,6 +88,9 @@ type jobCase struct {
 	ns    string
 	name  string // the job's name parameter
 	begin time.Time
+	// launcher is the component label and container name of the pod
+	// that runs mpirun: "launcher" (openmpi) or "driver" (horovod).
+	launcher string
 }
 
 // start waits for a free slot on the node, then creates a namespace that
@@ -119,7 +122,7 @@ func (s *suite) start(t *testing.T, name string, level kube.PodSecurityLevel) *j
 	t.Cleanup(cancel)
 	ns, err := s.k.CreateNamespace(ctx, "jobs-"+name, level)
 	require.NoError(t, err)
-	jc := &jobCase{t: t, s: s, ctx: ctx, ns: ns, name: name, begin: time.Now()}
+	jc := &jobCase{t: t, s: s, ctx: ctx, ns: ns, name: name, begin: time.Now(), launcher: "launcher"}
 	t.Cleanup(func() {
 		// t.Context() is done by now: cleanups get their own deadline.
 		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
@@ -380,7 +383,7 @@ func (jc *jobCase) podsOf(component string) []pod {
 // launcherPod returns the launcher's one pod (backoffLimit is 0).
 func (jc *jobCase) launcherPod() pod {
 	jc.t.Helper()
-	pods := jc.podsOf("launcher")
+	pods := jc.podsOf(jc.launcher)
 	require.Len(jc.t, pods, 1, "pods of the launcher Job")
 	return pods[0]
 }
