@@ -42,6 +42,7 @@ var formats = map[string]format{
 	"envName":              {rule: "an environment variable name", check: joinMsgs(validation.IsEnvVarName)},
 	"image":                {rule: "a container image reference", check: checkImage},
 	"imageTag":             {rule: "an image tag", check: checkImageTag},
+	"imageRepository":      {rule: "an image repository without tag or digest", check: checkImageRepository},
 	"absPath":              {rule: "an absolute path", check: checkAbsPath},
 	"s3URI":                {rule: "an s3:// URI", check: checkS3URI},
 	"int": {rule: "an integer", check: func(s string) string {
@@ -149,6 +150,19 @@ func checkResourceValue(name string, q resource.Quantity) string {
 
 // imageTag is the grammar of a tag in an image reference.
 var imageTag = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
+
+// checkImageRepository: an image reference with neither tag nor digest,
+// for prototypes that take the tag separately (the Helm chart's
+// image.repository and image.tag).
+func checkImageRepository(s string) string {
+	if msg := checkImage(s); msg != "" {
+		return msg
+	}
+	if strings.Contains(s, "@") || strings.LastIndex(s, ":") > strings.LastIndex(s, "/") {
+		return "must be an image repository without tag or digest, such as registry.example.com/team/horovod (the tag is image.tag)"
+	}
+	return ""
+}
 
 func checkImageTag(s string) string {
 	if !imageTag.MatchString(s) {

@@ -75,6 +75,7 @@ func init() {
 		Case{Name: "horovod-host-network-port-22", Args: []string{"gen", "horovod", "--use-host-network", "--ssh-port", "22"}},
 		Case{Name: "horovod-ordered-ready", Args: []string{"gen", "horovod", "--worker-pod-management-policy", "OrderedReady"}},
 		Case{Name: "horovod-bad-image-tag", Args: []string{"gen", "horovod", "--worker-image-tag", "1.0:latest"}},
+		Case{Name: "horovod-repository-with-tag", Args: []string{"gen", "horovod", "--worker-image-repository", "horovod/horovod:0.28.1"}},
 		Case{Name: "horovod-chart-mistakes", Args: []string{"gen", "horovod", "-f", "testdata/horovod-bad-values.yaml"}},
 		Case{Name: "horovod-resources-typo", Args: []string{"gen", "horovod", "--resources", `{"limit":{"nvidia.com/gpu":1}}`}},
 	)

@@ -13,7 +13,7 @@ local proto = 'horovod';
 local image(who, chartKey, repository, tag, pullPolicy) = params.group(
   'Image of the ' + who + ' (the chart\'s ' + chartKey + '.image).',
   {
-    repository: params.string('Image repository.' + (if repository == null then ' Unset: the worker\'s.' else ''), default=repository, format='image'),
+    repository: params.string('Image repository.' + (if repository == null then ' Unset: the worker\'s.' else ''), default=repository, format='imageRepository'),
     tag: params.string('Image tag.' + (if tag == null then ' Unset: the worker\'s.' else ''), default=tag, format='imageTag'),
     pullPolicy: params.enum('Image pull policy.' + (if pullPolicy == null then ' Unset: the worker\'s.' else ''), ['Always', 'IfNotPresent', 'Never'], default=pullPolicy),
   }

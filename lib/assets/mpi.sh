@@ -168,7 +168,6 @@ load_common_config() {
     require_seconds TS_INIT_TIMEOUT 1
     require_seconds TS_POLL_INTERVAL 1
     require_seconds TS_LAUNCHER_GRACE 0
-    check_ssh_env
     # The run dir ends up unquoted in ssh/sshd configs, in the remote stop
     # command and in OMPI_MCA_plm_rsh_args; keep it to characters that are
     # safe in all of them.
@@ -304,6 +303,13 @@ write_session() {
 session_script() {
     printf '# Written by trainsonnet mpi.sh: the ssh sessions of this pod.\n'
     for _sv_name in $TS_SSH_ENV; do
+        case $_sv_name in
+        [!A-Za-z_]* | *[!A-Za-z0-9_]*)
+            # Kubernetes allows - and . in env names; sh cannot export them.
+            log "note: ssh sessions do not get $_sv_name: not a shell variable name"
+            continue
+            ;;
+        esac
         eval "_sv_set=\${$_sv_name+x}"
         [ -n "$_sv_set" ] || continue
         _sv_val=
@@ -315,15 +321,6 @@ session_script() {
         '    exec "${SHELL:-/bin/sh}" -c "$SSH_ORIGINAL_COMMAND"' \
         'fi' \
         'exec "${SHELL:-/bin/sh}" -l'
-}
-
-# check_ssh_env: TS_SSH_ENV holds variable names, separated by blanks.
-check_ssh_env() {
-    for _ce_name in ${TS_SSH_ENV:-}; do
-        case $_ce_name in
-        [!A-Za-z_]* | *[!A-Za-z0-9_]*) die 2 "TS_SSH_ENV: '$_ce_name' is not a variable name" ;;
-        esac
-    done
 }
 
 # write_sshd_config: modern options only (no Protocol, no RSA1/DSA keys, no

@@ -43,6 +43,22 @@ type drawnValue struct {
 	value any
 }
 
+// flagTexts is the value as the CLI is given it, one text per occurrence
+// of the flag: a list declared without a separator (driver.args) takes one
+// item per flag, and its items may hold commas.
+func (v drawnValue) flagTexts() []string {
+	if v.param.Type == generator.TypeList && v.param.Separator == "" {
+		if items, ok := v.value.([]any); ok {
+			texts := make([]string, len(items))
+			for i, it := range items {
+				texts[i] = fmt.Sprint(it)
+			}
+			return texts
+		}
+	}
+	return []string{v.text}
+}
+
 // drawer draws parameter sets for one prototype.
 type drawer struct {
 	r      *rand.Rand
@@ -381,6 +397,10 @@ func (d *drawer) formatted(format string, drawn map[string]drawnValue) (string, 
 		return d.envName(), true
 	case "image":
 		return d.image(), true
+	case "imageRepository":
+		return d.imageRepository(), true
+	case "imageTag":
+		return d.imageTag(), true
 	case "absPath":
 		return d.absPath(d.absPathPool(drawn)), true
 	case "s3URI":
@@ -527,7 +547,25 @@ func (d *drawer) text(allowEmpty bool) string {
 }
 
 // image draws an image reference: [registry/]path[:tag][@digest].
+// image is a repository, mostly with a tag, sometimes with a digest.
 func (d *drawer) image() string {
+	var b strings.Builder
+	b.WriteString(d.imageRepository())
+	if d.r.IntN(4) > 0 {
+		b.WriteString(":" + d.imageTag())
+	}
+	if d.r.IntN(5) == 0 {
+		b.WriteString("@sha256:" + d.from("0123456789abcdef", 64))
+	}
+	return b.String()
+}
+
+// imageTag: letters, digits and _ . -, not starting with . or -.
+func (d *drawer) imageTag() string { return d.qualifiedName(1 + d.r.IntN(20)) }
+
+// imageRepository: an optional registry (with a port, sometimes), then
+// one to three path components.
+func (d *drawer) imageRepository() string {
 	var b strings.Builder
 	switch d.r.IntN(3) {
 	case 0:
@@ -540,12 +578,6 @@ func (d *drawer) image() string {
 		parts[i] = d.label(1+d.r.IntN(10)) + []string{"", "_x", ".y", "__z"}[d.r.IntN(4)]
 	}
 	b.WriteString(strings.Join(parts, "/"))
-	if d.r.IntN(4) > 0 {
-		b.WriteString(":" + d.qualifiedName(1+d.r.IntN(20)))
-	}
-	if d.r.IntN(5) == 0 {
-		b.WriteString("@sha256:" + d.from("0123456789abcdef", 64))
-	}
 	return b.String()
 }
 
@@ -657,8 +689,8 @@ func (d *drawer) listValue(p *generator.Param, drawn map[string]drawnValue) (dra
 				d.skipped[p.Path] = "list item format " + strconv.Quote(p.Format)
 				return drawnValue{}, false
 			}
-			if s == "" || strings.Contains(s, ",") || strings.TrimSpace(s) != s {
-				continue // not expressible as a comma-separated flag
+			if s == "" || (p.Separator != "" && strings.Contains(s, p.Separator)) || strings.TrimSpace(s) != s {
+				continue // not expressible as a separated flag
 			}
 		}
 		if slices.Contains(texts, s) {

@@ -33,10 +33,11 @@ var (
 //     runAsNonRoot, drops ALL capabilities, forbids privilege escalation,
 //     uses the RuntimeDefault seccomp profile and only configMap, secret and
 //     emptyDir volumes.
-//   - privileged: openmpi/host-network. hostNetwork (and the hostPort it
-//     implies for the ssh port) is forbidden from baseline up; no openmpi
-//     pod is privileged otherwise.
-//   - baseline: every other openmpi case and example. Their pods run as
+//   - privileged: openmpi/host-network and horovod/chart-example-host-network.
+//     hostNetwork (and the hostPort it implies for the ssh port) is
+//     forbidden from baseline up; horovod/privileged-host-pid (a privileged
+//     worker, hostPID). No other pod is privileged.
+//   - baseline: every other openmpi and horovod case and example. Their pods run as
 //     root: sshd's privilege separation needs the default capabilities
 //     (SETUID, SETGID, SYS_CHROOT), so the containers can neither drop ALL
 //     capabilities nor set runAsNonRoot, which restricted requires.
@@ -46,11 +47,15 @@ var (
 var expectedLevels = map[string]kube.PodSecurityLevel{
 	"openmpi/non-root":     kube.Restricted,
 	"openmpi/host-network": kube.Privileged,
+
+	"horovod/chart-example-host-network": kube.Privileged,
+	"horovod/privileged-host-pid":        kube.Privileged,
 }
 
 // defaultLevels is the level of a prototype's cases not in expectedLevels.
 var defaultLevels = map[string]kube.PodSecurityLevel{
 	"openmpi": kube.Baseline,
+	"horovod": kube.Baseline,
 }
 
 func expectedLevel(proto, key string) kube.PodSecurityLevel {

@@ -121,7 +121,11 @@ func (s *sweepSet) valid() bool { return s.invalid == nil }
 func (s *sweepSet) params(pr *generator.Prototype, ns string) *generator.Params {
 	ps := generator.NewParams(s.proto)
 	for _, v := range s.values {
-		ps.SetText(v.param.Path, v.text, "--"+v.param.Flag())
+		if texts := v.flagTexts(); len(texts) == 1 {
+			ps.SetText(v.param.Path, texts[0], "--"+v.param.Flag())
+		} else {
+			ps.SetTexts(v.param.Path, texts, "--"+v.param.Flag())
+		}
 	}
 	if ns != "" && pr.Param("namespace") != nil {
 		ps.SetText("namespace", ns, "--namespace")
@@ -156,7 +160,9 @@ func (s *sweepSet) paramsFile() []byte {
 func (s *sweepSet) command() string {
 	args := []string{"trainsonnet", "gen", s.proto}
 	for _, v := range s.values {
-		args = append(args, "--"+v.param.Flag()+"="+shellQuote(v.text))
+		for _, text := range v.flagTexts() {
+			args = append(args, "--"+v.param.Flag()+"="+shellQuote(text))
+		}
 	}
 	return strings.Join(args, " ")
 }
