@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -36,6 +37,9 @@ func TestAssetsComeOutVerbatim(t *testing.T) {
 		}
 		hostfile := "h-0 slots=1\nh-1 slots=1\nh-2 slots=1\n"
 		assert.Equal(t, hostfile, cm["data"].(map[string]any)["hostfile"])
+		for _, name := range []string{"plain.sh", "tabs.txt"} {
+			assert.Equal(t, strconv.Itoa(len(file(name))), cm["metadata"].(map[string]any)["annotations"].(map[string]any)[name+"-bytes"], "assetBytes of %s", name)
+		}
 		c := pod["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
 		assert.Equal(t, []any{file("plain.sh"), "prefix " + file("notrail.txt"), hostfile + "tail"}, c["args"])
 		assert.Equal(t, file("lead.txt"), c["env"].([]any)[0].(map[string]any)["value"])

@@ -295,6 +295,24 @@ func (g *Generator) renderNatives(w *pooledVM) []*jsonnet.NativeFunction {
 			},
 		},
 		{
+			// assetBytes(path) is the size in bytes of the asset at path,
+			// without handing its text to Jsonnet: std.length of a long
+			// string costs a rune conversion of the whole text per render.
+			Name:   "assetBytes",
+			Params: ast.Identifiers{"path"},
+			Func: func(args []any) (any, error) {
+				path, ok := args[0].(string)
+				if !ok {
+					return nil, fmt.Errorf("assetBytes(path) wants a string")
+				}
+				b, err := g.files.get(path)
+				if err != nil {
+					return nil, err
+				}
+				return float64(len(b.content)), nil
+			},
+		},
+		{
 			// indexedLines(head, prefix, suffix, from, to) stands for head,
 			// then the text prefix+i+suffix+"\n" for every i in [from, to):
 			// one line per worker, built in Go because per-worker string

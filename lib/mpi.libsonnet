@@ -89,7 +89,7 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
   // the script must fit in one ConfigMap; the message says how many hosts
   // would.
   checkConfigSize(param, prefix, suffix, from, to, head='')::
-    local bytes(n) = ts.indexedLinesBytes(prefix, suffix, from, n, head) + std.length(script);
+    local bytes(n) = ts.indexedLinesBytes(prefix, suffix, from, n, head) + ts.assetBytes('assets/mpi.sh', script);
     // the largest n that fits, by bisection (bytes grows with n)
     local fits(lo, hi) =
       if lo >= hi then lo

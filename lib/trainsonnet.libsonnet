@@ -24,6 +24,7 @@ local nativeLinesBytes = std.native('indexedLinesBytes');
 local nativeKeyPair = std.native('sshKeyPair');
 local nativeEmit = std.native('emit');
 local nativeAsset = std.native('asset');
+local nativeAssetBytes = std.native('assetBytes');
 
 {
   params:: params,
@@ -78,6 +79,11 @@ local nativeAsset = std.native('asset');
   // content through Jsonnet (content is never evaluated); the stock jsonnet
   // binary gets content.
   asset(path, content):: if nativeAsset != null then nativeAsset(path) else content,
+
+  // assetBytes(path, content): the size of that file in bytes (its length
+  // under the stock binary, the same for ASCII scripts). Under trainsonnet
+  // it is known in Go, where std.length would convert the whole text.
+  assetBytes(path, content):: if nativeAssetBytes != null then nativeAssetBytes(path) else std.length(content),
 
   // indexedLinesBytes(prefix, suffix, from, to, head=''): the length of
   // indexedLines with the same arguments, without building it.

@@ -21,7 +21,11 @@ ts.prototype({
     {
       apiVersion: 'v1',
       kind: 'ConfigMap',
-      metadata: { name: p.name },
+      metadata: { name: p.name, annotations: {
+        // sizes known in Go, without the text
+        'plain.sh-bytes': std.toString(ts.assetBytes('assets/plain.sh', importstr 'assets/plain.sh')),
+        'tabs.txt-bytes': std.toString(ts.assetBytes('assets/tabs.txt', importstr 'assets/tabs.txt')),
+      } },
       data: files,
     },
     {
