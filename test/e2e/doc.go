@@ -15,9 +15,10 @@
 //     rejected set is printed as a replayable `trainsonnet gen` command line
 //     and params file. TestDeclaredBounds: every int and seconds parameter at
 //     each bound it declares.
-//   - kwok_test.go: the real scheduler placing openmpi jobs on kwok's fake
-//     nodes: node selector and nvidia.com/gpu capacity, and host network at
-//     most one worker per node.
+//   - kwok_test.go: the real scheduler placing jobs on kwok's fake nodes:
+//     openmpi's node selector and nvidia.com/gpu capacity, and host network
+//     at most one worker per node; horovod's host network at most one pod of
+//     the job (driver or worker) per node.
 //   - rejection_test.go: a manifest the server rejects fails a test with the
 //     server's message in the output, on every path of the suite.
 //   - knownbugs_test.go: bugs found and not fixed yet, reported loudly

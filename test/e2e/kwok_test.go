@@ -440,3 +440,120 @@ func (pl placements) String() string {
 	sort.Strings(parts)
 	return strings.Join(parts, " ")
 }
+
+// TestKwokHorovodHostNetwork: in a horovod host-network job the driver is a
+// pod of the job like the workers, and no two pods of the job share a
+// node. The driver and 5 workers (6 pods) on 4 eligible nodes: 4 run, each
+// on a node of its own, 2 stay Pending, unschedulable.
+func TestKwokHorovodHostNetwork(t *testing.T) {
+	k := kwokTest(t)
+	t.Parallel()
+	ctx := t.Context()
+	pool := kube.UniqueName("hvdnet")
+	var nodes []poolNode
+	var eligible []string
+	for i := range 4 {
+		n := fmt.Sprintf("%s-node-%d", pool, i)
+		eligible = append(eligible, n)
+		nodes = append(nodes, poolNode{name: n, labels: map[string]string{roleLabel: "train"}})
+	}
+	createPool(t, k, pool, nodes)
+	nss := newNamespaces(t, k)
+	ns := nss.create(t, "e2e-kwok-hvdnet", kube.Privileged)
+
+	const name, workers = "hvdnet", 5
+	tol := []corev1.Toleration{{Key: poolLabel, Operator: corev1.TolerationOpEqual, Value: pool, Effect: corev1.TaintEffectNoSchedule}}
+	sel := map[string]string{poolLabel: pool, roleLabel: "train"}
+	renderJob(t, k, ns, name+"-ssh", generator.NewParams("horovod").
+		Set("name", name).
+		Set("worker.image.repository", "registry.invalid/trainsonnet/horovod").
+		Set("worker.image.tag", "e2e").
+		Set("ssh.secret", name+"-ssh").
+		Set("ssh.port", 32222).
+		Set("useHostNetwork", true).
+		Set("worker.number", workers).
+		Set("worker.nodeSelector", sel).
+		Set("worker.tolerations", tol).
+		Set("driver.nodeSelector", sel).
+		Set("driver.tolerations", tol).
+		Set("driver.args", []string{"mpirun -np 6 hostname"}))
+
+	var pods []podPlacement
+	var done string
+	require.Eventually(t, func() bool {
+		driver, err := jobPods(ctx, k, ns, name, "driver")
+		if err != nil {
+			return false
+		}
+		ws, err := jobPods(ctx, k, ns, name, "worker")
+		if err != nil {
+			return false
+		}
+		if pods = append(driver, ws...); len(driver) != 1 || len(ws) != workers {
+			return false
+		}
+		if done = completed(pods); done != "" {
+			return true
+		}
+		running, unschedulable := 0, 0
+		for _, p := range pods {
+			if c := p.Condition("PodScheduled"); p.NodeName == "" && c != nil && c.Status == "False" && c.Reason == "Unschedulable" {
+				unschedulable++
+			} else if p.NodeName != "" && p.Phase == "Running" {
+				running++
+			}
+		}
+		return running == 4 && unschedulable == 2
+	}, 2*time.Minute, 500*time.Millisecond, "4 pods Running, 2 unschedulable; last seen: %s", placements{&pods})
+	require.Empty(t, done)
+
+	seen := map[string]string{}
+	for _, p := range pods {
+		if p.NodeName == "" {
+			t.Logf("%s Pending: %s", p.Name, p.Condition("PodScheduled").Message)
+			continue
+		}
+		assert.Contains(t, eligible, p.NodeName, "pod %s", p.Name)
+		if other, dup := seen[p.NodeName]; dup {
+			t.Errorf("pods %s and %s share node %s", other, p.Name, p.NodeName)
+		}
+		seen[p.NodeName] = p.Name
+	}
+	t.Logf("one pod per node: %v", seen)
+
+	// The anti-affinity on its own (host ports alone would also keep the
+	// pods apart): a pod with the job's labels, no host network, no ports.
+	probe := fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata:
+  name: anti-affinity-probe
+  labels:
+    app.kubernetes.io/name: horovod
+    app.kubernetes.io/instance: %[1]s
+spec:
+  nodeSelector:
+    %[2]s: %[3]s
+    %[4]s: train
+  tolerations:
+  - {key: %[2]s, operator: Equal, value: %[3]s, effect: NoSchedule}
+  containers:
+  - name: probe
+    image: registry.invalid/trainsonnet/probe:e2e
+`, name, poolLabel, pool, roleLabel)
+	require.NoError(t, k.Apply(ctx, ns, []byte(probe)))
+	var cond *kube.PodCondition
+	require.Eventually(t, func() bool {
+		ps, err := k.Pods(ctx, ns, "")
+		if err != nil {
+			return false
+		}
+		for _, p := range ps {
+			if p.Name == "anti-affinity-probe" {
+				cond = p.Condition("PodScheduled")
+				return p.NodeName == "" && cond != nil && cond.Status == "False"
+			}
+		}
+		return false
+	}, time.Minute, 500*time.Millisecond, "the probe pod must be unschedulable")
+	assert.Contains(t, cond.Message, "4 node(s) didn't satisfy existing pods anti-affinity rules")
+}
