@@ -22,11 +22,17 @@
 //   - launcher-gone: the launcher ends (SIGTERM, exit 143) without telling
 //     the workers; their watchdog sees its DNS name go away and they exit 0
 //     after the grace period.
-//   - horovod chart-values: a values file in the Helm chart's shape (master,
-//     worker.image, per-role env, ssh.port 32222) as a params file; the
-//     driver is rank 0 and first in the hostfile, the ranks on the workers
-//     see the workers' own env, both Jobs complete, the workers were stopped
-//     by the driver.
+//   - horovod chart-first-example: the Helm chart's first example
+//     (examples/horovod/chart-values/gpu.yaml: master:, pasted keys, GPUs,
+//     the chart's mpirun line on /horovod/generated/hostfile) plus a second
+//     params file with what this node needs changed: the test image, no
+//     GPU limit (the node has none; slots are then 1 and the chart's -np 3
+//     still fits), a command that prints every rank instead of the Keras
+//     script, per-role env and ssh.port 32222. The driver is rank 0 and
+//     first in the hostfile, the ranks on the workers see the workers' own
+//     env, both Jobs complete, the workers were stopped by the driver. The
+//     chart's second example (host network) needs a node per pod, so it is
+//     checked with the real scheduler on kwok nodes (test/e2e) instead.
 //
 // Every case is bounded by a deadline of its own (3 minutes, less when go
 // test's -timeout comes sooner, so that a hung case still ends with its

@@ -2,6 +2,7 @@ package jobs_test
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +21,7 @@ func TestHorovod(t *testing.T) {
 		name string
 		run  func(*testing.T, *suite)
 	}{
-		{"chart-values", testChartValues},
+		{"chart-first-example", testChartFirstExample},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -31,46 +32,69 @@ func TestHorovod(t *testing.T) {
 	}
 }
 
-// chartValues is a values file in the shape of the Helm stable/horovod
-// chart, as its users wrote them: master (now the driver) with its args,
-// per-role env, ssh on a port of the user's choosing. %s are the image's
-// repository and tag, and the args.
-const chartValues = `worker:
-  number: 2
+// chartExample is the first example of the chart's README as its users
+// wrote it (master:, keys pasted under ssh, GPUs, the chart's mpirun line
+// with its /horovod/generated/hostfile), from examples/.
+const chartExample = "../../examples/horovod/chart-values/gpu.yaml"
+
+// nodeValues is what this node needs changed in chartExample, given as a
+// second params file the way a user would: the test image instead of the
+// chart's (which is not here, and has no registry to come from), no GPU
+// limit (the node has no GPUs; slots are then 1, and the chart's -np 3 is
+// still driver + 2 workers), the chart's mpirun line running a command
+// that prints every rank instead of the Keras script, per-role env, and
+// ssh on a port of the user's choosing so that ssh.port is checked end to
+// end. %s: the image's repository and tag (twice), and the args.
+const nodeValues = `resources: {}
+ssh:
+  port: 32222
+worker:
   image:
-    repository: %s
-    tag: %q
+    repository: %[1]s
+    tag: %[2]q
     pullPolicy: Never
   env:
     ROLE: worker
-ssh:
-  port: 32222
 master:
+  image:
+    repository: %[1]s
+    tag: %[2]q
+    pullPolicy: Never
   env:
     ROLE: driver
   args:
-  - %q
+  - %[3]q
 `
 
-// rankRoleExec prints, from every one of the 3 ranks, its rank, host and
-// ROLE: the driver is rank 0, and the ranks on the workers, started over
-// ssh, must see the workers' own ROLE.
-const rankRoleExec = `mpirun -np 3 sh -c 'echo "rank $OMPI_COMM_WORLD_RANK of $OMPI_COMM_WORLD_SIZE on $(hostname) as $ROLE"'`
+// chartArgs is the chart example's master.args with the Keras script
+// replaced: every rank prints its rank, host and ROLE, the ranks on the
+// workers (started over ssh) seeing the workers' own ROLE.
+const chartArgs = `mpirun -np 3 --hostfile /horovod/generated/hostfile --mca orte_keep_fqdn_hostnames t --allow-run-as-root --display-map --tag-output --timestamp-output sh -c 'echo "rank $OMPI_COMM_WORLD_RANK of $OMPI_COMM_WORLD_SIZE on $(hostname) as $ROLE"'`
 
-// testChartValues: a chart user's values file as it is. The driver is a
-// rank listed first in the hostfile, waits for both workers on ssh.port,
-// runs the args and completes; the ranks see their own pod's env; the
-// workers are stopped by the driver, so both Jobs complete and nothing
-// keeps running.
-func testChartValues(t *testing.T, s *suite) {
+// testChartFirstExample: the chart's first example as a params file. The driver
+// is a rank listed first in the hostfile, waits for both workers on
+// ssh.port, runs the chart's mpirun line and completes; the ranks see their
+// own pod's env; the workers are stopped by the driver, so both Jobs
+// complete and nothing keeps running.
+//
+// The chart's second example (host network, sshd on 32222) cannot run
+// here: its pods are kept one per node, and this cluster has one node.
+// TestKwokHorovodHostNetwork (test/e2e) checks that placement with the real
+// scheduler on fake nodes, and the goldens pin the objects.
+func testChartFirstExample(t *testing.T, s *suite) {
 	jc := s.start(t, "chart", kube.Baseline) // root pods pass baseline, not restricted
 	jc.launcher = "driver"
 	repo, tag, ok := strings.Cut(s.node.Image, ":")
 	require.True(t, ok && !strings.Contains(tag, "/"), "test image %q has a tag", s.node.Image)
-	values := fmt.Sprintf(chartValues, repo, tag, rankRoleExec)
-	res, err := s.g.Render(jc.ctx, generator.NewParams("horovod").Set("name", jc.name).AddFile("values.yaml", []byte(values)))
+	example, err := os.ReadFile(chartExample)
 	require.NoError(t, err)
-	require.Contains(t, strings.Join(res.Warnings, "\n"), "master: now called driver", "the chart's master key works, with a warning")
+	res, err := s.g.Render(jc.ctx, generator.NewParams("horovod").Set("name", jc.name).
+		AddFile(chartExample, example).
+		AddFile("node.yaml", []byte(fmt.Sprintf(nodeValues, repo, tag, chartArgs))))
+	require.NoError(t, err)
+	warnings := strings.Join(res.Warnings, "\n")
+	require.Contains(t, warnings, "master: now called driver", "the chart's master key works, with a warning")
+	require.Contains(t, warnings, "ssh.hostKey: not used", "pasted keys are not used, with a warning")
 	jc.apply(jc.yaml(res))
 
 	require.Equal(t, "Complete", jc.waitJob(jc.name+"-driver"), "driver Job")
@@ -84,10 +108,10 @@ func testChartValues(t *testing.T, s *suite) {
 	dp := jc.launcherPod()
 	log := jc.logs(dp.name(), "driver")
 	t.Logf("driver log:\n%s", log)
-	ls := lines(log)
-	require.Contains(t, ls, fmt.Sprintf("rank 0 of 3 on %s-driver as driver", jc.name), "the driver is rank 0")
+	// --tag-output and --timestamp-output prefix every line of a rank.
+	require.NotEmpty(t, lineWith(log, fmt.Sprintf("rank 0 of 3 on %s-driver as driver", jc.name)), "the driver is rank 0")
 	for i := range 2 {
-		require.Contains(t, ls, fmt.Sprintf("rank %d of 3 on %s-worker-%d as worker", i+1, jc.name, i),
+		require.NotEmpty(t, lineWith(log, fmt.Sprintf("rank %d of 3 on %s-worker-%d as worker", i+1, jc.name, i)),
 			"rank %d ran on worker %d, with the worker's env", i+1, i)
 		require.NotEmpty(t, lineWith(log, jc.workerHost(i)+" answered"), "the driver waited for worker %d over ssh", i)
 	}
