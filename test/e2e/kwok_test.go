@@ -318,81 +318,144 @@ func TestKwokGPUJob(t *testing.T) {
 func TestKwokHostNetwork(t *testing.T) {
 	k := kwokTest(t)
 	t.Parallel()
-	ctx := t.Context()
-	pool := kube.UniqueName("hostnet")
+	pool, eligible := hostNetworkPool(t, k, "hostnet", true)
+	ns := newNamespaces(t, k).create(t, "e2e-kwok-hostnet", kube.Privileged) // host network: privileged only
+
+	const name, workers = "hostnet", 6
+	renderJob(t, k, ns, name+"-ssh", poolParams(name, pool, map[string]string{roleLabel: "train"}).
+		Set("workers", workers).Set("useHostNetwork", true).Set("ssh.port", 2222))
+	requireOnePodPerNode(t, eligible, workers, func() ([]podPlacement, error) {
+		return jobPods(t.Context(), k, ns, name, "worker")
+	})
+	requireAntiAffinityAlone(t, k, ns, pool, len(eligible), map[string]string{
+		"app.kubernetes.io/name": "openmpi", "app.kubernetes.io/instance": name, "app.kubernetes.io/component": "worker"})
+}
+
+// TestKwokHorovodHostNetwork: in a horovod host-network job the driver is a
+// pod of the job like the workers, and no two pods of the job share a
+// node. The driver and 5 workers (6 pods) on 4 eligible nodes: 4 run, each
+// on a node of its own, 2 stay Pending, unschedulable; a probe pod with the
+// job's labels (any component) shows the anti-affinity holds on its own.
+func TestKwokHorovodHostNetwork(t *testing.T) {
+	k := kwokTest(t)
+	t.Parallel()
+	pool, eligible := hostNetworkPool(t, k, "hvdnet", false)
+	ns := newNamespaces(t, k).create(t, "e2e-kwok-hvdnet", kube.Privileged)
+
+	const name, workers = "hvdnet", 5
+	tol := []corev1.Toleration{{Key: poolLabel, Operator: corev1.TolerationOpEqual, Value: pool, Effect: corev1.TaintEffectNoSchedule}}
+	sel := map[string]string{poolLabel: pool, roleLabel: "train"}
+	renderJob(t, k, ns, name+"-ssh", generator.NewParams("horovod").
+		Set("name", name).
+		Set("worker.image.repository", "registry.invalid/trainsonnet/horovod").
+		Set("worker.image.tag", "e2e").
+		Set("ssh.secret", name+"-ssh").
+		Set("ssh.port", 32222).
+		Set("useHostNetwork", true).
+		Set("worker.number", workers).
+		Set("worker.nodeSelector", sel).
+		Set("worker.tolerations", tol).
+		Set("driver.nodeSelector", sel).
+		Set("driver.tolerations", tol).
+		Set("driver.args", []string{"mpirun -np 6 hostname"}))
+	requireOnePodPerNode(t, eligible, workers+1, func() ([]podPlacement, error) {
+		driver, err := jobPods(t.Context(), k, ns, name, "driver")
+		if err != nil {
+			return nil, err
+		}
+		ws, err := jobPods(t.Context(), k, ns, name, "worker")
+		return append(driver, ws...), err
+	})
+	requireAntiAffinityAlone(t, k, ns, pool, len(eligible), map[string]string{
+		"app.kubernetes.io/name": "horovod", "app.kubernetes.io/instance": name})
+}
+
+// hostNetworkPool creates a pool of 4 eligible nodes (role "train"), and
+// with cpuNode one more that the job must not use.
+func hostNetworkPool(t *testing.T, k *kube.Kubectl, prefix string, cpuNode bool) (pool string, eligible []string) {
+	t.Helper()
+	pool = kube.UniqueName(prefix)
 	var nodes []poolNode
-	var eligible []string
 	for i := range 4 {
 		n := fmt.Sprintf("%s-node-%d", pool, i)
 		eligible = append(eligible, n)
 		nodes = append(nodes, poolNode{name: n, labels: map[string]string{roleLabel: "train"}})
 	}
-	nodes = append(nodes, poolNode{name: pool + "-cpu-0", labels: map[string]string{roleLabel: "cpu"}})
+	if cpuNode {
+		nodes = append(nodes, poolNode{name: pool + "-cpu-0", labels: map[string]string{roleLabel: "cpu"}})
+	}
 	createPool(t, k, pool, nodes)
-	nss := newNamespaces(t, k)
-	// Host network is forbidden from Pod Security baseline up.
-	ns := nss.create(t, "e2e-kwok-hostnet", kube.Privileged)
+	return pool, eligible
+}
 
-	const name, workers = "hostnet", 6
-	renderJob(t, k, ns, name+"-ssh", poolParams(name, pool, map[string]string{roleLabel: "train"}).
-		Set("workers", workers).Set("useHostNetwork", true).Set("ssh.port", 2222))
-
+// requireOnePodPerNode waits until as many of the job's pods (list) as
+// there are eligible nodes run, each on an eligible node of its own, and
+// the others are unschedulable; and checks that it is still so a moment
+// later (the scheduler does not change its mind, kwok keeps them Running).
+func requireOnePodPerNode(t *testing.T, eligible []string, want int, list func() ([]podPlacement, error)) {
+	t.Helper()
+	running, pending := len(eligible), want-len(eligible)
 	var pods []podPlacement
 	var done string
 	require.Eventually(t, func() bool {
 		var err error
-		if pods, err = jobPods(ctx, k, ns, name, "worker"); err != nil || len(pods) != workers {
+		if pods, err = list(); err != nil || len(pods) != want {
 			return false
 		}
 		if done = completed(pods); done != "" {
 			return true
 		}
-		running, unschedulable := 0, 0
+		r, u := 0, 0
 		for _, p := range pods {
 			if c := p.Condition("PodScheduled"); p.NodeName == "" && c != nil && c.Status == "False" && c.Reason == "Unschedulable" {
-				unschedulable++
+				u++
 			} else if p.NodeName != "" && p.Phase == "Running" {
-				running++
+				r++
 			}
 		}
-		return running == 4 && unschedulable == 2
-	}, 2*time.Minute, 500*time.Millisecond, "4 workers Running, 2 unschedulable; last seen: %s", placements{&pods})
+		return r == running && u == pending
+	}, 2*time.Minute, 500*time.Millisecond, "%d pods Running, %d unschedulable; last seen: %s", running, pending, placements{&pods})
 	require.Empty(t, done)
 
 	seen := map[string]string{}
 	for _, p := range pods {
 		if p.NodeName == "" {
 			c := p.Condition("PodScheduled")
-			assert.Regexp(t, `4 node\(s\) (didn't have free ports for the requested pod ports|didn't match pod anti-affinity rules)`,
-				c.Message, "why %s is Pending: the 4 eligible nodes each hold a worker", p.Name)
+			assert.Regexp(t, strconv.Itoa(running)+` node\(s\) (didn't have free ports for the requested pod ports|didn't match pod anti-affinity rules)`,
+				c.Message, "why %s is Pending: the eligible nodes each hold a pod of the job", p.Name)
 			t.Logf("%s Pending: %s", p.Name, c.Message)
 			continue
 		}
-		assert.Contains(t, eligible, p.NodeName, "worker %s", p.Name)
+		assert.Contains(t, eligible, p.NodeName, "pod %s", p.Name)
 		if other, dup := seen[p.NodeName]; dup {
-			t.Errorf("workers %s and %s share node %s", other, p.Name, p.NodeName)
+			t.Errorf("pods %s and %s share node %s", other, p.Name, p.NodeName)
 		}
 		seen[p.NodeName] = p.Name
 	}
-	// Still so a moment later: the scheduler does not change its mind, and
-	// kwok keeps the 4 Running.
+	t.Logf("one pod per node: %v", seen)
 	time.Sleep(2 * time.Second)
-	later, err := jobPods(ctx, k, ns, name, "worker")
+	later, err := list()
 	require.NoError(t, err)
 	require.Empty(t, completed(later))
 	assert.Equal(t, placements{&pods}.String(), placements{&later}.String())
+}
 
-	// The anti-affinity on its own: a pod with the workers' labels, without
-	// host network or ports, fits none of the 4 nodes.
+// requireAntiAffinityAlone checks the job's anti-affinity apart from the
+// host ports that also keep its pods apart: a pod with the given labels,
+// on the pool's eligible nodes but without host network or ports, must
+// stay Pending because of the running pods' anti-affinity.
+func requireAntiAffinityAlone(t *testing.T, k *kube.Kubectl, ns, pool string, eligible int, labels map[string]string) {
+	t.Helper()
+	var ls strings.Builder
+	for _, key := range sortedKeys(labels) {
+		fmt.Fprintf(&ls, "    %s: %s\n", key, labels[key])
+	}
 	probe := fmt.Sprintf(`apiVersion: v1
 kind: Pod
 metadata:
   name: anti-affinity-probe
   labels:
-    app.kubernetes.io/name: openmpi
-    app.kubernetes.io/instance: %[1]s
-    app.kubernetes.io/component: worker
-spec:
+%[1]sspec:
   nodeSelector:
     %[2]s: %[3]s
     %[4]s: train
@@ -401,7 +464,8 @@ spec:
   containers:
   - name: probe
     image: registry.invalid/trainsonnet/probe:e2e
-`, name, poolLabel, pool, roleLabel)
+`, ls.String(), poolLabel, pool, roleLabel)
+	ctx := t.Context()
 	require.NoError(t, k.Apply(ctx, ns, []byte(probe)))
 	var cond *kube.PodCondition
 	require.Eventually(t, func() bool {
@@ -417,8 +481,8 @@ spec:
 		}
 		return false
 	}, time.Minute, 500*time.Millisecond, "the probe pod must be unschedulable")
-	assert.Contains(t, cond.Message, "4 node(s) didn't satisfy existing pods anti-affinity rules")
-	t.Logf("probe pod with the workers' labels Pending: %s", cond.Message)
+	assert.Contains(t, cond.Message, strconv.Itoa(eligible)+" node(s) didn't satisfy existing pods anti-affinity rules")
+	t.Logf("probe pod with the job's labels Pending: %s", cond.Message)
 }
 
 // placements shows where pods are, for messages; it reads the pods when it
@@ -439,121 +503,4 @@ func (pl placements) String() string {
 	}
 	sort.Strings(parts)
 	return strings.Join(parts, " ")
-}
-
-// TestKwokHorovodHostNetwork: in a horovod host-network job the driver is a
-// pod of the job like the workers, and no two pods of the job share a
-// node. The driver and 5 workers (6 pods) on 4 eligible nodes: 4 run, each
-// on a node of its own, 2 stay Pending, unschedulable.
-func TestKwokHorovodHostNetwork(t *testing.T) {
-	k := kwokTest(t)
-	t.Parallel()
-	ctx := t.Context()
-	pool := kube.UniqueName("hvdnet")
-	var nodes []poolNode
-	var eligible []string
-	for i := range 4 {
-		n := fmt.Sprintf("%s-node-%d", pool, i)
-		eligible = append(eligible, n)
-		nodes = append(nodes, poolNode{name: n, labels: map[string]string{roleLabel: "train"}})
-	}
-	createPool(t, k, pool, nodes)
-	nss := newNamespaces(t, k)
-	ns := nss.create(t, "e2e-kwok-hvdnet", kube.Privileged)
-
-	const name, workers = "hvdnet", 5
-	tol := []corev1.Toleration{{Key: poolLabel, Operator: corev1.TolerationOpEqual, Value: pool, Effect: corev1.TaintEffectNoSchedule}}
-	sel := map[string]string{poolLabel: pool, roleLabel: "train"}
-	renderJob(t, k, ns, name+"-ssh", generator.NewParams("horovod").
-		Set("name", name).
-		Set("worker.image.repository", "registry.invalid/trainsonnet/horovod").
-		Set("worker.image.tag", "e2e").
-		Set("ssh.secret", name+"-ssh").
-		Set("ssh.port", 32222).
-		Set("useHostNetwork", true).
-		Set("worker.number", workers).
-		Set("worker.nodeSelector", sel).
-		Set("worker.tolerations", tol).
-		Set("driver.nodeSelector", sel).
-		Set("driver.tolerations", tol).
-		Set("driver.args", []string{"mpirun -np 6 hostname"}))
-
-	var pods []podPlacement
-	var done string
-	require.Eventually(t, func() bool {
-		driver, err := jobPods(ctx, k, ns, name, "driver")
-		if err != nil {
-			return false
-		}
-		ws, err := jobPods(ctx, k, ns, name, "worker")
-		if err != nil {
-			return false
-		}
-		if pods = append(driver, ws...); len(driver) != 1 || len(ws) != workers {
-			return false
-		}
-		if done = completed(pods); done != "" {
-			return true
-		}
-		running, unschedulable := 0, 0
-		for _, p := range pods {
-			if c := p.Condition("PodScheduled"); p.NodeName == "" && c != nil && c.Status == "False" && c.Reason == "Unschedulable" {
-				unschedulable++
-			} else if p.NodeName != "" && p.Phase == "Running" {
-				running++
-			}
-		}
-		return running == 4 && unschedulable == 2
-	}, 2*time.Minute, 500*time.Millisecond, "4 pods Running, 2 unschedulable; last seen: %s", placements{&pods})
-	require.Empty(t, done)
-
-	seen := map[string]string{}
-	for _, p := range pods {
-		if p.NodeName == "" {
-			t.Logf("%s Pending: %s", p.Name, p.Condition("PodScheduled").Message)
-			continue
-		}
-		assert.Contains(t, eligible, p.NodeName, "pod %s", p.Name)
-		if other, dup := seen[p.NodeName]; dup {
-			t.Errorf("pods %s and %s share node %s", other, p.Name, p.NodeName)
-		}
-		seen[p.NodeName] = p.Name
-	}
-	t.Logf("one pod per node: %v", seen)
-
-	// The anti-affinity on its own (host ports alone would also keep the
-	// pods apart): a pod with the job's labels, no host network, no ports.
-	probe := fmt.Sprintf(`apiVersion: v1
-kind: Pod
-metadata:
-  name: anti-affinity-probe
-  labels:
-    app.kubernetes.io/name: horovod
-    app.kubernetes.io/instance: %[1]s
-spec:
-  nodeSelector:
-    %[2]s: %[3]s
-    %[4]s: train
-  tolerations:
-  - {key: %[2]s, operator: Equal, value: %[3]s, effect: NoSchedule}
-  containers:
-  - name: probe
-    image: registry.invalid/trainsonnet/probe:e2e
-`, name, poolLabel, pool, roleLabel)
-	require.NoError(t, k.Apply(ctx, ns, []byte(probe)))
-	var cond *kube.PodCondition
-	require.Eventually(t, func() bool {
-		ps, err := k.Pods(ctx, ns, "")
-		if err != nil {
-			return false
-		}
-		for _, p := range ps {
-			if p.Name == "anti-affinity-probe" {
-				cond = p.Condition("PodScheduled")
-				return p.NodeName == "" && cond != nil && cond.Status == "False"
-			}
-		}
-		return false
-	}, time.Minute, 500*time.Millisecond, "the probe pod must be unschedulable")
-	assert.Contains(t, cond.Message, "4 node(s) didn't satisfy existing pods anti-affinity rules")
 }
