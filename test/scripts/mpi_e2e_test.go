@@ -164,14 +164,9 @@ func TestMPIScriptWithRealSSHAndMPI(t *testing.T) {
 			ws = append(ws, l.start(t, w, "worker", env, map[string]string{
 				"TS_SSH_ENV": "ROLE_VALUE", "ROLE_VALUE": "it's " + w.name}))
 		}
-		lp := l.start(t, l.launcher, "launcher", env, map[string]string{
-			"TS_EXEC":                           `mpirun -np 2 --hostfile "$TS_HOSTFILE" sh -c 'echo "rank on $(hostname): $ROLE_VALUE"'`,
-			"ROLE_VALUE":                        "the launcher's, not to be seen by the ranks",
-			"OMPI_MCA_orte_keep_fqdn_hostnames": "true",
-			"OMPI_MCA_plm_rsh_args":             "-F " + runDir + "/ssh/config",
-			"OMPI_ALLOW_RUN_AS_ROOT":            "1",
-			"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM":    "1",
-		})
+		extra := mpirunEnv(`mpirun -np 2 --hostfile "$TS_HOSTFILE" sh -c 'echo "rank on $(hostname): $ROLE_VALUE"'`)
+		extra["ROLE_VALUE"] = "the launcher's, not to be seen by the ranks"
+		lp := l.start(t, l.launcher, "launcher", env, extra)
 		code := lp.wait(t)
 		out := lp.output()
 		require.Equal(t, 0, code, out)
@@ -193,13 +188,8 @@ func TestMPIScriptWithRealSSHAndMPI(t *testing.T) {
 // `hostname` on them, and the workers end by themselves; all as user.
 func (l *lab) mpirunAcrossWorkers(t *testing.T, env map[string]string, user string) {
 	ws := l.startWorkers(t, env, 2)
-	lp := l.start(t, l.launcher, "launcher", env, map[string]string{
-		"TS_EXEC":                           `echo "launcher user: $(id -un)"; mpirun -np 2 --hostfile "$TS_HOSTFILE" hostname`,
-		"OMPI_MCA_orte_keep_fqdn_hostnames": "true",
-		"OMPI_MCA_plm_rsh_args":             "-F " + runDir + "/ssh/config",
-		"OMPI_ALLOW_RUN_AS_ROOT":            "1",
-		"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM":    "1",
-	})
+	lp := l.start(t, l.launcher, "launcher", env,
+		mpirunEnv(`echo "launcher user: $(id -un)"; mpirun -np 2 --hostfile "$TS_HOSTFILE" hostname`))
 	code := lp.wait(t)
 	out := lp.output()
 	require.Equal(t, 0, code, out)
@@ -215,6 +205,18 @@ func (l *lab) mpirunAcrossWorkers(t *testing.T, env map[string]string, user stri
 		assert.Contains(t, w.output(), "trainsonnet: the launcher asked us to stop")
 	}
 	l.assertNothingLeft(t)
+}
+
+// mpirunEnv is the launcher's environment for an exec that runs mpirun,
+// with the Open MPI settings the prototypes give the launcher.
+func mpirunEnv(exec string) map[string]string {
+	return map[string]string{
+		"TS_EXEC":                           exec,
+		"OMPI_MCA_orte_keep_fqdn_hostnames": "true",
+		"OMPI_MCA_plm_rsh_args":             "-F " + runDir + "/ssh/config",
+		"OMPI_ALLOW_RUN_AS_ROOT":            "1",
+		"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM":    "1",
+	}
 }
 
 func sshdPath() string {
