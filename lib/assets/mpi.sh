@@ -316,8 +316,18 @@ session_script() {
         eval "_sv_val=\$$_sv_name"
         printf "export %s='%s'\n" "$_sv_name" "$(printf '%s' "$_sv_val" | sed "s/'/'\\\\''/g")"
     done
+    # An sftp request (scp uses sftp) arrives as the Subsystem's command,
+    # internal-sftp, which only sshd itself can run: hand it to the
+    # sftp-server program instead.
     # shellcheck disable=SC2016 # expanded by the session, not here
-    printf '%s\n' 'if [ -n "${SSH_ORIGINAL_COMMAND:-}" ]; then' \
+    printf '%s\n' 'if [ "${SSH_ORIGINAL_COMMAND:-}" = internal-sftp ]; then' \
+        '    for s in /usr/lib/openssh/sftp-server /usr/libexec/openssh/sftp-server /usr/lib/ssh/sftp-server /usr/libexec/sftp-server; do' \
+        '        [ -x "$s" ] && exec "$s"' \
+        '    done' \
+        '    echo "trainsonnet: no sftp-server in this image; use scp -O" >&2' \
+        '    exit 1' \
+        'fi' \
+        'if [ -n "${SSH_ORIGINAL_COMMAND:-}" ]; then' \
         '    exec "${SHELL:-/bin/sh}" -c "$SSH_ORIGINAL_COMMAND"' \
         'fi' \
         'exec "${SHELL:-/bin/sh}" -l'

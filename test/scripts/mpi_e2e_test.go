@@ -164,7 +164,14 @@ func TestMPIScriptWithRealSSHAndMPI(t *testing.T) {
 			ws = append(ws, l.start(t, w, "worker", env, map[string]string{
 				"TS_SSH_ENV": "ROLE_VALUE", "ROLE_VALUE": "it's " + w.name}))
 		}
-		extra := mpirunEnv(`mpirun -np 2 --hostfile "$TS_HOSTFILE" sh -c 'echo "rank on $(hostname): $ROLE_VALUE"'`)
+		// Then scp (the sftp protocol, an sshd subsystem) still works
+		// through the session script: a file copied to worker 0 and read
+		// back over ssh.
+		w0, cfg := l.workers[0].fqdn, runDir+"/ssh/config"
+		extra := mpirunEnv(`mpirun -np 2 --hostfile "$TS_HOSTFILE" sh -c 'echo "rank on $(hostname): $ROLE_VALUE"' &&
+echo copied-over-sftp >/run/trainsonnet/scp-src &&
+scp -q -F ` + cfg + ` /run/trainsonnet/scp-src ` + w0 + `:/run/trainsonnet/scp-dst &&
+ssh -n -F ` + cfg + ` ` + w0 + ` cat /run/trainsonnet/scp-dst`)
 		extra["ROLE_VALUE"] = "the launcher's, not to be seen by the ranks"
 		lp := l.start(t, l.launcher, "launcher", env, extra)
 		code := lp.wait(t)
@@ -174,6 +181,7 @@ func TestMPIScriptWithRealSSHAndMPI(t *testing.T) {
 		for _, w := range l.workers[:2] {
 			assert.Contains(t, lines, "rank on "+w.name+": it's "+w.name, out)
 		}
+		assert.Contains(t, lines, "copied-over-sftp", "scp to a worker with TS_SSH_ENV, read back over ssh")
 		for _, w := range ws {
 			assert.Equal(t, 0, w.wait(t), "worker stops by itself: %s", w.output())
 		}
