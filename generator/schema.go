@@ -50,7 +50,10 @@ func (p *Param) Rule() string {
 
 // JSONSchema returns a JSON Schema (draft 2020-12) of the prototype's params
 // file: every declared parameter, its type, bounds, allowed values and
-// default; unknown keys are not allowed, as in trainsonnet itself.
+// default; unknown keys are not allowed, as in trainsonnet itself. The keys
+// of the replaced system that trainsonnet still takes with a warning
+// (renamed or removed) are there too, marked deprecated, so that an editor
+// flags them the same way instead of calling them errors.
 func (pr *Prototype) JSONSchema() ([]byte, error) {
 	root := map[string]any{
 		"$schema":     "https://json-schema.org/draft/2020-12/schema",
@@ -61,11 +64,56 @@ func (pr *Prototype) JSONSchema() ([]byte, error) {
 	for k, v := range groupSchema(pr.Params) {
 		root[k] = v
 	}
+	addOldKeys(root, pr)
 	b, err := json.MarshalIndent(root, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("encoding the schema of %s: %w", pr.Name, err)
 	}
 	return append(b, '\n'), nil
+}
+
+// addOldKeys adds a renamed parameter's old key (with the new one's schema)
+// and each removed key (any value) where a params file may hold them: at
+// the top or in a current group. A key inside an old group (master.image)
+// comes with that group's copy.
+func addOldKeys(root map[string]any, pr *Prototype) {
+	groups := map[string]map[string]any{"": root["properties"].(map[string]any)}
+	var all []*Param
+	var walk func(node map[string]any, ps []*Param)
+	walk = func(node map[string]any, ps []*Param) {
+		for _, p := range ps {
+			all = append(all, p)
+			if p.Type == TypeGroup {
+				sub := node[p.Name].(map[string]any)["properties"].(map[string]any)
+				groups[p.Path] = sub
+				walk(sub, p.Params)
+			}
+		}
+	}
+	walk(groups[""], pr.Params)
+	split := func(key string) (parent, name string) {
+		if i := strings.LastIndex(key, "."); i >= 0 {
+			return key[:i], key[i+1:]
+		}
+		return "", key
+	}
+	for _, p := range all {
+		for _, old := range p.OldPaths {
+			parent, name := split(old)
+			if props, ok := groups[parent]; ok {
+				s := paramSchema(p)
+				s["deprecated"] = true
+				s["description"] = "Now called " + p.Path + ". " + s["description"].(string)
+				props[name] = s
+			}
+		}
+	}
+	for key, why := range pr.Removed {
+		parent, name := split(key)
+		if props, ok := groups[parent]; ok {
+			props[name] = map[string]any{"deprecated": true, "description": "Not used: " + why + "."}
+		}
+	}
 }
 
 func groupSchema(ps []*Param) map[string]any {

@@ -96,6 +96,8 @@ var Outputs = []Case{
 	{Name: "describe-openmpi-json", Args: []string{"describe", "openmpi", "-o", "json"}},
 	{Name: "schema-openmpi", Args: []string{"schema", "openmpi"}},
 	{Name: "gen-openmpi-help", Args: []string{"gen", "openmpi", "--help"}},
+	{Name: "describe-horovod", Args: []string{"describe", "horovod"}},
+	{Name: "schema-horovod", Args: []string{"schema", "horovod"}},
 	{Name: "gen-help", Args: []string{"gen", "--help"}},
 }
 

@@ -123,7 +123,44 @@ func TestDeclarationsDriveEverything(t *testing.T) {
 			}
 			assert.True(t, strings.HasPrefix(node["description"].(string), prm.Doc), "%s: schema description of %s", p.Name, prm.Path)
 		}
+		// The keys of the replaced system that a params file may still
+		// hold are in the schema, deprecated: renamed ones (at the top or
+		// in a current group; master.image comes with master) and removed.
+		old := map[string]bool{}
+		for _, prm := range allParams(p.Params) {
+			for _, o := range prm.OldPaths {
+				old[o] = true
+			}
+		}
+		for k := range p.Removed {
+			old[k] = true
+		}
+		for k := range old {
+			node, deprecated := s, false
+			for _, part := range strings.Split(k, ".") {
+				props, _ := node["properties"].(map[string]any)
+				node, _ = props[part].(map[string]any)
+				require.NotNil(t, node, "%s: schema misses the old key %s", p.Name, k)
+				if node["deprecated"] == true {
+					deprecated = true // the key, or the old group it is in
+					break
+				}
+			}
+			assert.True(t, deprecated, "%s: old key %s is not marked deprecated", p.Name, k)
+		}
 	}
+}
+
+// allParams is every parameter, groups included.
+func allParams(ps []*generator.Param) []*generator.Param {
+	var out []*generator.Param
+	for _, p := range ps {
+		out = append(out, p)
+		if p.Type == generator.TypeGroup {
+			out = append(out, allParams(p.Params)...)
+		}
+	}
+	return out
 }
 
 func TestUserPrototype(t *testing.T) {
