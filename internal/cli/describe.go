@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -138,6 +140,12 @@ func describe(w io.Writer, p *generator.Prototype) {
 	describeParams(w, own, "  ")
 	fmt.Fprintln(w, "\nCOMMON PARAMETERS")
 	describeParams(w, common, "  ")
+	if len(p.Removed) > 0 {
+		fmt.Fprintln(w, "\nNO LONGER USED (a params file may hold them; each gets a warning)")
+		for _, k := range slices.Sorted(maps.Keys(p.Removed)) {
+			fmt.Fprintf(w, "  %s\n      %s\n", k, wrap(p.Removed[k], "      "))
+		}
+	}
 	fmt.Fprintln(w, `
 Every parameter is a flag of 'trainsonnet gen `+p.Name+`' in kebab-case and in the spelling
 shown in brackets. In a params file (-f) use the declared names, groups as maps:
