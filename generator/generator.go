@@ -260,6 +260,15 @@ func (g *Generator) getVM() *pooledVM {
 	return w
 }
 
+// assetArg is the file named by the path argument of the asset natives.
+func (g *Generator) assetArg(native string, args []any) (*blob, error) {
+	path, ok := args[0].(string)
+	if !ok {
+		return nil, fmt.Errorf("%s(path) wants a string", native)
+	}
+	return g.files.get(path)
+}
+
 // renderNatives are the natives that keep state for the render under way
 // on w.
 func (g *Generator) renderNatives(w *pooledVM) []*jsonnet.NativeFunction {
@@ -283,11 +292,7 @@ func (g *Generator) renderNatives(w *pooledVM) []*jsonnet.NativeFunction {
 			Name:   "asset",
 			Params: ast.Identifiers{"path"},
 			Func: func(args []any) (any, error) {
-				path, ok := args[0].(string)
-				if !ok {
-					return nil, fmt.Errorf("asset(path) wants a string")
-				}
-				b, err := g.files.get(path)
+				b, err := g.assetArg("asset", args)
 				if err != nil {
 					return nil, err
 				}
@@ -301,11 +306,7 @@ func (g *Generator) renderNatives(w *pooledVM) []*jsonnet.NativeFunction {
 			Name:   "assetBytes",
 			Params: ast.Identifiers{"path"},
 			Func: func(args []any) (any, error) {
-				path, ok := args[0].(string)
-				if !ok {
-					return nil, fmt.Errorf("assetBytes(path) wants a string")
-				}
-				b, err := g.files.get(path)
+				b, err := g.assetArg("assetBytes", args)
 				if err != nil {
 					return nil, err
 				}
