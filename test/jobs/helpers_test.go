@@ -151,8 +151,21 @@ func (jc *jobCase) params(command string) generator.OpenMPI {
 		Image:           jc.s.node.Image,
 		ImagePullPolicy: "Never", // imported by test/node/up.sh; there is no registry
 		Workers:         &two,
-		Exec:            command,
+		Exec:            afterLauncherResolves(jc.name+"-launcher", command),
 	}
+}
+
+// afterLauncherResolves prefixes an exec with a wait until the launcher's
+// own headless Service name resolves, then three ticks of the workers'
+// watchdog (TS_POLL_INTERVAL 2 s), so that every worker's watchdog has
+// seen the launcher before the job ends (requireWatchdogSawLauncher). A
+// job of a few seconds can otherwise end before the endpoints controller
+// has published the launcher pod, most of all on a loaded machine (a cold
+// CI run showed it); the job itself is fine then, as the launcher stops
+// the workers over ssh, but the test would learn nothing about the
+// watchdog.
+func afterLauncherResolves(service, command string) string {
+	return "until getent hosts " + service + " >/dev/null; do sleep 1; done; sleep 6; " + command
 }
 
 // render renders openmpi with the generator, in-process.

@@ -90,7 +90,7 @@ func testChartFirstExample(t *testing.T, s *suite) {
 	require.NoError(t, err)
 	res, err := s.g.Render(jc.ctx, generator.NewParams("horovod").Set("name", jc.name).
 		AddFile(chartExample, example).
-		AddFile("node.yaml", []byte(fmt.Sprintf(nodeValues, repo, tag, chartArgs))))
+		AddFile("node.yaml", []byte(fmt.Sprintf(nodeValues, repo, tag, afterLauncherResolves(jc.name+"-driver", chartArgs)))))
 	require.NoError(t, err)
 	warnings := strings.Join(res.Warnings, "\n")
 	require.Contains(t, warnings, "master: now called driver", "the chart's master key works, with a warning")
