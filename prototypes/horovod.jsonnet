@@ -147,7 +147,7 @@ ts.prototype({
 
   render(p)::
     local hostfile = ts.indexedLines(hostLinePrefix(p), hostLineSuffix(p), 0, p.worker.number, hostHead(p));
-    local roleOf(r, role) = {
+    local roleOf(r) = {
       image: imageOf(p, r),
       imagePullPolicy: pullPolicyOf(p, r),
       init: null,
@@ -171,12 +171,12 @@ ts.prototype({
       volumes: [{ name: 'trainsonnet-hostfile', configMap: { name: mpi.configName(p), items: [{ key: 'hostfile', path: 'hostfile' }], defaultMode: 292 } }],
       mounts: [{ name: 'trainsonnet-hostfile', mountPath: chartDir, readOnly: true }],
       oneNode: null,  // host network: no two pods of the job on one node
-      launcher: roleOf(p.driver, 'driver') + {
+      launcher: roleOf(p.driver) + {
         role: 'driver',
         rankHost: driverHost(p),
         exec: if p.driver.args == [] then null else std.join(' ', p.driver.args),
       },
-      worker: roleOf(p.worker, 'worker') + {
+      worker: roleOf(p.worker) + {
         count: p.worker.number,
         waitForGPUDriver: false,
         initContainers: [],

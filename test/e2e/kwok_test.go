@@ -467,20 +467,8 @@ metadata:
 `, ls.String(), poolLabel, pool, roleLabel)
 	ctx := t.Context()
 	require.NoError(t, k.Apply(ctx, ns, []byte(probe)))
-	var cond *kube.PodCondition
-	require.Eventually(t, func() bool {
-		ps, err := k.Pods(ctx, ns, "")
-		if err != nil {
-			return false
-		}
-		for _, p := range ps {
-			if p.Name == "anti-affinity-probe" {
-				cond = p.Condition("PodScheduled")
-				return p.NodeName == "" && cond != nil && cond.Status == "False"
-			}
-		}
-		return false
-	}, time.Minute, 500*time.Millisecond, "the probe pod must be unschedulable")
+	cond, err := k.WaitUnschedulable(ctx, ns, "anti-affinity-probe", time.Minute)
+	require.NoError(t, err, "the probe pod must be unschedulable")
 	assert.Contains(t, cond.Message, strconv.Itoa(eligible)+" node(s) didn't satisfy existing pods anti-affinity rules")
 	t.Logf("probe pod with the job's labels Pending: %s", cond.Message)
 }

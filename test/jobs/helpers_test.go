@@ -142,6 +142,26 @@ func (s *suite) start(t *testing.T, name string, level kube.PodSecurityLevel) *j
 	return jc
 }
 
+// jobTest is one case of a suite: a job run on the node.
+type jobTest struct {
+	name string
+	run  func(*testing.T, *suite)
+}
+
+// runCases runs the cases in parallel (the suite's slots bound how many
+// use the node at once), each logging how long it took.
+func runCases(t *testing.T, cases []jobTest) {
+	s := newSuite(t)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			start := time.Now()
+			t.Cleanup(func() { t.Logf("case took %.1fs (with namespace create and delete)", time.Since(start).Seconds()) })
+			tc.run(t, s)
+		})
+	}
+}
+
 // params are the parameters every case starts from: the test image, never
 // pulled, 2 workers.
 func (jc *jobCase) params(command string) generator.OpenMPI {
@@ -399,6 +419,17 @@ func (jc *jobCase) launcherPod() pod {
 	pods := jc.podsOf(jc.launcher)
 	require.Len(jc.t, pods, 1, "pods of the launcher Job")
 	return pods[0]
+}
+
+// launcherResult returns the launcher's pod, its container's log and its
+// exit code (the pod must have ended).
+func (jc *jobCase) launcherResult() (pod, string, int) {
+	jc.t.Helper()
+	lp := jc.launcherPod()
+	log := jc.logs(lp.name(), jc.launcher)
+	code, err := lp.exitCode(jc.launcher)
+	require.NoError(jc.t, err)
+	return lp, log, code
 }
 
 // logs returns a container's log (stdout and stderr of the script).

@@ -5,7 +5,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -16,20 +15,9 @@ import (
 
 // TestHorovod runs a generated horovod job to completion on the real node.
 func TestHorovod(t *testing.T) {
-	s := newSuite(t)
-	for _, tc := range []struct {
-		name string
-		run  func(*testing.T, *suite)
-	}{
+	runCases(t, []jobTest{
 		{"chart-first-example", testChartFirstExample},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			start := time.Now()
-			t.Cleanup(func() { t.Logf("case took %.1fs (with namespace create and delete)", time.Since(start).Seconds()) })
-			tc.run(t, s)
-		})
-	}
+	})
 }
 
 // chartExample is the first example of the chart's README as its users
@@ -105,8 +93,7 @@ func testChartFirstExample(t *testing.T, s *suite) {
 	driverHost := jc.name + "-driver." + jc.name
 	require.Equal(t, driverHost+" slots=1\n"+jc.workerHost(0)+" slots=1\n"+jc.workerHost(1)+" slots=1\n", string(hostfile), "hostfile: the driver first")
 
-	dp := jc.launcherPod()
-	log := jc.logs(dp.name(), "driver")
+	_, log, code := jc.launcherResult()
 	t.Logf("driver log:\n%s", log)
 	// --tag-output and --timestamp-output prefix every line of a rank.
 	require.NotEmpty(t, lineWith(log, fmt.Sprintf("rank 0 of 3 on %s-driver as driver", jc.name)), "the driver is rank 0")
@@ -117,8 +104,6 @@ func testChartFirstExample(t *testing.T, s *suite) {
 	}
 	require.NotEmpty(t, lineWith(log, "all 2 workers reachable"))
 	require.NotEmpty(t, lineWith(log, "serving ssh on port 32222"), "the driver serves ssh on ssh.port")
-	code, err := dp.exitCode("driver")
-	require.NoError(t, err)
 	require.Zero(t, code, "driver exit code")
 
 	workers := jc.requireAllSucceeded(2)

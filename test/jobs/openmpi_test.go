@@ -22,24 +22,13 @@ const rankExec = `mpirun -np 2 sh -c 'echo "rank $OMPI_COMM_WORLD_RANK of $OMPI_
 
 // TestOpenMPI runs generated openmpi jobs to completion on the real node.
 func TestOpenMPI(t *testing.T) {
-	s := newSuite(t)
-	for _, tc := range []struct {
-		name string
-		run  func(*testing.T, *suite)
-	}{
+	runCases(t, []jobTest{
 		{"hosts", testHosts},
 		{"nonroot-existing-secret", testNonRootExistingSecret},
 		{"unreachable-worker", testUnreachableWorker},
 		{"exec-exit-3", testExecExit3},
 		{"launcher-gone", testLauncherGone},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			start := time.Now()
-			t.Cleanup(func() { t.Logf("case took %.1fs (with namespace create and delete)", time.Since(start).Seconds()) })
-			tc.run(t, s)
-		})
-	}
+	})
 }
 
 // testHosts: 2 workers as root, mpirun on both. The launcher completes and
@@ -139,10 +128,7 @@ patches:
 	require.Equal(t, jc.workerHost(0)+" slots=1\n"+jc.workerHost(1)+" slots=1\n", string(hostfile), "hostfile")
 
 	require.Equal(t, "Failed", jc.waitJob(jc.name+"-launcher"), "launcher Job")
-	lp := jc.launcherPod()
-	log := jc.logs(lp.name(), "launcher")
-	code, err := lp.exitCode("launcher")
-	require.NoError(t, err)
+	_, log, code := jc.launcherResult()
 	require.Equal(t, 124, code, "launcher exit code; its log:\n%s", log)
 	gaveUp := lineWith(log, fmt.Sprintf("gave up after %ds", int(initTimeout.Seconds())), "not reachable", jc.workerHost(1))
 	require.NotEmpty(t, gaveUp, "the launcher names the worker that never answered; its log:\n%s", log)
@@ -166,10 +152,7 @@ func testExecExit3(t *testing.T, s *suite) {
 	jc.apply(jc.yaml(jc.render(jc.params("mpirun -np 2 hostname && exit 3"))))
 
 	require.Equal(t, "Failed", jc.waitJob(jc.name+"-launcher"), "launcher Job")
-	lp := jc.launcherPod()
-	log := jc.logs(lp.name(), "launcher")
-	code, err := lp.exitCode("launcher")
-	require.NoError(t, err)
+	_, log, code := jc.launcherResult()
 	require.Equal(t, 3, code, "launcher exit code; its log:\n%s", log)
 	ls := lines(log)
 	for i := range 2 {
@@ -201,10 +184,7 @@ func testLauncherGone(t *testing.T, s *suite) {
 
 	require.Equal(t, "Failed", jc.waitJob(jc.name+"-launcher"), "launcher Job")
 	launcherEnded := time.Now()
-	lp := jc.launcherPod()
-	log := jc.logs(lp.name(), "launcher")
-	code, err := lp.exitCode("launcher")
-	require.NoError(t, err)
+	_, log, code := jc.launcherResult()
 	require.Equal(t, 143, code, "launcher exit code; its log:\n%s", log)
 	require.NotEmpty(t, lineWith(log, "exiting 143 without stopping the workers"), "log:\n%s", log)
 	require.Empty(t, lineWith(log, "telling"), "the launcher must not stop the workers here; log:\n%s", log)
@@ -233,8 +213,7 @@ func testLauncherGone(t *testing.T, s *suite) {
 func (jc *jobCase) requireRanksOnEveryWorker(workers int) {
 	t := jc.t
 	t.Helper()
-	lp := jc.launcherPod()
-	log := jc.logs(lp.name(), "launcher")
+	_, log, code := jc.launcherResult()
 	t.Logf("launcher log:\n%s", log)
 	ls := lines(log)
 	for i := range workers {
@@ -244,8 +223,6 @@ func (jc *jobCase) requireRanksOnEveryWorker(workers int) {
 	}
 	require.NotEmpty(t, lineWith(log, fmt.Sprintf("all %d workers reachable", workers)))
 	require.NotEmpty(t, lineWith(log, "TS_EXEC exited with code 0"))
-	code, err := lp.exitCode("launcher")
-	require.NoError(t, err)
 	require.Zero(t, code, "launcher exit code")
 }
 

@@ -278,20 +278,8 @@ spec:
         nvidia.com/gpu: 1
 `, pool, product)
 	require.NoError(t, k.Apply(ctx, ns, []byte(extra)))
-	var cond *kube.PodCondition
-	require.Eventually(t, func() bool {
-		pods, err := k.Pods(ctx, ns, "")
-		if err != nil {
-			return false
-		}
-		for _, p := range pods {
-			if p.Name == "one-too-many" {
-				cond = p.Condition("PodScheduled")
-				return p.NodeName == "" && cond != nil && cond.Status == "False"
-			}
-		}
-		return false
-	}, time.Minute, 200*time.Millisecond, "pod one-too-many should be unschedulable")
+	cond, err := k.WaitUnschedulable(ctx, ns, "one-too-many", time.Minute)
+	require.NoError(t, err, "pod one-too-many should be unschedulable")
 	assert.Equal(t, "Unschedulable", cond.Reason)
 	assert.Contains(t, cond.Message, "Insufficient nvidia.com/gpu")
 	t.Logf("scheduler said: %s", cond.Message)

@@ -340,6 +340,31 @@ func (p *Pod) Condition(typ string) *PodCondition {
 	return nil
 }
 
+// WaitUnschedulable polls the pod name in namespace until the scheduler
+// has judged it unschedulable (no node, PodScheduled False) and returns
+// that condition, or an error once timeout has passed.
+func (k *Kubectl) WaitUnschedulable(ctx context.Context, namespace, name string, timeout time.Duration) (*PodCondition, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		pods, err := k.Pods(ctx, namespace, "")
+		if err == nil {
+			for _, p := range pods {
+				if c := p.Condition("PodScheduled"); p.Name == name && p.NodeName == "" && c != nil && c.Status == "False" {
+					return c, nil
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("pod %s/%s was not unschedulable within %s (last error: %v)", namespace, name, timeout, err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
 // Pods lists the pods in namespace matching the label selector (all pods if
 // selector is empty), sorted by name.
 func (k *Kubectl) Pods(ctx context.Context, namespace, selector string) ([]Pod, error) {
