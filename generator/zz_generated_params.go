@@ -20,17 +20,26 @@ type Horovod struct {
 	// Mount the ServiceAccount token into the pods (off: nothing in them talks to the API).
 	// Default false.
 	AutomountServiceAccountToken *bool
-	// Retries of the launcher pod before the job fails. With retries the workers wait for
+	// Retries of the driver's pod before the job fails. With retries the other pods wait for
 	// the next attempt. Default 0.
 	BackoffLimit *int
+	// CPU of the driver and of every worker (limit, and request if resources has one),
+	// replacing the one of resources.
+	CPU *resource.Quantity
 	// The driver: rank 0, which waits for the workers and runs args. The chart called it
 	// master; Horovod renamed it driver (master.* keys still work, with a warning).
 	Driver HorovodDriver
 	// Environment variables of every job container. In pods that serve ssh, the processes
 	// mpirun starts there get them too.
 	Env map[string]string
+	// Command the driver runs with sh -c once every worker answers, as one string: the same
+	// as driver.args (set one of them).
+	Exec string
 	// Group that owns the pods' volumes.
 	FSGroup *int
+	// GPUs of the driver and of every worker (a limit of gpuResource), replacing the one of
+	// resources; also the slots of each pod. driver.gpu and worker.gpu replace it per role.
+	GPU *int
 	// Extended resource that counts GPUs, and so the slots of each pod. Default
 	// "nvidia.com/gpu".
 	GPUResource string
@@ -45,6 +54,9 @@ type Horovod struct {
 	// Open MPI MCA parameters for the driver (OMPI_MCA_<name>), added to or replacing the
 	// defaults (see describe openmpi).
 	MCA map[string]string
+	// Memory of the driver and of every worker (limit, and request if resources has one),
+	// replacing the one of resources.
+	Memory *resource.Quantity
 	// Name of the job. It prefixes every object, so two jobs in one namespace never collide,
 	// and becomes the app.kubernetes.io/instance label. Default "horovod".
 	Name string
@@ -103,11 +115,20 @@ type HorovodDriver struct {
 	// with sh -c (as the chart's bash -c "$*"). The job ends with its exit code. Unset: the
 	// driver stays up for interactive use. One item per --driver-args flag.
 	Args []string
+	// CPU of the driver (limit, and request if resources has one), replacing the one of
+	// resources. Unset: cpu.
+	CPU *resource.Quantity
 	// Environment variables of the driver only, on top of env. (The chart gave master.env to
 	// the workers too.)
 	Env map[string]string
+	// GPUs of the driver (a limit of gpuResource), replacing the one of resources; also its
+	// slots. Unset: gpu.
+	GPU *int
 	// Image of the driver (the chart's master.image).
 	Image HorovodDriverImage
+	// Memory of the driver (limit, and request if resources has one), replacing the one of
+	// resources. Unset: memory.
+	Memory *resource.Quantity
 	// Node labels the driver must run on.
 	NodeSelector map[string]string
 	// Run the container of the driver privileged. Off unless asked: a privileged container
@@ -144,11 +165,20 @@ type HorovodSSH struct {
 
 // HorovodWorker holds the worker parameters: The workers: ranks 1 to number, in an Indexed Job that ends when the driver does (the chart's StatefulSet never ended).
 type HorovodWorker struct {
+	// CPU of each worker (limit, and request if resources has one), replacing the one of
+	// resources. Unset: cpu.
+	CPU *resource.Quantity
 	// Environment variables of each worker only, on top of env. (The chart documented
 	// worker.env but never used it.)
 	Env map[string]string
+	// GPUs of each worker (a limit of gpuResource), replacing the one of resources; also its
+	// slots. Unset: gpu.
+	GPU *int
 	// Image of the workers (the chart's worker.image).
 	Image HorovodWorkerImage
+	// Memory of each worker (limit, and request if resources has one), replacing the one of
+	// resources. Unset: memory.
+	Memory *resource.Quantity
 	// Node labels each worker must run on.
 	NodeSelector map[string]string
 	// Number of worker pods. The job has number + 1 ranks' pods: the driver is one too.
@@ -197,12 +227,21 @@ func (p Horovod) setOn(ps *Params) {
 	if p.BackoffLimit != nil {
 		ps.Set("backoffLimit", *p.BackoffLimit)
 	}
+	if p.CPU != nil {
+		ps.Set("cpu", *p.CPU)
+	}
 	p.Driver.setOn(ps)
 	if p.Env != nil {
 		ps.Set("env", p.Env)
 	}
+	if p.Exec != "" {
+		ps.Set("exec", p.Exec)
+	}
 	if p.FSGroup != nil {
 		ps.Set("fsGroup", *p.FSGroup)
+	}
+	if p.GPU != nil {
+		ps.Set("gpu", *p.GPU)
 	}
 	if p.GPUResource != "" {
 		ps.Set("gpuResource", p.GPUResource)
@@ -218,6 +257,9 @@ func (p Horovod) setOn(ps *Params) {
 	}
 	if p.MCA != nil {
 		ps.Set("mca", p.MCA)
+	}
+	if p.Memory != nil {
+		ps.Set("memory", *p.Memory)
 	}
 	if p.Name != "" {
 		ps.Set("name", p.Name)
@@ -275,10 +317,19 @@ func (p HorovodDriver) setOn(ps *Params) {
 	if p.Args != nil {
 		ps.Set("driver.args", p.Args)
 	}
+	if p.CPU != nil {
+		ps.Set("driver.cpu", *p.CPU)
+	}
 	if p.Env != nil {
 		ps.Set("driver.env", p.Env)
 	}
+	if p.GPU != nil {
+		ps.Set("driver.gpu", *p.GPU)
+	}
 	p.Image.setOn(ps)
+	if p.Memory != nil {
+		ps.Set("driver.memory", *p.Memory)
+	}
 	if p.NodeSelector != nil {
 		ps.Set("driver.nodeSelector", p.NodeSelector)
 	}
@@ -315,10 +366,19 @@ func (p HorovodSSH) setOn(ps *Params) {
 }
 
 func (p HorovodWorker) setOn(ps *Params) {
+	if p.CPU != nil {
+		ps.Set("worker.cpu", *p.CPU)
+	}
 	if p.Env != nil {
 		ps.Set("worker.env", p.Env)
 	}
+	if p.GPU != nil {
+		ps.Set("worker.gpu", *p.GPU)
+	}
 	p.Image.setOn(ps)
+	if p.Memory != nil {
+		ps.Set("worker.memory", *p.Memory)
+	}
 	if p.NodeSelector != nil {
 		ps.Set("worker.nodeSelector", p.NodeSelector)
 	}
@@ -362,8 +422,8 @@ type OpenMPI struct {
 	// Mount the ServiceAccount token into the pods (off: nothing in them talks to the API).
 	// Default false.
 	AutomountServiceAccountToken *bool
-	// Retries of the launcher pod before the job fails. With retries the workers wait for
-	// the next attempt. Default 0.
+	// Retries of the launcher's pod before the job fails. With retries the other pods wait
+	// for the next attempt. Default 0.
 	BackoffLimit *int
 	// CPU limit of each worker.
 	CPU *resource.Quantity
@@ -473,6 +533,9 @@ type OpenMPILauncher struct {
 	CPU *resource.Quantity
 	// Environment variables of the launcher only, on top of env.
 	Env map[string]string
+	// GPUs of the launcher (a limit of gpuResource). It is not a rank, so it rarely needs
+	// one. Default 0.
+	GPU *int
 	// Image of the launcher. Unset: the job image.
 	Image string
 	// Memory limit of the launcher.
@@ -647,6 +710,9 @@ func (p OpenMPILauncher) setOn(ps *Params) {
 	}
 	if p.Env != nil {
 		ps.Set("launcher.env", p.Env)
+	}
+	if p.GPU != nil {
+		ps.Set("launcher.gpu", *p.GPU)
 	}
 	if p.Image != "" {
 		ps.Set("launcher.image", p.Image)

@@ -1,4 +1,6 @@
-// The parameters every prototype shares, and how they land on objects.
+// The parameters every prototype shares, and how they land on objects:
+// labels, pod security, the pod-level settings, the NetworkPolicy. The
+// lifetime of Jobs is in batch.libsonnet, workloads in roles.libsonnet.
 //
 // Labels follow app.kubernetes.io: name = the prototype, instance = the
 // job's name, component = the role. Selectors use only name and instance
@@ -6,11 +8,6 @@
 // between versions, so an upgrade never hits an immutable selector.
 
 local params = import 'params.libsonnet';
-
-// Disruptions (preemption, node drain) do not count as failures.
-local ignoreDisruptions = {
-  rules: [{ action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget', status: 'True' }] }],
-};
 
 // Optional fields are written [if x != null then 'k']: x rather than by
 // filtering nulls out of an object afterwards: a comprehension over an
@@ -41,7 +38,7 @@ local ignoreDisruptions = {
     priorityClassName: params.string('PriorityClass of every pod.', format='dns1123Subdomain'),
     labels: params.map('Labels added to every object and pod (never to selectors).', keys='labelKey', values='labelValue'),
     annotations: params.map('Annotations added to every object and pod.', keys='labelKey'),
-    env: params.map('Environment variables of every job container. In pods that serve ssh, the processes mpirun starts there get them too.', keys='envName'),
+    env: params.map('Environment variables of every job container.', keys='envName'),
     volumes: params.object('Volumes added to every pod.', 'core/v1.Volume', list=true),
     volumeMounts: params.object('Volume mounts added to every job container.', 'core/v1.VolumeMount', list=true),
     runAsUser: params.int('User id the containers run as. Set it (non-zero) to run without root: sshd then listens on an unprivileged port as that user, who must exist in the image.', min=0),
@@ -49,9 +46,6 @@ local ignoreDisruptions = {
     fsGroup: params.int('Group that owns the pods\' volumes.', min=0),
     supplementalGroups: params.list('Extra group ids of the containers.', items='int', min=0, max=2147483647),
     networkPolicy: params.bool('Create a NetworkPolicy that admits only this job\'s own pods. Turn off only if your cluster manages policies elsewhere.', default=true),
-    ttlSecondsAfterFinished: params.seconds('Delete the finished Jobs (and their pods) this long after they end. Unset, they stay until deleted.', min=0),
-    activeDeadlineSeconds: params.seconds('Fail the job, and stop all its pods, if it runs longer than this.', min=1),
-    backoffLimit: params.int('Retries of the launcher pod before the job fails. With retries the workers wait for the next attempt.', default=0, min=0, max=100),
   }),
 
   // labels of an object of the job; component may be null.
@@ -80,14 +74,6 @@ local ignoreDisruptions = {
 
   // env turns a map into a sorted env list.
   env(m):: [{ name: k, value: m[k] } for k in std.objectFields(m)],
-
-  // resources: limits from cpu, memory, a GPU count and custom resources;
-  // requests default to the limits. null when nothing is asked for.
-  resources(cpu=null, memory=null, gpu=0, gpuResource='nvidia.com/gpu', custom={})::
-    local limits = { [if cpu != null then 'cpu']: cpu, [if memory != null then 'memory']: memory }
-                   + (if gpu > 0 then { [gpuResource]: gpu } else {})
-                   + custom;
-    if limits == {} then null else { limits: limits },
 
   // nonRoot is true when the pods run as a user other than root.
   nonRoot(p):: p.runAsUser != null && p.runAsUser != 0,
@@ -127,15 +113,6 @@ local ignoreDisruptions = {
       },
       spec: spec,
     },
-
-  // jobSpec: lifetime settings of a batch/v1 Job. Disruptions (preemption,
-  // node drain) do not count as failures; the pod is simply replaced.
-  jobLifetime(p, backoffLimit):: {
-    backoffLimit: backoffLimit,
-    [if p.activeDeadlineSeconds != null then 'activeDeadlineSeconds']: p.activeDeadlineSeconds,
-    [if p.ttlSecondsAfterFinished != null then 'ttlSecondsAfterFinished']: p.ttlSecondsAfterFinished,
-    podFailurePolicy: ignoreDisruptions,
-  },
 
   // networkPolicy admits traffic to the job's pods only from the job's pods.
   networkPolicy(proto, p)::

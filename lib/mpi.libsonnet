@@ -9,6 +9,7 @@
 // name has been gone for a while (the launcher died without telling it).
 
 local common = import 'common.libsonnet';
+local roles = import 'roles.libsonnet';
 local ts = import 'trainsonnet.libsonnet';
 
 local script = importstr 'assets/mpi.sh';
@@ -51,6 +52,18 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
   runDir:: runDir,
   scriptPath:: configDir + '/mpi.sh',
   hostfilePath:: hostfilePath,
+
+  // params: how the common parameters read in an MPI prototype.
+  params:: {
+    env+: { doc: 'Environment variables of every job container. In pods that serve ssh, the processes mpirun starts there get them too.' },
+  },
+
+  // validate: the rules every MPI job obeys, for the job j of jobs(): every
+  // pod's host name fits, and sshd can bind its port.
+  validate(p, j):: [
+    roles.nameFits(p, [{ name: j.launcher.role }, { name: 'worker', kind: 'IndexedJob', count: j.worker.count }]),
+    roles.nonRootPort(p, 'ssh.port', j.port, 'sshd'),
+  ],
 
   // Names.
   configName(p):: p.name + '-config',
@@ -106,44 +119,16 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
     data: { hostfile: hostfile, 'mpi.sh': ts.asset('assets/mpi.sh', script) },
   },
 
-  // service: headless, publishing not-ready pods, so every pod's name
-  // resolves as soon as it has an address.
-  service(proto, p, port):: {
-    apiVersion: 'v1',
-    kind: 'Service',
-    metadata: common.metadata(proto, p, p.name),
-    spec: {
-      clusterIP: 'None',
-      publishNotReadyAddresses: true,
-      selector: common.selector(proto, p),
-      ports: [{ name: 'ssh', port: port, targetPort: port, protocol: 'TCP' }],
-    },
-  },
+  // launcherServiceName: the name the workers' watchdog resolves
+  // (TS_LAUNCHER), the presence Service of the launcher (lib/roles.libsonnet):
+  // it goes away as soon as the launcher's container has ended, however it
+  // ended. role is the launcher's component: launcher (openmpi), driver
+  // (horovod).
+  launcherServiceName(p, role='launcher'):: roles.presenceName(p, role),
 
-  // launcherService: the name the workers' watchdog resolves (TS_LAUNCHER),
-  // a headless Service of the launcher alone that publishes ready pods only,
-  // so the name goes away as soon as the launcher's container has ended,
-  // however it ended. The launcher's own record in service() is no good for
-  // that: publishNotReadyAddresses keeps an ended pod's endpoint "ready",
-  // and the EndpointSlice controller may never drop it, because the kubelet
-  // reports Ready=False while the phase is still Running and the later change
-  // of phase alone does not make the controller look again (seen on
-  // Kubernetes 1.34: the workers of a launcher that died never stopped).
-  // role is the launcher's component: launcher (openmpi), driver (horovod).
-  launcherServiceName(p, role='launcher'):: p.name + '-' + role,
-  launcherService(proto, p, role='launcher'):: {
-    apiVersion: 'v1',
-    kind: 'Service',
-    metadata: common.metadata(proto, p, $.launcherServiceName(p, role), role),
-    spec: {
-      clusterIP: 'None',
-      publishNotReadyAddresses: false,
-      selector: common.selector(proto, p, role),
-    },
-  },
-
-  // jobs builds what runs: the launcher's Service, the launcher Job and the
-  // Indexed Job of the workers. j describes the job:
+  // jobs builds what runs: the job's headless Service, the launcher's
+  // presence Service, the launcher Job and the Indexed Job of the workers,
+  // as two roles of lib/roles.libsonnet. j describes the job:
   //   port, initTimeout        ssh port, bound of every start-up wait
   //   secretName               the ssh key Secret
   //   volumes, mounts          trainsonnet's extra volumes (besides its own three)
@@ -161,89 +146,54 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
   jobs(proto, p, j)::
     local l = j.launcher;
     local w = j.worker;
-    local podSpec = common.podSpec(p);
-    local volumes = $.volumes(p, j.secretName, j.volumes);
-    local mounts = $.volumeMounts(p, j.mounts);
-    local security(privileged) = common.containerSecurityContext(p, privileged);
+    local ssh = [{ name: 'ssh', port: j.port }];
     // A pod in its node's network binds the ssh port on the node: at most
     // one pod of the group j.oneNode (a component, or null: the whole job)
     // per node.
-    local hostPod(role) = {
-      [if role.hostNetwork then 'hostNetwork']: true,
-      [if role.hostNetwork then 'dnsPolicy']: 'ClusterFirstWithHostNet',
-      [if role.hostNetwork then 'affinity']: $.onePodPerNode(proto, p, j.oneNode),
-      [if role.hostPID then 'hostPID']: true,
+    local shared(r) = {
+      image: r.image,
+      imagePullPolicy: r.imagePullPolicy,
+      resources: r.resources,
+      nodeSelector: r.nodeSelector,
+      tolerations: r.tolerations,
+      privileged: r.privileged,
+      hostNetwork: r.hostNetwork,
+      hostPID: r.hostPID,
+      affinity: if r.hostNetwork then roles.onePodPerNode(proto, p, j.oneNode) else null,
+      volumes: $.volumes(p, j.secretName, j.volumes),
+      mounts: ownMounts + j.mounts,
     };
-    local ssh = [{ name: 'ssh', containerPort: j.port, protocol: 'TCP' }];
-    local launcherName = p.name + '-' + l.role;
-    [
-      $.launcherService(proto, p, l.role),
-      {
-        apiVersion: 'batch/v1',
+    local rs = [
+      shared(l) + {
+        name: l.role,
         kind: 'Job',
-        metadata: common.metadata(proto, p, launcherName, l.role),
-        spec: common.jobLifetime(p, p.backoffLimit) + {
-          template: common.podTemplate(proto, p, l.role, podSpec + hostPod(l) + {
-            hostname: launcherName,
-            subdomain: p.name,
-            restartPolicy: 'Never',
-            [if l.nodeSelector != {} then 'nodeSelector']: l.nodeSelector,
-            [if l.tolerations != [] then 'tolerations']: l.tolerations,
-            containers: [{
-              name: l.role,
-              image: l.image,
-              imagePullPolicy: l.imagePullPolicy,
-              command: $.command(l.init, 'launcher'),
-              env: $.scriptEnv(j.port, j.initTimeout)
-                   + (if l.rankHost != null then [{ name: 'TS_SELF', value: l.rankHost }] else [])
-                   + (if l.exec != null then [{ name: 'TS_EXEC', value: l.exec }] else [])
-                   + (if p.backoffLimit > 0 then [{ name: 'TS_STOP_WORKERS_ON_FAILURE', value: '0' }] else [])
-                   + $.ompiEnv(p.mca)
-                   + (if l.rankHost != null then $.sshEnv(l.env) else [])
-                   + l.env,
-              [if l.rankHost != null then 'ports']: ssh,
-              [if l.resources != null then 'resources']: l.resources,
-              securityContext: security(l.privileged),
-              volumeMounts: mounts,
-            }],
-            volumes: volumes,
-          }),
-        },
+        backoffLimit: p.backoffLimit,
+        command: $.command(l.init, 'launcher'),
+        env: $.scriptEnv(j.port, j.initTimeout)
+             + (if l.rankHost != null then [{ name: 'TS_SELF', value: l.rankHost }] else [])
+             + (if l.exec != null then [{ name: 'TS_EXEC', value: l.exec }] else [])
+             + (if p.backoffLimit > 0 then [{ name: 'TS_STOP_WORKERS_ON_FAILURE', value: '0' }] else [])
+             + $.ompiEnv(p.mca)
+             + (if l.rankHost != null then $.sshEnv(l.env) else [])
+             + l.env,
+        ports: if l.rankHost != null then ssh else [],
       },
-      {
-        apiVersion: 'batch/v1',
-        kind: 'Job',
-        metadata: common.metadata(proto, p, p.name + '-worker', 'worker'),
-        spec: common.jobLifetime(p, 0) + {
-          completionMode: 'Indexed',
-          completions: w.count,
-          parallelism: w.count,
-          template: common.podTemplate(proto, p, 'worker', podSpec + hostPod(w) + {
-            subdomain: p.name,
-            restartPolicy: 'Never',
-            [if w.nodeSelector != {} then 'nodeSelector']: w.nodeSelector,
-            [if w.tolerations != [] then 'tolerations']: w.tolerations,
-            [if w.initContainers != [] then 'initContainers']: w.initContainers,
-            containers: [{
-              name: 'worker',
-              image: w.image,
-              imagePullPolicy: w.imagePullPolicy,
-              command: $.command(w.init, 'worker'),
-              env: $.scriptEnv(j.port, j.initTimeout) + $.watchEnv(p, l.role)
-                   + (if w.waitForGPUDriver then [{ name: 'TS_WAIT_FOR_GPU_DRIVER', value: '1' }] else [])
-                   + $.sshEnv(w.env)
-                   + w.env,
-              ports: ssh,
-              readinessProbe: $.readinessProbe(j.port),
-              [if w.resources != null then 'resources']: w.resources,
-              securityContext: security(w.privileged),
-              volumeMounts: mounts,
-            }] + w.sidecars,
-            volumes: volumes,
-          }),
-        },
+      shared(w) + {
+        name: 'worker',
+        kind: 'IndexedJob',
+        count: w.count,
+        command: $.command(w.init, 'worker'),
+        env: $.scriptEnv(j.port, j.initTimeout) + $.watchEnv(p, l.role)
+             + (if w.waitForGPUDriver then [{ name: 'TS_WAIT_FOR_GPU_DRIVER', value: '1' }] else [])
+             + $.sshEnv(w.env)
+             + w.env,
+        ports: ssh,
+        readinessProbe: $.readinessProbe(j.port),
+        initContainers: w.initContainers,
+        sidecars: w.sidecars,
       },
-    ],
+    ];
+    [roles.presence(proto, p, l.role)] + roles.objects(proto, p, rs),
 
   // sshEnv: the user's env of a pod that runs sshd, named in TS_SSH_ENV so
   // that the processes mpirun starts there over ssh see it too (sshd gives
@@ -264,10 +214,8 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
       { name: 'trainsonnet-config', configMap: { name: $.configName(p), defaultMode: 292 } },  // 0444
       { name: 'trainsonnet-ssh', secret: { secretName: secretName, defaultMode: if common.nonRoot(p) then 288 else 256 } },
       { name: 'trainsonnet-run', emptyDir: {} },
-    ] + extra + p.volumes,
+    ] + extra,
 
-  volumeMounts(p, extra=[])::
-    ownMounts + extra + p.volumeMounts,
 
   reservedVolumes:: ['trainsonnet-config', 'trainsonnet-ssh', 'trainsonnet-run', 'trainsonnet-data', 'trainsonnet-hostfile'],
 
@@ -337,16 +285,5 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
     tcpSocket: { port: port },
     periodSeconds: 10,  // each probe is a line in sshd's log: not too often
     failureThreshold: 3,
-  },
-
-  // oneWorkerPerNode: required anti-affinity between the pods of a role,
-  // for host network (every pod would bind the same ssh port on the node).
-  onePodPerNode(proto, p, component):: {
-    podAntiAffinity: {
-      requiredDuringSchedulingIgnoredDuringExecution: [{
-        labelSelector: { matchLabels: common.selector(proto, p, component) },
-        topologyKey: 'kubernetes.io/hostname',
-      }],
-    },
   },
 }

@@ -1,8 +1,10 @@
 // horovod: a Horovod job over ssh in the shape of the Helm stable/horovod
 // chart, its values as typed parameters, with the chart's bugs fixed.
 
+local batch = import 'batch.libsonnet';
 local common = import 'common.libsonnet';
 local mpi = import 'mpi.libsonnet';
+local roles = import 'roles.libsonnet';
 local ts = import 'trainsonnet.libsonnet';
 
 local params = ts.params;
@@ -22,6 +24,9 @@ local image(who, chartKey, repository, tag, pullPolicy) = params.group(
 // What both roles take: their own env, resources, scheduling and privilege.
 // who: "the driver", "each worker".
 local role(who, envNote) = {
+  gpu: params.int('GPUs of ' + who + ' (a limit of gpuResource), replacing the one of resources; also its slots. Unset: gpu.', min=0, max=1024),
+  cpu: params.quantity('CPU of ' + who + ' (limit, and request if resources has one), replacing the one of resources. Unset: cpu.'),
+  memory: params.quantity('Memory of ' + who + ' (limit, and request if resources has one), replacing the one of resources. Unset: memory.', unit='bytes'),
   env: params.map('Environment variables of ' + who + ' only, on top of env. ' + envNote, keys='envName'),
   resources: params.object('Resources of ' + who + '; unset, the shared resources. Its GPU limit (gpuResource) is also its slots in the hostfile.', 'core/v1.ResourceRequirements'),
   nodeSelector: params.map('Node labels ' + who + ' must run on.', keys='labelKey', values='labelValue'),
@@ -31,21 +36,18 @@ local role(who, envNote) = {
 
 local digits(n) = std.length(std.toString(n));
 
-// The effective resources and GPUs of a role; slots are its GPUs (1 without).
-local resourcesOf(p, r) = if r.resources != null then r.resources else p.resources;
-local gpusOf(p, r) =
-  local res = resourcesOf(p, r);
-  local limits = if res != null && std.objectHas(res, 'limits') then res.limits else {};
-  local q = if std.objectHas(limits, p.gpuResource) then limits[p.gpuResource] else 0;
-  if std.isNumber(q) then q else std.parseInt(q);
-local slotsOf(p, r) = if p.slots != null then p.slots else std.max(1, gpusOf(p, r));
+// The effective resources of a role: its resources (or the shared ones),
+// with the typed gpu, cpu and memory (the role's, or the shared ones) on
+// top. Slots are its GPUs (1 without).
+local or(a, b) = if a != null then a else b;
+local resourcesOf(p, r) = roles.resources(or(r.resources, p.resources), or(r.cpu, p.cpu), or(r.memory, p.memory), or(r.gpu, p.gpu), p.gpuResource);
+local slotsOf(p, r) = if p.slots != null then p.slots else std.max(1, roles.gpus(resourcesOf(p, r), p.gpuResource));
 
 // The hostfile: the driver first (it is a rank), then the workers.
 local driverHost(p) = mpi.host(p, p.name + '-driver');
 local hostHead(p) = driverHost(p) + ' slots=' + slotsOf(p, p.driver) + '\n';
 local hostLinePrefix(p) = p.name + '-worker-';
 local hostLineSuffix(p) = '.' + p.name + ' slots=' + slotsOf(p, p.worker);
-local maxName(p) = 63 - std.length('-worker-') - digits(p.worker.number - 1);
 
 // The chart mounted its hostfile at /horovod/generated/hostfile, and its
 // users wrote that path into master.args; it still works.
@@ -57,12 +59,16 @@ local imageOf(p, r) =
   repo + ':' + tag;
 local pullPolicyOf(p, r) = if r.image.pullPolicy != null then r.image.pullPolicy else p.worker.image.pullPolicy;
 
-local params_ = common.params(proto) + {
+local params_ = common.params(proto) + batch.params('the driver') + mpi.params + {
   // The chart's fullnameOverride was the name of every object.
   name+: { replaces: 'fullnameOverride' },
   useHostNetwork: params.bool('Run the driver and the workers in their nodes\' network, as the chart\'s README advised for speed. At most one pod of the job per node; ssh.port must not be 22.'),
   useHostPID: params.bool('Share the nodes\' process namespace with the job\'s pods (the chart\'s useHostPID).'),
   resources: params.object('Resources of the driver and of every worker (the chart\'s resources); driver.resources and worker.resources replace them per role. The GPU limit (gpuResource) sets the slots.', 'core/v1.ResourceRequirements'),
+  gpu: params.int('GPUs of the driver and of every worker (a limit of gpuResource), replacing the one of resources; also the slots of each pod. driver.gpu and worker.gpu replace it per role.', min=0, max=1024),
+  cpu: params.quantity('CPU of the driver and of every worker (limit, and request if resources has one), replacing the one of resources.'),
+  memory: params.quantity('Memory of the driver and of every worker (limit, and request if resources has one), replacing the one of resources.', unit='bytes'),
+  exec: params.string('Command the driver runs with sh -c once every worker answers, as one string: the same as driver.args (set one of them).', format='nonEmpty'),
   gpuResource: params.string('Extended resource that counts GPUs, and so the slots of each pod.', default='nvidia.com/gpu', format='extendedResourceName'),
   slots: params.int('MPI slots per pod in the hostfile. Unset: the GPUs of the pod, or 1 without GPUs (the chart\'s template bug made it always 1).', min=1, max=1024),
   initTimeout: params.seconds('How long the driver waits for every worker to answer over ssh before it fails with exit code 124; also how long a worker waits for the driver to appear. (The chart tried 30 times, then restarted the pod.)', default=300, min=1, max=86400),
@@ -72,7 +78,7 @@ local params_ = common.params(proto) + {
     secret: params.string('Existing Secret holding the ssh key: type kubernetes.io/ssh-auth with keys ssh-privatekey and ssh-publickey. Unset: trainsonnet generates a key pair into the Secret <name>-ssh.', format='dns1123Subdomain'),
   }),
   worker: params.group('The workers: ranks 1 to number, in an Indexed Job that ends when the driver does (the chart\'s StatefulSet never ended).', {
-    number: params.int('Number of worker pods. The job has number + 1 ranks\' pods: the driver is one too.', default=3, min=1, max=20000),
+    number: params.int('Number of worker pods. The job has number + 1 ranks\' pods: the driver is one too.', default=3, min=1, max=20000, aliases=['workers']),
     podManagementPolicy: params.enum('How the worker pods start. They always start together (Parallel): an Indexed Job has no OrderedReady.', ['Parallel', 'OrderedReady'], default='Parallel'),
     image: image('workers', 'worker', 'horovod/horovod', '0.28.1', 'IfNotPresent'),
   } + role('each worker', '(The chart documented worker.env but never used it.)')),
@@ -81,6 +87,40 @@ local params_ = common.params(proto) + {
     args: params.list('Command the driver runs once every worker answers: the items joined by spaces and run with sh -c (as the chart\'s bash -c "$*"). The job ends with its exit code. Unset: the driver stays up for interactive use. One item per --driver-args flag.', separator=''),
   } + role('the driver', '(The chart gave master.env to the workers too.)'), replaces='master'),
 };
+
+// job: the driver and the workers, for mpi.jobs and mpi.validate.
+local job(p) =
+  local roleOf(r) = {
+    image: imageOf(p, r),
+    imagePullPolicy: pullPolicyOf(p, r),
+    init: null,
+    env: common.env(p.env + r.env),
+    resources: resourcesOf(p, r),
+    nodeSelector: r.nodeSelector,
+    tolerations: r.tolerations,
+    privileged: r.privileged,
+    hostNetwork: p.useHostNetwork,
+    hostPID: p.useHostPID,
+  };
+  {
+    port: p.ssh.port,
+    initTimeout: p.initTimeout,
+    secretName: mpi.secretName(p, p.ssh.secret),
+    volumes: [{ name: 'trainsonnet-hostfile', configMap: { name: mpi.configName(p), items: [{ key: 'hostfile', path: 'hostfile' }], defaultMode: 292 } }],
+    mounts: [{ name: 'trainsonnet-hostfile', mountPath: chartDir, readOnly: true }],
+    oneNode: null,  // host network: no two pods of the job on one node
+    launcher: roleOf(p.driver) + {
+      role: 'driver',
+      rankHost: driverHost(p),
+      exec: if p.exec != null then p.exec else if p.driver.args == [] then null else std.join(' ', p.driver.args),
+    },
+    worker: roleOf(p.worker) + {
+      count: p.worker.number,
+      waitForGPUDriver: false,
+      initContainers: [],
+      sidecars: [],
+    },
+  };
 
 ts.prototype({
   name: proto,
@@ -124,63 +164,25 @@ ts.prototype({
     capabilities: 'containers keep the default capabilities (root sshd needs them); add more with a kustomize patch if you must',
   },
 
-  validate(p):: [
-    ts.check(std.length(p.name) <= maxName(p), 'name',
-             'must be at most ' + maxName(p) + ' characters with ' + p.worker.number
-             + ' workers: pod host names such as ' + p.name + '-worker-' + (p.worker.number - 1) + ' must fit in 63'),
-    ts.check(!(p.useHostNetwork && p.ssh.port == 22), 'ssh.port',
-             'must not be 22 with useHostNetwork: the pods share their node\'s network, where the node\'s own sshd has port 22 (the chart\'s pods stayed Pending)'),
+  validate(p):: mpi.validate(p, job(p)) + [
+    roles.hostNetworkPort('ssh.port', p.ssh.port, p.useHostNetwork, 'the pods share', ' (the chart\'s pods stayed Pending)'),
     ts.check(p.worker.podManagementPolicy == 'Parallel', 'worker.podManagementPolicy',
              'must be Parallel: the workers are an Indexed Job, whose pods always start together; an MPI job needs all of them anyway'),
-    ts.check(!(common.nonRoot(p) && p.ssh.port < 1024), 'ssh.port',
-             'must be 1024 or more with runAsUser: sshd runs as that user, who may not listen on a privileged port'),
+    ts.check(p.exec == null || p.driver.args == [], 'exec',
+             'set exec or driver.args, not both: both are the driver\'s command'),
     mpi.checkConfigSize('worker.number', hostLinePrefix(p), hostLineSuffix(p), 0, p.worker.number, hostHead(p)),
   ] + mpi.checks(p, {}, { env: p.env, 'worker.env': p.worker.env, 'driver.env': p.driver.env }, [chartDir]),
 
   warnings(p):: [
     mpi.generatedKeyWarning(p, p.ssh.secret, '--ssh-secret'),
-    if p.useHostNetwork && p.networkPolicy then
-      'a NetworkPolicy does not cover host-network pods: the pods\' sshd (port ' + p.ssh.port + ') is reachable from the node network',
+    roles.hostNetworkWarning(p, p.useHostNetwork, 'the pods\' sshd (port ' + p.ssh.port + ') is'),
     if p.driver.privileged then 'driver.privileged: the driver\'s container is privileged and can do anything on its node',
     if p.worker.privileged then 'worker.privileged: the workers\' containers are privileged and can do anything on their nodes',
   ],
 
-  render(p)::
-    local hostfile = ts.indexedLines(hostLinePrefix(p), hostLineSuffix(p), 0, p.worker.number, hostHead(p));
-    local roleOf(r) = {
-      image: imageOf(p, r),
-      imagePullPolicy: pullPolicyOf(p, r),
-      init: null,
-      env: common.env(p.env + r.env),
-      resources: resourcesOf(p, r),
-      nodeSelector: r.nodeSelector,
-      tolerations: r.tolerations,
-      privileged: r.privileged,
-      hostNetwork: p.useHostNetwork,
-      hostPID: p.useHostPID,
-    };
-    [
-      common.networkPolicy(proto, p),
-      mpi.sshSecret(proto, p, p.ssh.secret),
-      mpi.config(proto, p, hostfile),
-      mpi.service(proto, p, p.ssh.port),
-    ] + mpi.jobs(proto, p, {
-      port: p.ssh.port,
-      initTimeout: p.initTimeout,
-      secretName: mpi.secretName(p, p.ssh.secret),
-      volumes: [{ name: 'trainsonnet-hostfile', configMap: { name: mpi.configName(p), items: [{ key: 'hostfile', path: 'hostfile' }], defaultMode: 292 } }],
-      mounts: [{ name: 'trainsonnet-hostfile', mountPath: chartDir, readOnly: true }],
-      oneNode: null,  // host network: no two pods of the job on one node
-      launcher: roleOf(p.driver) + {
-        role: 'driver',
-        rankHost: driverHost(p),
-        exec: if p.driver.args == [] then null else std.join(' ', p.driver.args),
-      },
-      worker: roleOf(p.worker) + {
-        count: p.worker.number,
-        waitForGPUDriver: false,
-        initContainers: [],
-        sidecars: [],
-      },
-    }),
+  render(p):: [
+    common.networkPolicy(proto, p),
+    mpi.sshSecret(proto, p, p.ssh.secret),
+    mpi.config(proto, p, ts.indexedLines(hostLinePrefix(p), hostLineSuffix(p), 0, p.worker.number, hostHead(p))),
+  ] + mpi.jobs(proto, p, job(p)),
 })

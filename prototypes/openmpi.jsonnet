@@ -1,8 +1,10 @@
 // openmpi: an Open MPI job over ssh, a launcher and N workers.
 // Replaces the Kubeflow openmpi ksonnet prototype (kubeflow/kubeflow, 2018).
 
+local batch = import 'batch.libsonnet';
 local common = import 'common.libsonnet';
 local mpi = import 'mpi.libsonnet';
+local roles = import 'roles.libsonnet';
 local ts = import 'trainsonnet.libsonnet';
 
 local params = ts.params;
@@ -14,6 +16,7 @@ local launcherParams = params.group(
   'The launcher pod, which waits for the workers and runs exec (the Kubeflow prototype called it "master"). The top-level cpu, memory, gpu, nodeSelector and tolerations describe the workers; these describe the launcher.',
   {
     image: params.string('Image of the launcher. Unset: the job image.', format='image'),
+    gpu: params.int('GPUs of the launcher (a limit of gpuResource). It is not a rank, so it rarely needs one.', default=0, min=0, max=1024),
     cpu: params.quantity('CPU limit of the launcher.'),
     memory: params.quantity('Memory limit of the launcher.', unit='bytes'),
     nodeSelector: params.map('Node labels the launcher must run on.', keys='labelKey', values='labelValue'),
@@ -42,10 +45,6 @@ local slots(p) = if p.slots != null then p.slots else if p.gpu > 0 then p.gpu el
 local hostLinePrefix(p) = p.name + '-worker-';
 local hostLineSuffix(p) = '.' + p.name + ' slots=' + slots(p);
 
-// Every object name derives from p.name; the longest DNS label among them is
-// a worker's host name, <name>-worker-<workers-1>.
-local maxName(p) = 63 - std.length('-worker-') - digits(p.workers - 1);
-
 // sharedPath checks that an S3 staging path is on a volume the S3
 // container and the worker share: dataDir or one of the volumeMounts.
 local sharedPath(p, param, path) =
@@ -53,6 +52,73 @@ local sharedPath(p, param, path) =
   local under(d) = path == d || std.startsWith(path, if d == '/' then '/' else d + '/');
   ts.check(path == null || std.length([d for d in dirs if under(d)]) > 0, param,
            'must be under dataDir (' + p.dataDir + ') or a volumeMount, so that the S3 container and the worker share it');
+
+// job: the launcher and the workers, for mpi.jobs and mpi.validate.
+local job(p) =
+  local dataMount = [{ name: 'trainsonnet-data', mountPath: p.dataDir }];
+  local containerSecurity = common.containerSecurityContext(p);
+  local s3Env(pairs) =
+    [{ name: k, value: pairs[k] } for k in std.objectFields(pairs) if pairs[k] != null]
+    + (if p.s3.endpoint != null then [{ name: 'TS_S3_ENDPOINT', value: p.s3.endpoint }] else []);
+  local s3Container(name, role, env) = {
+    name: name,
+    image: p.s3.image,
+    imagePullPolicy: p.imagePullPolicy,
+    command: ['sh', mpi.scriptPath, role],
+    env: env,
+    [if p.s3.secret != null then 'envFrom']: [{ secretRef: { name: p.s3.secret } }],
+    securityContext: containerSecurity,
+    volumeMounts: [{ name: 'trainsonnet-config', mountPath: mpi.configDir, readOnly: true },
+                   { name: 'trainsonnet-run', mountPath: mpi.runDir }] + dataMount + p.volumeMounts,
+  };
+  {
+    port: p.ssh.port,
+    initTimeout: p.initTimeout,
+    secretName: mpi.secretName(p, p.ssh.secret),
+    volumes: [{ name: 'trainsonnet-data', emptyDir: {} }],
+    mounts: dataMount,
+    oneNode: 'worker',  // only the workers share their node's network
+    launcher: {
+      role: 'launcher',
+      image: if p.launcher.image != null then p.launcher.image else p.image,
+      imagePullPolicy: p.imagePullPolicy,
+      init: p.init,
+      exec: p.exec,
+      rankHost: null,
+      env: common.env(p.env + p.launcher.env),
+      resources: roles.resources(cpu=p.launcher.cpu, memory=p.launcher.memory, gpu=p.launcher.gpu, gpuResource=p.gpuResource),
+      nodeSelector: p.launcher.nodeSelector,
+      tolerations: p.launcher.tolerations,
+      privileged: false,
+      hostNetwork: false,
+      hostPID: false,
+    },
+    worker: {
+      count: p.workers,
+      image: p.image,
+      imagePullPolicy: p.imagePullPolicy,
+      init: p.init,
+      env: common.env(p.env),
+      resources: roles.resources(cpu=p.cpu, memory=p.memory, gpu=p.gpu, gpuResource=p.gpuResource, custom=p.customResources),
+      nodeSelector: p.nodeSelector,
+      tolerations: p.tolerations,
+      privileged: false,
+      waitForGPUDriver: p.waitForGPUDriver,
+      hostNetwork: p.useHostNetwork,
+      hostPID: false,
+      initContainers: if p.s3.downloadFrom == null then [] else [
+        s3Container('s3-download', 's3-download', s3Env({ TS_S3_FROM: p.s3.downloadFrom, TS_S3_TO: p.s3.downloadTo })),
+      ],
+      sidecars: if p.s3.uploadFrom == null then [] else [
+        s3Container('s3-upload', 's3-upload', s3Env({ TS_S3_FROM: p.s3.uploadFrom, TS_S3_TO: p.s3.uploadTo, TS_JOB_NAME: p.name })
+                                              + mpi.watchEnv(p)
+                                              + [
+                                                { name: 'TS_POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+                                                { name: 'TS_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+                                              ]),
+      ],
+    },
+  };
 
 ts.prototype({
   name: proto,
@@ -84,7 +150,7 @@ ts.prototype({
     security settings apply to every pod.
   |||,
 
-  params: common.params(proto, 'mpioperator/openmpi:v0.6.0') + {
+  params: common.params(proto, 'mpioperator/openmpi:v0.6.0') + batch.params('the launcher') + mpi.params + {
     workers: params.int('Number of worker pods. At most 20,000: the hostfile must fit in one ConfigMap (with a long name, fewer; trainsonnet says how many).', default=4, min=1, max=20000),
     gpu: params.int('GPUs per worker (a limit of gpuResource); also the slots of each worker in the hostfile.', default=0, min=0, max=1024, aliases=['gpus']),
     gpuResource: params.string('Extended resource that counts GPUs.', default='nvidia.com/gpu', format='extendedResourceName'),
@@ -109,12 +175,8 @@ ts.prototype({
     launcher: launcherParams,
   },
 
-  validate(p):: [
-    ts.check(std.length(p.name) <= maxName(p), 'name',
-             'must be at most ' + maxName(p) + ' characters with ' + p.workers
-             + ' workers: pod host names such as ' + p.name + '-worker-' + (p.workers - 1) + ' must fit in 63'),
-    ts.check(!(p.useHostNetwork && p.ssh.port == 22), 'ssh.port',
-             'must not be 22 with useHostNetwork: the workers share the node\'s network, where the node\'s own sshd has port 22'),
+  validate(p):: mpi.validate(p, job(p)) + [
+    roles.hostNetworkPort('ssh.port', p.ssh.port, p.useHostNetwork, 'the workers share'),
     ts.check((p.s3.downloadFrom == null) == (p.s3.downloadTo == null), 's3.downloadTo',
              'set s3.downloadFrom and s3.downloadTo together'),
     ts.check((p.s3.uploadFrom == null) == (p.s3.uploadTo == null), 's3.uploadTo',
@@ -125,86 +187,19 @@ ts.prototype({
                && p.cpu == null && p.memory == null
                && !std.objectHas(p.customResources, 'cpu') && !std.objectHas(p.customResources, 'memory')), 'customResources',
              'hugepages need a cpu or memory limit too (set cpu or memory)'),
-    ts.check(!(common.nonRoot(p) && p.ssh.port < 1024), 'ssh.port',
-             'must be 1024 or more with runAsUser: sshd runs as that user, who may not listen on a privileged port'),
     mpi.checkConfigSize('workers', hostLinePrefix(p), hostLineSuffix(p), 0, p.workers),
   ] + mpi.checks(p, { dataDir: p.dataDir }, { env: p.env, 'launcher.env': p.launcher.env }),
 
   warnings(p):: [
     mpi.generatedKeyWarning(p, p.ssh.secret, '--ssh-secret'),
-    if p.useHostNetwork && p.networkPolicy then
-      'a NetworkPolicy does not cover host-network pods: the workers\' sshd (port ' + p.ssh.port + ') is reachable from the node network',
+    roles.hostNetworkWarning(p, p.useHostNetwork, 'the workers\' sshd (port ' + p.ssh.port + ') is'),
     if p.waitForGPUDriver && p.gpu == 0 then 'waitForGPUDriver is set but gpu is 0: the workers will wait for a driver they do not use',
   ],
 
   render(p)::
-    local dataMount = [{ name: 'trainsonnet-data', mountPath: p.dataDir }];
-    local containerSecurity = common.containerSecurityContext(p);
-    local s3Env(pairs) =
-      [{ name: k, value: pairs[k] } for k in std.objectFields(pairs) if pairs[k] != null]
-      + (if p.s3.endpoint != null then [{ name: 'TS_S3_ENDPOINT', value: p.s3.endpoint }] else []);
-    local s3Container(name, role, env) = {
-      name: name,
-      image: p.s3.image,
-      imagePullPolicy: p.imagePullPolicy,
-      command: ['sh', mpi.scriptPath, role],
-      env: env,
-      [if p.s3.secret != null then 'envFrom']: [{ secretRef: { name: p.s3.secret } }],
-      securityContext: containerSecurity,
-      volumeMounts: [{ name: 'trainsonnet-config', mountPath: mpi.configDir, readOnly: true },
-                     { name: 'trainsonnet-run', mountPath: mpi.runDir }] + dataMount + p.volumeMounts,
-    };
     [
       common.networkPolicy(proto, p),
       mpi.sshSecret(proto, p, p.ssh.secret),
       mpi.config(proto, p, ts.indexedLines(hostLinePrefix(p), hostLineSuffix(p), 0, p.workers)),
-      mpi.service(proto, p, p.ssh.port),
-    ] + mpi.jobs(proto, p, {
-      port: p.ssh.port,
-      initTimeout: p.initTimeout,
-      secretName: mpi.secretName(p, p.ssh.secret),
-      volumes: [{ name: 'trainsonnet-data', emptyDir: {} }],
-      mounts: dataMount,
-      oneNode: 'worker',  // only the workers share their node's network
-      launcher: {
-        role: 'launcher',
-        image: if p.launcher.image != null then p.launcher.image else p.image,
-        imagePullPolicy: p.imagePullPolicy,
-        init: p.init,
-        exec: p.exec,
-        rankHost: null,
-        env: common.env(p.env + p.launcher.env),
-        resources: common.resources(p.launcher.cpu, p.launcher.memory),
-        nodeSelector: p.launcher.nodeSelector,
-        tolerations: p.launcher.tolerations,
-        privileged: false,
-        hostNetwork: false,
-        hostPID: false,
-      },
-      worker: {
-        count: p.workers,
-        image: p.image,
-        imagePullPolicy: p.imagePullPolicy,
-        init: p.init,
-        env: common.env(p.env),
-        resources: common.resources(p.cpu, p.memory, p.gpu, p.gpuResource, p.customResources),
-        nodeSelector: p.nodeSelector,
-        tolerations: p.tolerations,
-        privileged: false,
-        waitForGPUDriver: p.waitForGPUDriver,
-        hostNetwork: p.useHostNetwork,
-        hostPID: false,
-        initContainers: if p.s3.downloadFrom == null then [] else [
-          s3Container('s3-download', 's3-download', s3Env({ TS_S3_FROM: p.s3.downloadFrom, TS_S3_TO: p.s3.downloadTo })),
-        ],
-        sidecars: if p.s3.uploadFrom == null then [] else [
-          s3Container('s3-upload', 's3-upload', s3Env({ TS_S3_FROM: p.s3.uploadFrom, TS_S3_TO: p.s3.uploadTo, TS_JOB_NAME: p.name })
-                                                + mpi.watchEnv(p)
-                                                + [
-                                                  { name: 'TS_POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
-                                                  { name: 'TS_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
-                                                ]),
-        ],
-      },
-    }),
+    ] + mpi.jobs(proto, p, job(p)),
 })

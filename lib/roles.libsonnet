@@ -1,0 +1,266 @@
+// Roles: the shared builder of every prototype's workloads.
+//
+// A prototype describes its job as N roles (launcher and workers; parameter
+// servers, chief and workers; a scheduler Deployment; ...). For each role
+// this library makes its workload (a Job of one pod, an Indexed Job of
+// count pods, or a Deployment), its pod template and container, and the
+// Services that give its pods stable names. The prototype says what is
+// special about each role; everything the roles share (labels, selectors,
+// pod security, scheduling, resources, job lifetime) is here, once.
+//
+//   local roles = import 'roles.libsonnet';
+//   roles.params('each worker', gpu=0)        // a role's typed parameters
+//   roles.resources(cpu=p.cpu, gpu=p.gpu)    // ResourceRequirements from them
+//   roles.objects(proto, p, [role, ...])     // the job's Service + workloads
+//   roles.checks(p, [role, ...])             // the rules every job obeys
+//
+// A role is an object; only name is required:
+//   name            component label, container name, object name <name>-<role>
+//   kind            'Job' (one pod, host name <name>-<role>), 'IndexedJob'
+//                   (count pods, host names <name>-<role>-<i>) or
+//                   'Deployment' (count replicas, long-lived)
+//   count           pods (IndexedJob) or replicas (Deployment)
+//   dns             the pods get stable DNS names <host>.<name> through the
+//                   job's headless Service (default: true for Jobs)
+//   backoffLimit    retries of a Job's pods (default 0)
+//   image, imagePullPolicy, command, args, env (a list), ports
+//                   ([{name, port}]), readinessProbe, resources, privileged
+//   nodeSelector, tolerations, affinity, hostNetwork, hostPID
+//   volumes, mounts the role's own, before the common volumes/volumeMounts
+//   initContainers, sidecars
+//   container, pod  extra fields of the main container and of the pod spec
+
+local batch = import 'batch.libsonnet';
+local common = import 'common.libsonnet';
+local params = import 'params.libsonnet';
+local ts = import 'trainsonnet.libsonnet';
+
+local defaults = {
+  kind: 'Job',
+  count: 1,
+  dns: self.kind != 'Deployment',
+  backoffLimit: 0,
+  image: error 'a role needs an image',
+  imagePullPolicy: 'IfNotPresent',
+  command: null,
+  args: null,
+  env: [],
+  ports: [],
+  readinessProbe: null,
+  resources: null,
+  privileged: false,
+  nodeSelector: {},
+  tolerations: [],
+  affinity: null,
+  hostNetwork: false,
+  hostPID: false,
+  volumes: [],
+  mounts: [],
+  initContainers: [],
+  sidecars: [],
+  container: {},
+  pod: {},
+};
+
+local digits(n) = std.length(std.toString(n));
+
+{
+  // params(who, gpu, exec, image): the typed parameters of one role: its
+  // gpu, cpu and memory limits, nodeSelector, tolerations and env; exec
+  // (a doc) and image (a default) when the role has them. gpu is the
+  // default GPU count (null: unset, meaning another value applies).
+  params(who, gpu=0, exec=null, image=null):: {
+    gpu: params.int('GPUs of ' + who + ' (a limit of gpuResource).', default=gpu, min=0, max=1024),
+    cpu: params.quantity('CPU limit of ' + who + '.'),
+    memory: params.quantity('Memory limit of ' + who + '.', unit='bytes'),
+    nodeSelector: params.map('Node labels ' + who + ' must run on.', keys='labelKey', values='labelValue'),
+    tolerations: params.object('Tolerations of ' + who + '.', 'core/v1.Toleration', list=true),
+    env: params.map('Environment variables of ' + who + ' only, on top of env.', keys='envName'),
+    [if exec != null then 'exec']: params.string(exec, format='nonEmpty'),
+    [if image != null then 'image']: params.string('Container image of ' + who + '.', default=image, format='image'),
+  },
+
+  // resources: a core/v1.ResourceRequirements from base (one, or null) and
+  // typed limits. A typed value replaces the limit (and a request) of its
+  // resource in base; gpu 0 removes the GPU limit. null when nothing is
+  // asked for.
+  resources(base=null, cpu=null, memory=null, gpu=null, gpuResource='nvidia.com/gpu', custom={})::
+    local typed = { [if cpu != null then 'cpu']: cpu, [if memory != null then 'memory']: memory }
+                  + (if gpu != null && gpu > 0 then { [gpuResource]: gpu } else {})
+                  + custom;
+    local drop = if gpu == 0 then [gpuResource] else [];
+    if base == null then (if typed == {} then null else { limits: typed })
+    else
+      local keep(m) = { [k]: m[k] for k in std.objectFields(m) if !std.member(drop, k) };
+      local limits = keep(std.get(base, 'limits', {})) + typed;
+      local requests = keep(std.get(base, 'requests', {}));
+      local requests2 = requests + { [k]: typed[k] for k in std.objectFields(typed) if std.objectHas(requests, k) };
+      local out = base + {
+        [if std.objectHas(base, 'limits') || limits != {} then 'limits']: limits,
+        [if std.objectHas(base, 'requests') then 'requests']: requests2,
+      };
+      if out == {} || out == { limits: {} } then null else out,
+
+  // gpus: the GPU limit of resources (0 without).
+  gpus(resources, gpuResource='nvidia.com/gpu')::
+    local limits = if resources == null then {} else std.get(resources, 'limits', {});
+    local q = std.get(limits, gpuResource, 0);
+    if std.isNumber(q) then q else std.parseInt(q),
+
+  // hostname: a role's pod host name (of its last pod when indexed).
+  hostname(p, r)::
+    local role = defaults + r;
+    if role.kind == 'IndexedJob' then p.name + '-' + role.name + '-' + (role.count - 1)
+    else p.name + '-' + role.name,
+
+  // host: the DNS name of a pod through the job's headless Service, short
+  // enough to work in any namespace: <host name>.<name>.
+  host(p, hostname):: hostname + '.' + p.name,
+
+  // container: the main container of role r.
+  container(p, r):: {
+    name: r.name,
+    image: r.image,
+    imagePullPolicy: r.imagePullPolicy,
+    [if r.command != null then 'command']: r.command,
+    [if r.args != null then 'args']: r.args,
+    [if r.env != [] then 'env']: r.env,
+    [if r.ports != [] then 'ports']: [{ name: x.name, containerPort: x.port, protocol: 'TCP' } for x in r.ports],
+    [if r.readinessProbe != null then 'readinessProbe']: r.readinessProbe,
+    [if r.resources != null then 'resources']: r.resources,
+    securityContext: common.containerSecurityContext(p, r.privileged),
+    [if r.mounts + p.volumeMounts != [] then 'volumeMounts']: r.mounts + p.volumeMounts,
+  } + r.container,
+
+  // podSpec: the pod of role r.
+  podSpec(p, r):: common.podSpec(p) + {
+    [if r.hostNetwork then 'hostNetwork']: true,
+    [if r.hostNetwork then 'dnsPolicy']: 'ClusterFirstWithHostNet',
+    [if r.hostPID then 'hostPID']: true,
+    [if r.affinity != null then 'affinity']: r.affinity,
+    [if r.dns && r.kind == 'Job' then 'hostname']: p.name + '-' + r.name,
+    [if r.dns then 'subdomain']: p.name,
+    [if r.kind != 'Deployment' then 'restartPolicy']: 'Never',
+    [if r.nodeSelector != {} then 'nodeSelector']: r.nodeSelector,
+    [if r.tolerations != [] then 'tolerations']: r.tolerations,
+    [if r.initContainers != [] then 'initContainers']: r.initContainers,
+    containers: [$.container(p, r)] + r.sidecars,
+    [if r.volumes + p.volumes != [] then 'volumes']: r.volumes + p.volumes,
+  } + r.pod,
+
+  // workload: the Job, Indexed Job or Deployment of role r.
+  workload(proto, p, role)::
+    local r = defaults + role;
+    local template = common.podTemplate(proto, p, r.name, $.podSpec(p, r));
+    local metadata = common.metadata(proto, p, p.name + '-' + r.name, r.name);
+    if r.kind == 'Deployment' then {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: metadata,
+      spec: {
+        replicas: r.count,
+        selector: { matchLabels: common.selector(proto, p, r.name) },
+        template: template,
+      },
+    }
+    else if r.kind == 'Job' || r.kind == 'IndexedJob' then {
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: metadata,
+      spec: batch.spec(p, r.backoffLimit) + {
+        [if r.kind == 'IndexedJob' then 'completionMode']: 'Indexed',
+        [if r.kind == 'IndexedJob' then 'completions']: r.count,
+        [if r.kind == 'IndexedJob' then 'parallelism']: r.count,
+        template: template,
+      },
+    }
+    else error 'role ' + r.name + ': kind must be Job, IndexedJob or Deployment, not ' + r.kind,
+
+  // service: the job's headless Service <name>. It gives every pod of the
+  // roles with dns a stable name as soon as the pod has an address
+  // (publishNotReadyAddresses: peers find each other while starting), and
+  // lists their ports.
+  service(proto, p, rs)::
+    local all = [defaults + r for r in rs];
+    local dns = [r for r in all if r.dns];
+    local ports = std.uniq(std.sort(std.flattenArrays([r.ports for r in dns]), function(x) x.name), function(x) x.name);
+    if dns == [] then null else {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: common.metadata(proto, p, p.name),
+      spec: {
+        clusterIP: 'None',
+        publishNotReadyAddresses: true,
+        selector: common.selector(proto, p),
+        [if ports != [] then 'ports']: [{ name: x.name, port: x.port, targetPort: x.port, protocol: 'TCP' } for x in ports],
+      },
+    },
+
+  // presence: a headless Service <name>-<role> of one role that publishes
+  // ready pods only, so its DNS name exists while the role runs and goes
+  // away as soon as the role's containers have ended, however they ended.
+  // Other roles watch that name to stop when the role is gone (the
+  // watchdog of lib/assets), with no RBAC. The job's own Service is no good
+  // for that: publishNotReadyAddresses keeps an ended pod's endpoint, and
+  // the EndpointSlice controller may never drop it, because the kubelet
+  // reports Ready=False while the phase is still Running and the later
+  // change of phase alone does not make the controller look again (seen on
+  // Kubernetes 1.34).
+  presenceName(p, role):: p.name + '-' + role,
+  presence(proto, p, role):: {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: common.metadata(proto, p, $.presenceName(p, role), role),
+    spec: {
+      clusterIP: 'None',
+      publishNotReadyAddresses: false,
+      selector: common.selector(proto, p, role),
+    },
+  },
+
+  // objects: the job's headless Service and every role's workload.
+  objects(proto, p, rs):: [$.service(proto, p, rs)] + [$.workload(proto, p, r) for r in rs],
+
+  // onePodPerNode: required anti-affinity between the pods of a role
+  // (component), or of the whole job (null): for host network, where every
+  // pod binds the same ports on its node.
+  onePodPerNode(proto, p, component=null):: {
+    podAntiAffinity: {
+      requiredDuringSchedulingIgnoredDuringExecution: [{
+        labelSelector: { matchLabels: common.selector(proto, p, component) },
+        topologyKey: 'kubernetes.io/hostname',
+      }],
+    },
+  },
+
+  // The rules every job obeys, reported against the parameter that breaks
+  // them (a list of ts.check lists).
+
+  // nameFits: every pod host name and Service name is a DNS label (at most
+  // 63 characters); countParam is the parameter that sets the count of an
+  // indexed role, whose largest index makes the longest name.
+  nameFits(p, rs)::
+    local all = [defaults + r for r in rs];
+    local longest = std.foldl(function(a, r) if a == null || std.length($.hostname(p, r)) > std.length($.hostname(p, a)) then r else a, all, null);
+    local max = 63 - (std.length($.hostname(p, longest)) - std.length(p.name));
+    ts.check(std.length(p.name) <= max, 'name',
+             'must be at most ' + max + ' characters'
+             + (if longest.kind == 'IndexedJob' then ' with ' + longest.count + ' ' + longest.name + 's' else '')
+             + ': pod host names such as ' + $.hostname(p, longest) + ' must fit in 63'),
+
+  // hostNetworkPort: a port that host-network pods bind must not be one
+  // the node itself uses (22: the node's sshd). who: "the workers share".
+  hostNetworkPort(param, port, hostNetwork, who, note='')::
+    ts.check(!(hostNetwork && port == 22), param,
+             'must not be 22 with useHostNetwork: ' + who + ' their node\'s network, where the node\'s own sshd has port 22' + note),
+
+  // nonRootPort: a server that runs as runAsUser cannot bind below 1024.
+  nonRootPort(p, param, port, server)::
+    ts.check(!(common.nonRoot(p) && port < 1024), param,
+             'must be 1024 or more with runAsUser: ' + server + ' runs as that user, who may not listen on a privileged port'),
+
+  // hostNetworkWarning: a NetworkPolicy does not cover host-network pods.
+  hostNetworkWarning(p, hostNetwork, what)::
+    if hostNetwork && p.networkPolicy then
+      'a NetworkPolicy does not cover host-network pods: ' + what + ' reachable from the node network',
+}
