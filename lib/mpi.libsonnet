@@ -58,11 +58,12 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
     env+: { doc: 'Environment variables of every job container. In pods that serve ssh, the processes mpirun starts there get them too.' },
   },
 
-  // validate: the rules every MPI job obeys, for the job j of jobs(): every
-  // pod's host name fits, and sshd can bind its port.
-  validate(p, j):: [
-    roles.nameFits(p, [{ name: j.launcher.role }, { name: 'worker', kind: 'IndexedJob', count: j.worker.count }]),
-    roles.nonRootPort(p, 'ssh.port', j.port, 'sshd'),
+  // validate: the rules every MPI job obeys: every pod's host name fits
+  // (launcher: the launcher's role; workers: their count), and sshd can bind
+  // its port.
+  validate(p, launcher, workers, port):: [
+    roles.nameFits(p, [{ name: launcher }, { name: 'worker', kind: 'IndexedJob', count: workers }]),
+    roles.nonRootPort(p, 'ssh.port', port, 'sshd'),
   ],
 
   // Names.

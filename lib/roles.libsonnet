@@ -118,22 +118,27 @@ local digits(n) = std.length(std.toString(n));
   host(p, hostname):: hostname + '.' + p.name,
 
   // container: the main container of role r.
-  container(p, r):: {
-    name: r.name,
-    image: r.image,
-    imagePullPolicy: r.imagePullPolicy,
-    [if r.command != null then 'command']: r.command,
-    [if r.args != null then 'args']: r.args,
-    [if r.env != [] then 'env']: r.env,
-    [if r.ports != [] then 'ports']: [{ name: x.name, containerPort: x.port, protocol: 'TCP' } for x in r.ports],
-    [if r.readinessProbe != null then 'readinessProbe']: r.readinessProbe,
-    [if r.resources != null then 'resources']: r.resources,
-    securityContext: common.containerSecurityContext(p, r.privileged),
-    [if r.mounts + p.volumeMounts != [] then 'volumeMounts']: r.mounts + p.volumeMounts,
-  } + r.container,
+  container(p, r)::
+    local mounts = r.mounts + p.volumeMounts;
+    local c = {
+      name: r.name,
+      image: r.image,
+      imagePullPolicy: r.imagePullPolicy,
+      [if r.command != null then 'command']: r.command,
+      [if r.args != null then 'args']: r.args,
+      [if r.env != [] then 'env']: r.env,
+      [if r.ports != [] then 'ports']: [{ name: x.name, containerPort: x.port, protocol: 'TCP' } for x in r.ports],
+      [if r.readinessProbe != null then 'readinessProbe']: r.readinessProbe,
+      [if r.resources != null then 'resources']: r.resources,
+      securityContext: common.containerSecurityContext(p, r.privileged),
+      [if mounts != [] then 'volumeMounts']: mounts,
+    };
+    if r.container == {} then c else c + r.container,
 
   // podSpec: the pod of role r.
-  podSpec(p, r):: common.podSpec(p) + {
+  podSpec(p, r)::
+    local volumes = r.volumes + p.volumes;
+    local spec = common.podSpec(p) + {
     [if r.hostNetwork then 'hostNetwork']: true,
     [if r.hostNetwork then 'dnsPolicy']: 'ClusterFirstWithHostNet',
     [if r.hostPID then 'hostPID']: true,
@@ -145,12 +150,13 @@ local digits(n) = std.length(std.toString(n));
     [if r.tolerations != [] then 'tolerations']: r.tolerations,
     [if r.initContainers != [] then 'initContainers']: r.initContainers,
     containers: [$.container(p, r)] + r.sidecars,
-    [if r.volumes + p.volumes != [] then 'volumes']: r.volumes + p.volumes,
-  } + r.pod,
+    [if volumes != [] then 'volumes']: volumes,
+    };
+    if r.pod == {} then spec else spec + r.pod,
 
   // workload: the Job, Indexed Job or Deployment of role r.
-  workload(proto, p, role)::
-    local r = defaults + role;
+  workload(proto, p, role):: $.workloadOf(proto, p, defaults + role),
+  workloadOf(proto, p, r)::
     local template = common.podTemplate(proto, p, r.name, $.podSpec(p, r));
     local metadata = common.metadata(proto, p, p.name + '-' + r.name, r.name);
     if r.kind == 'Deployment' then {
@@ -180,10 +186,13 @@ local digits(n) = std.length(std.toString(n));
   // roles with dns a stable name as soon as the pod has an address
   // (publishNotReadyAddresses: peers find each other while starting), and
   // lists their ports.
-  service(proto, p, rs)::
-    local all = [defaults + r for r in rs];
-    local dns = [r for r in all if r.dns];
-    local ports = std.uniq(std.sort(std.flattenArrays([r.ports for r in dns]), function(x) x.name), function(x) x.name);
+  service(proto, p, rs):: $.serviceOf(proto, p, [defaults + r for r in rs]),
+  serviceOf(proto, p, rs)::
+    local dns = [r for r in rs if r.dns];
+    // the ports of every role, each name once (roles often share theirs)
+    local lists = [r.ports for r in dns if r.ports != []];
+    local ports = if lists == [] then [] else if std.length(lists) == 1 || std.length(lists) == 2 && lists[0] == lists[1] then lists[0]
+    else std.set(std.join([], lists), function(x) x.name);
     if dns == [] then null else {
       apiVersion: 'v1',
       kind: 'Service',
@@ -219,7 +228,9 @@ local digits(n) = std.length(std.toString(n));
   },
 
   // objects: the job's headless Service and every role's workload.
-  objects(proto, p, rs):: [$.service(proto, p, rs)] + [$.workload(proto, p, r) for r in rs],
+  objects(proto, p, rs)::
+    local all = [defaults + r for r in rs];
+    [$.serviceOf(proto, p, all)] + [$.workloadOf(proto, p, r) for r in all],
 
   // onePodPerNode: required anti-affinity between the pods of a role
   // (component), or of the whole job (null): for host network, where every
@@ -240,13 +251,15 @@ local digits(n) = std.length(std.toString(n));
   // 63 characters); countParam is the parameter that sets the count of an
   // indexed role, whose largest index makes the longest name.
   nameFits(p, rs)::
-    local all = [defaults + r for r in rs];
-    local longest = std.foldl(function(a, r) if a == null || std.length($.hostname(p, r)) > std.length($.hostname(p, a)) then r else a, all, null);
-    local max = 63 - (std.length($.hostname(p, longest)) - std.length(p.name));
-    ts.check(std.length(p.name) <= max, 'name',
-             'must be at most ' + max + ' characters'
-             + (if longest.kind == 'IndexedJob' then ' with ' + longest.count + ' ' + longest.name + 's' else '')
-             + ': pod host names such as ' + $.hostname(p, longest) + ' must fit in 63'),
+    local suffix(r) = if 'kind' in r && r.kind == 'IndexedJob' then '-' + r.name + '-' + (r.count - 1) else '-' + r.name;
+    local suffixes = [suffix(r) for r in rs];
+    local most = std.maxArray([std.length(x) for x in suffixes]);
+    // only for the message: the role of the longest name
+    local longest = [r for r in rs if std.length(suffix(r)) == most][0];
+    ts.check(std.length(p.name) + most <= 63, 'name',
+             'must be at most ' + (63 - most) + ' characters'
+             + (if 'kind' in longest && longest.kind == 'IndexedJob' then ' with ' + longest.count + ' ' + longest.name + 's' else '')
+             + ': pod host names such as ' + p.name + suffix(longest) + ' must fit in 63'),
 
   // hostNetworkPort: a port that host-network pods bind must not be one
   // the node itself uses (22: the node's sshd). who: "the workers share".

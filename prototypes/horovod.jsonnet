@@ -88,7 +88,7 @@ local params_ = common.params(proto) + batch.params('the driver') + mpi.params +
   } + role('the driver', '(The chart gave master.env to the workers too.)'), replaces='master'),
 };
 
-// job: the driver and the workers, for mpi.jobs and mpi.validate.
+// job: the driver and the workers, for mpi.jobs.
 local job(p) =
   local roleOf(r) = {
     image: imageOf(p, r),
@@ -164,7 +164,7 @@ ts.prototype({
     capabilities: 'containers keep the default capabilities (root sshd needs them); add more with a kustomize patch if you must',
   },
 
-  validate(p):: mpi.validate(p, job(p)) + [
+  validate(p):: mpi.validate(p, 'driver', p.worker.number, p.ssh.port) + [
     roles.hostNetworkPort('ssh.port', p.ssh.port, p.useHostNetwork, 'the pods share', ' (the chart\'s pods stayed Pending)'),
     ts.check(p.worker.podManagementPolicy == 'Parallel', 'worker.podManagementPolicy',
              'must be Parallel: the workers are an Indexed Job, whose pods always start together; an MPI job needs all of them anyway'),

@@ -53,7 +53,7 @@ local sharedPath(p, param, path) =
   ts.check(path == null || std.length([d for d in dirs if under(d)]) > 0, param,
            'must be under dataDir (' + p.dataDir + ') or a volumeMount, so that the S3 container and the worker share it');
 
-// job: the launcher and the workers, for mpi.jobs and mpi.validate.
+// job: the launcher and the workers, for mpi.jobs.
 local job(p) =
   local dataMount = [{ name: 'trainsonnet-data', mountPath: p.dataDir }];
   local containerSecurity = common.containerSecurityContext(p);
@@ -175,7 +175,7 @@ ts.prototype({
     launcher: launcherParams,
   },
 
-  validate(p):: mpi.validate(p, job(p)) + [
+  validate(p):: mpi.validate(p, 'launcher', p.workers, p.ssh.port) + [
     roles.hostNetworkPort('ssh.port', p.ssh.port, p.useHostNetwork, 'the workers share'),
     ts.check((p.s3.downloadFrom == null) == (p.s3.downloadTo == null), 's3.downloadTo',
              'set s3.downloadFrom and s3.downloadTo together'),
