@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -229,12 +230,7 @@ func (p *Param) mapValue(v any) (any, string) {
 		return nil, "must be a map of key: value"
 	}
 	out := make(map[string]string, len(m))
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if rule := format.Get(p.Format).Check(k); rule != "" {
 			return nil, fmt.Sprintf("key %q: %s", k, rule)
 		}
@@ -435,11 +431,7 @@ func showValue(v any) string {
 	case nil:
 		return ""
 	case map[string]string: // as typed on a command line: k=v,k2=v2
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(x))
 		pairs := make([]string, len(keys))
 		for i, k := range keys {
 			pairs[i] = k + "=" + x[k]

@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -94,12 +95,7 @@ func New(opts Options) (*Generator, error) {
 
 // Names returns the names of every prototype, sorted, without reading them.
 func (g *Generator) Names() []string {
-	names := make([]string, 0, len(g.sources))
-	for n := range g.sources {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
+	return slices.Sorted(maps.Keys(g.sources))
 }
 
 // Prototypes reads and returns every prototype, sorted by name.

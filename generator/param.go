@@ -3,7 +3,8 @@ package generator
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -99,11 +100,7 @@ func buildParams(prefix string, decls map[string]*decl) ([]*Param, error) {
 // buildParamsOld builds a group's members; oldPrefixes are the paths the
 // replaced system used for the group, if it was renamed.
 func buildParamsOld(prefix string, oldPrefixes []string, decls map[string]*decl) ([]*Param, error) {
-	names := make([]string, 0, len(decls))
-	for n := range decls {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(decls))
 	out := make([]*Param, 0, len(names))
 	for _, n := range names {
 		d := decls[n]
