@@ -18,6 +18,7 @@ import (
 
 	"github.com/trainsonnet/trainsonnet/generator"
 	"github.com/trainsonnet/trainsonnet/internal/goldentest"
+	"github.com/trainsonnet/trainsonnet/lib"
 )
 
 // Overlays lists, per prototype folder, the overlays built by the test.
@@ -27,8 +28,13 @@ var Overlays = map[string][]string{
 	"horovod": {"a100"},
 }
 
+// TestOverlays pins what each overlay builds in its expected.yaml, where
+// the runtime scripts of lib/assets are one marker line each (their golden
+// files are golden/assets/).
 func TestOverlays(t *testing.T) {
 	g, err := generator.New(generator.Options{})
+	require.NoError(t, err)
+	assets, err := goldentest.LoadAssets(lib.FS, "assets")
 	require.NoError(t, err)
 	for proto, overlays := range Overlays {
 		t.Run(proto, func(t *testing.T) {
@@ -58,7 +64,7 @@ func TestOverlays(t *testing.T) {
 					require.NoError(t, err)
 					out, err := m.AsYaml()
 					require.NoError(t, err)
-					goldentest.Assert(t, out, filepath.Join(proto, overlay, "expected.yaml"))
+					assets.Assert(t, out, filepath.Join(proto, overlay, "expected.yaml"))
 				})
 			}
 		})

@@ -2,16 +2,69 @@ package golden
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"testing/cryptotest"
 
+	yamlv2 "go.yaml.in/yaml/v2"
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+
 	"github.com/trainsonnet/trainsonnet/internal/cli"
 	"github.com/trainsonnet/trainsonnet/internal/goldentest"
+	"github.com/trainsonnet/trainsonnet/lib"
 )
+
+// libAssets are the runtime scripts of lib/assets: pinned once, in
+// assets/, and a marker line naming each (and its sha256) in every other
+// golden file.
+var libAssets = sync.OnceValues(func() (*goldentest.Assets, error) { return goldentest.LoadAssets(lib.FS, "assets") })
+
+func assets(t *testing.T) *goldentest.Assets {
+	t.Helper()
+	a, err := libAssets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// TestAssets pins every asset in assets/<name>, and checks that each is
+// marked however it is written: as trainsonnet writes YAML and JSON, and as
+// kustomize writes YAML (the examples).
+func TestAssets(t *testing.T) {
+	a := assets(t)
+	files := a.Files()
+	goldentest.AssertDir(t, files, "assets")
+	for name, data := range files {
+		cm := map[string]any{"data": map[string]string{name: string(data)}}
+		v2, err := yamlv2.Marshal(cm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v3, err := kyaml.Marshal(map[string]any{"items": []any{cm}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		j, err := json.MarshalIndent(cm, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, out := range [][]byte{v2, v3, j} {
+			marked, err := a.Mark(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Contains(marked, []byte("<asset assets/"+name+" sha256:")) {
+				t.Errorf("%s is not marked in:\n%s", name, marked)
+			}
+		}
+	}
+}
 
 // run runs the CLI in-process with crypto randomness fixed, so generated
 // ssh keys are the same on every run.
@@ -35,7 +88,7 @@ func TestRenders(t *testing.T) {
 				if contains(c.Args, "json") {
 					ext = ".json"
 				}
-				goldentest.Assert(t, stdout, filepath.Join(proto, c.Name+ext))
+				assets(t).Assert(t, stdout, filepath.Join(proto, c.Name+ext))
 				assertStderr(t, stderr, filepath.Join(proto, c.Name+".stderr"))
 			})
 		}
@@ -54,7 +107,7 @@ func TestBases(t *testing.T) {
 				if len(stdout) != 0 {
 					t.Errorf("--output-dir must keep stdout empty, got %q", stdout)
 				}
-				goldentest.AssertDir(t, readDir(t, dir), filepath.Join(proto, c.Name))
+				assets(t).AssertDir(t, readDir(t, dir), filepath.Join(proto, c.Name))
 			})
 		}
 	}
