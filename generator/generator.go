@@ -144,7 +144,9 @@ func (g *Generator) Lookup(name string) (*Prototype, error) {
 // Render checks the parameters and renders the prototype they are for.
 // Problems with the parameters come back as a *ValidationError listing all
 // of them; any other error is a bug in the prototype. Every object returned
-// has been strictly decoded into its k8s.io/api type.
+// of an API group trainsonnet knows has been strictly decoded into its
+// k8s.io/api type; the others (custom resources) have had their apiVersion,
+// kind and metadata checked.
 func (g *Generator) Render(ctx context.Context, params *Params) (*Result, error) {
 	pr, err := g.Lookup(params.Prototype())
 	if err != nil {

@@ -21,7 +21,12 @@
 //	- name: kustomize-base
 //	  args: gen openmpi --name train --ssh-secret train-ssh
 //	outputs:                 # other commands: stdout in <name>.txt
-//	errors:                  # must fail with exit code 2: the command, exit code and stderr in <name>.txt
+//	errors:                  # must fail: the command, exit code and stderr in <name>.txt
+//	- name: bad-quantity
+//	  args: gen openmpi --memory 4GB
+//	- name: bad-metadata      # exit code 2 (bad input) unless exitCode: 1 (a prototype bug)
+//	  args: gen badcrd -J testdata/prototypes
+//	  exitCode: 1
 //
 // Renders and bases of golden/<dir> must render the prototype <dir>.
 // Relative paths in args (-f testdata/x.yaml, -J testdata/prototypes) are
@@ -56,6 +61,9 @@ type Case struct {
 	PodSecurity string
 	// NotApplied, when set, says why the e2e suite does not apply the case.
 	NotApplied string
+	// ExitCode is the exit code an error case must end with: 2 (bad
+	// input) unless its cases.yaml says exitCode: 1 (a prototype bug).
+	ExitCode int
 }
 
 // Renders are cases that succeed, by prototype; their output goes to
@@ -105,6 +113,7 @@ type caseData struct {
 	Name        string `json:"name"`
 	Args        string `json:"args"`
 	PodSecurity string `json:"podSecurity"`
+	ExitCode    int    `json:"exitCode"`
 }
 
 var levels = []string{"privileged", "baseline", "restricted"}
@@ -159,6 +168,16 @@ func load(fsys fs.FS) error {
 				if l.what != "renders" && l.what != "bases" && d.PodSecurity != "" {
 					return fmt.Errorf("%s: podSecurity is for renders and bases", where)
 				}
+				if l.what == "errors" {
+					if c.ExitCode == 0 {
+						c.ExitCode = 2
+					}
+					if c.ExitCode != 1 && c.ExitCode != 2 {
+						return fmt.Errorf("%s: exitCode %d: errors end with 2 (bad input) or 1 (a prototype bug)", where, c.ExitCode)
+					}
+				} else if d.ExitCode != 0 {
+					return fmt.Errorf("%s: exitCode is for errors", where)
+				}
 				for _, g := range l.files(d.Name) {
 					if prev, dup := seen[path.Join(dir, g)]; dup {
 						return fmt.Errorf("%s: its golden file %s is %s's too", where, path.Join(dir, g), prev)
@@ -189,7 +208,7 @@ func (d caseData) toCase(dir string, f casesFile) (Case, error) {
 	} else if !slices.Contains(levels, level) {
 		return Case{}, fmt.Errorf("podSecurity %q: must be one of %s", level, strings.Join(levels, ", "))
 	}
-	return Case{Name: d.Name, Args: args, Dir: dir, PodSecurity: level, NotApplied: f.NotApplied}, nil
+	return Case{Name: d.Name, Args: args, Dir: dir, PodSecurity: level, NotApplied: f.NotApplied, ExitCode: d.ExitCode}, nil
 }
 
 // splitWords splits a command line as sh does, without expansions: words

@@ -134,8 +134,8 @@ func TestErrors(t *testing.T) {
 	for _, c := range Errors {
 		t.Run(c.Name, func(t *testing.T) {
 			code, stdout, stderr := run(t, c.Args)
-			if code != 2 {
-				t.Errorf("exit code %d, want 2 (bad input); stderr:\n%s", code, stderr)
+			if code != c.ExitCode {
+				t.Errorf("exit code %d, want %d; stderr:\n%s", code, c.ExitCode, stderr)
 			}
 			if len(stdout) != 0 {
 				t.Errorf("stdout must be empty on error, got:\n%s", stdout)
