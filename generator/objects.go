@@ -199,7 +199,8 @@ func apiGroup(apiVersion string) string {
 }
 
 // checkObject1 strictly decodes one object into its k8s.io/api type and
-// checks its names and labels. The object is encoded once (compact JSON,
+// checks its metadata; an object of an API group trainsonnet has no types
+// for gets only the checks of checkCustom. The object is encoded once (compact JSON,
 // keys sorted) for the JSON output and the typed decode; the decoded tree
 // is kept for the YAML output.
 func checkObject1(item any) (*Object, error) {
