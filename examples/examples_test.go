@@ -17,20 +17,25 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/trainsonnet/trainsonnet/generator"
+	"github.com/trainsonnet/trainsonnet/golden"
 	"github.com/trainsonnet/trainsonnet/internal/goldentest"
+	"github.com/trainsonnet/trainsonnet/lib"
 )
 
-// Overlays lists, per prototype folder, the overlays built by the test.
-// Each folder has a params.yaml for its base.
-var Overlays = map[string][]string{
-	"openmpi": {"production", "dev-cpu"},
-	"horovod": {"a100"},
-}
-
+// TestOverlays builds every overlay: each folder <prototype>/<overlay>
+// with a kustomization.yaml, beside a <prototype>/params.yaml for its base
+// (golden.ExampleOverlays finds them; the e2e suite applies the same). It
+// pins what each builds in its expected.yaml, where the runtime scripts of
+// lib/assets are one marker line each (their golden files are
+// golden/assets/).
 func TestOverlays(t *testing.T) {
 	g, err := generator.New(generator.Options{})
 	require.NoError(t, err)
-	for proto, overlays := range Overlays {
+	assets, err := goldentest.LoadAssets(lib.FS, "assets")
+	require.NoError(t, err)
+	protos, err := golden.ExampleOverlays(".")
+	require.NoError(t, err)
+	for proto, overlays := range protos {
 		t.Run(proto, func(t *testing.T) {
 			res := renderBase(t, g, proto)
 			fs := filesys.MakeFsInMemory()
@@ -58,7 +63,7 @@ func TestOverlays(t *testing.T) {
 					require.NoError(t, err)
 					out, err := m.AsYaml()
 					require.NoError(t, err)
-					goldentest.Assert(t, out, filepath.Join(proto, overlay, "expected.yaml"))
+					assets.Assert(t, out, filepath.Join(proto, overlay, "expected.yaml"))
 				})
 			}
 		})

@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
+
+	"github.com/trainsonnet/trainsonnet/internal/format"
 )
 
 // Values of parameters are normalized to these Go types before a prototype
@@ -127,7 +130,7 @@ func (p *Param) fromValue(v any) (any, string) {
 		if !ok {
 			return nil, "must be a string (quote it in YAML)"
 		}
-		if rule := formats[p.Format].check(s); rule != "" {
+		if rule := format.Get(p.Format).Check(s); rule != "" {
 			return nil, rule
 		}
 		return s, ""
@@ -155,7 +158,7 @@ func (p *Param) fromValue(v any) (any, string) {
 	case TypeQuantity:
 		q, rule := normQuantity(v)
 		if rule == "" && p.Format == "bytes" {
-			rule = checkResourceValue("memory", resource.MustParse(q.(string)))
+			rule = format.CheckResourceValue("memory", resource.MustParse(q.(string)))
 		}
 		if rule != "" {
 			return nil, rule
@@ -203,7 +206,7 @@ func (p *Param) fromValue(v any) (any, string) {
 			if !ok {
 				return nil, "must be a list of strings"
 			}
-			if rule := formats[p.Format].check(s); rule != "" {
+			if rule := format.Get(p.Format).Check(s); rule != "" {
 				return nil, fmt.Sprintf("item %q: %s", s, rule)
 			}
 			if seen[s] {
@@ -227,20 +230,15 @@ func (p *Param) mapValue(v any) (any, string) {
 		return nil, "must be a map of key: value"
 	}
 	out := make(map[string]string, len(m))
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if rule := formats[p.Format].check(k); rule != "" {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if rule := format.Get(p.Format).Check(k); rule != "" {
 			return nil, fmt.Sprintf("key %q: %s", k, rule)
 		}
 		raw := m[k]
 		if p.ValueFormat == "quantity" {
 			q, rule := normQuantity(raw)
 			if rule == "" && p.Format == "resourceName" {
-				rule = checkResourceValue(k, resource.MustParse(q.(string)))
+				rule = format.CheckResourceValue(k, resource.MustParse(q.(string)))
 			}
 			if rule != "" {
 				return nil, fmt.Sprintf("key %q: %s", k, rule)
@@ -261,7 +259,7 @@ func (p *Param) mapValue(v any) (any, string) {
 		default:
 			return nil, fmt.Sprintf("key %q: value must be a string", k)
 		}
-		if rule := formats[p.ValueFormat].check(s); rule != "" {
+		if rule := format.Get(p.ValueFormat).Check(s); rule != "" {
 			return nil, fmt.Sprintf("key %q: value %q: %s", k, s, rule)
 		}
 		out[k] = s
@@ -433,11 +431,7 @@ func showValue(v any) string {
 	case nil:
 		return ""
 	case map[string]string: // as typed on a command line: k=v,k2=v2
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(x))
 		pairs := make([]string, len(keys))
 		for i, k := range keys {
 			pairs[i] = k + "=" + x[k]

@@ -7,8 +7,10 @@
 // lib/params.libsonnet); the generator checks values against those
 // declarations (every problem at once, as a *ValidationError), evaluates the
 // prototype with go-jsonnet, strictly decodes every object it emits into
-// its k8s.io/api type, and returns them in one deterministic order, ready to
-// encode as a YAML stream, a v1 List or a kustomize base.
+// its k8s.io/api type (objects of other API groups, such as a Kubeflow
+// MPIJob, pass through with their metadata checked), and returns them in
+// one deterministic order, ready to encode as a YAML stream, a v1 List or a
+// kustomize base.
 //
 //	g, err := generator.New(generator.Options{})
 //	...

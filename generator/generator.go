@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -94,12 +95,7 @@ func New(opts Options) (*Generator, error) {
 
 // Names returns the names of every prototype, sorted, without reading them.
 func (g *Generator) Names() []string {
-	names := make([]string, 0, len(g.sources))
-	for n := range g.sources {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
+	return slices.Sorted(maps.Keys(g.sources))
 }
 
 // Prototypes reads and returns every prototype, sorted by name.
@@ -148,7 +144,9 @@ func (g *Generator) Lookup(name string) (*Prototype, error) {
 // Render checks the parameters and renders the prototype they are for.
 // Problems with the parameters come back as a *ValidationError listing all
 // of them; any other error is a bug in the prototype. Every object returned
-// has been strictly decoded into its k8s.io/api type.
+// of an API group trainsonnet knows has been strictly decoded into its
+// k8s.io/api type; the others (custom resources) have had their apiVersion,
+// kind and metadata checked.
 func (g *Generator) Render(ctx context.Context, params *Params) (*Result, error) {
 	pr, err := g.Lookup(params.Prototype())
 	if err != nil {

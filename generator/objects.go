@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode"
 
 	yamlv2 "go.yaml.in/yaml/v2"
 	appsv1 "k8s.io/api/apps/v1"
@@ -15,9 +16,13 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	sigsjson "sigs.k8s.io/json"
@@ -33,6 +38,9 @@ type Object struct {
 	tree       any    // the same, decoded, with numbers as int64/float64, for YAML
 	blobs      *blobSet
 	hasRefs    bool // raw and tree hold references to blobs (assets.go)
+	// custom marks a kind of an API group trainsonnet has no types for
+	// (a custom resource): passed through with its metadata checked.
+	custom bool
 }
 
 // JSON returns the object as compact JSON with sorted keys.
@@ -64,16 +72,22 @@ func (o *Object) yaml() ([]byte, error) {
 
 // ID is "Kind/name", or "Kind namespace/name" when the object is namespaced.
 func (o *Object) ID() string {
-	if o.Namespace != "" {
-		return o.Kind + " " + o.Namespace + "/" + o.Name
+	name := o.Name
+	if name == "" {
+		name = "(no name)"
 	}
-	return o.Kind + " " + o.Name
+	if o.Namespace != "" {
+		return o.Kind + " " + o.Namespace + "/" + name
+	}
+	return o.Kind + " " + name
 }
 
-// scheme knows the Go types of every kind a prototype may emit. Each object
-// is strictly decoded into its type before it is returned, so a typo in a
-// prototype can never reach a user. Built on first use: commands that do
-// not render (list, describe) should not pay for it.
+// scheme knows the Go types of the kinds of the API groups trainsonnet
+// knows. Each object of those groups is strictly decoded into its type
+// before it is returned, so a typo in a prototype can never reach a user;
+// objects of other groups (custom resources such as a Kubeflow MPIJob) are
+// passed through with their metadata checked (checkCustom). Built on first
+// use: commands that do not render (list, describe) should not pay for it.
 var scheme = sync.OnceValue(func() *runtime.Scheme {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
@@ -89,6 +103,8 @@ var scheme = sync.OnceValue(func() *runtime.Scheme {
 
 // kindOrder is the one order objects are emitted in, in the YAML stream,
 // the JSON List and the kustomize base alike: what others refer to first.
+// Other kinds of the groups trainsonnet knows follow, by kind, and then the
+// kinds it does not know, by API group and kind (objectLess).
 var kindOrder = []string{
 	"Namespace", "ResourceQuota", "LimitRange", "PriorityClass", "NetworkPolicy",
 	"ServiceAccount", "Secret", "ConfigMap", "PersistentVolumeClaim",
@@ -137,24 +153,54 @@ func checkObjects(proto string, items []any, blobs *blobSet) ([]*Object, error) 
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("prototype bug: %s", strings.Join(errs, "\n"))
 	}
-	sort.SliceStable(objs, func(i, j int) bool {
-		a, b := objs[i], objs[j]
-		if ra, rb := kindRank(a.Kind), kindRank(b.Kind); ra != rb {
-			return ra < rb
-		}
-		if a.Kind != b.Kind {
-			return a.Kind < b.Kind
-		}
-		if a.Namespace != b.Namespace {
-			return a.Namespace < b.Namespace
-		}
-		return a.Name < b.Name
-	})
+	sort.SliceStable(objs, func(i, j int) bool { return objectLess(objs[i], objs[j]) })
 	return objs, nil
 }
 
+// objectLess is the one order of objects: the kinds trainsonnet knows in
+// kindOrder, its other kinds by kind, then custom kinds by API group and
+// kind; objects of one kind by namespace and name.
+func objectLess(a, b *Object) bool {
+	if ra, rb := a.rank(), b.rank(); ra != rb {
+		return ra < rb
+	}
+	if a.custom {
+		if ga, gb := apiGroup(a.APIVersion), apiGroup(b.APIVersion); ga != gb {
+			return ga < gb
+		}
+	}
+	if a.Kind != b.Kind {
+		return a.Kind < b.Kind
+	}
+	if a.APIVersion != b.APIVersion {
+		return a.APIVersion < b.APIVersion
+	}
+	if a.Namespace != b.Namespace {
+		return a.Namespace < b.Namespace
+	}
+	return a.Name < b.Name
+}
+
+func (o *Object) rank() int {
+	if o.custom {
+		return len(kindOrder) + 1
+	}
+	return kindRank(o.Kind)
+}
+
+// apiGroup is the group of an apiVersion: "kubeflow.org" of
+// "kubeflow.org/v2beta1", "" of "v1".
+func apiGroup(apiVersion string) string {
+	group, _, ok := strings.Cut(apiVersion, "/")
+	if !ok {
+		return ""
+	}
+	return group
+}
+
 // checkObject1 strictly decodes one object into its k8s.io/api type and
-// checks its names and labels. The object is encoded once (compact JSON,
+// checks its metadata; an object of an API group trainsonnet has no types
+// for gets only the checks of checkCustom. The object is encoded once (compact JSON,
 // keys sorted) for the JSON output and the typed decode; the decoded tree
 // is kept for the YAML output.
 func checkObject1(item any) (*Object, error) {
@@ -180,8 +226,17 @@ func checkObject1(item any) (*Object, error) {
 		return o, fmt.Errorf("apiVersion %q and kind %q do not name a type", o.APIVersion, o.Kind)
 	}
 	typed, err := scheme().New(gv.WithKind(o.Kind))
-	if err != nil {
+	if err != nil && scheme().IsGroupRegistered(gv.Group) {
+		// A kind trainsonnet knows the group of: a typo, or a version it
+		// does not have, never a custom resource.
 		return o, fmt.Errorf("%s %s is not a type trainsonnet knows (k8s.io/api)", o.APIVersion, o.Kind)
+	}
+	if err != nil {
+		if err := checkCustom(gv, o.Kind, raw); err != nil {
+			return o, err
+		}
+		o.tree, o.hasRefs, o.custom = m, hasRefs(m), true
+		return o, nil
 	}
 	strict, err := sigsjson.UnmarshalStrict(raw, typed)
 	if err != nil {
@@ -202,47 +257,97 @@ func checkObject1(item any) (*Object, error) {
 	return o, nil
 }
 
-// checkMeta applies the API server's rules for names and labels, which a
-// typed decode cannot see.
+// checkMeta applies the API server's rules for names, namespaces, labels
+// and annotations, which a typed decode cannot see.
 func checkMeta(obj runtime.Object) error {
+	acc, err := meta.Accessor(obj)
+	if err != nil {
+		return nil // no metadata to check
+	}
 	var errs field.ErrorList
-	meta := field.NewPath("metadata")
-	var name string
-	var labels map[string]string
+	metaPath := field.NewPath("metadata")
 	var tmplLabels map[string]string
 	nameRule := validation.IsDNS1123Subdomain
 	switch o := obj.(type) {
 	case *corev1.Service:
-		name, labels, nameRule = o.Name, o.Labels, validation.IsDNS1035Label
+		nameRule = validation.IsDNS1035Label
 	case *batchv1.Job:
-		name, labels, tmplLabels = o.Name, o.Labels, o.Spec.Template.Labels
+		tmplLabels = o.Spec.Template.Labels
 		if msgs := validation.IsValidLabelValue(o.Name); len(msgs) > 0 {
-			errs = append(errs, field.Invalid(meta.Child("name"), o.Name, "a Job's name becomes a label value: "+strings.Join(msgs, "; ")))
+			errs = append(errs, field.Invalid(metaPath.Child("name"), o.Name, "a Job's name becomes a label value: "+strings.Join(msgs, "; ")))
 		}
 		if o.Spec.CompletionMode != nil && *o.Spec.CompletionMode == batchv1.IndexedCompletion && o.Spec.Completions != nil {
 			host := o.Name + "-" + itoa(int(*o.Spec.Completions)-1)
 			if msgs := validation.IsDNS1123Label(host); len(msgs) > 0 {
-				errs = append(errs, field.Invalid(meta.Child("name"), o.Name, "pod host name "+host+": "+strings.Join(msgs, "; ")))
+				errs = append(errs, field.Invalid(metaPath.Child("name"), o.Name, "pod host name "+host+": "+strings.Join(msgs, "; ")))
 			}
 		}
 	case *appsv1.StatefulSet:
-		name, labels, tmplLabels = o.Name, o.Labels, o.Spec.Template.Labels
+		tmplLabels = o.Spec.Template.Labels
 	case *appsv1.Deployment:
-		name, labels, tmplLabels = o.Name, o.Labels, o.Spec.Template.Labels
-	default:
-		acc, ok := obj.(interface {
-			GetName() string
-			GetLabels() map[string]string
-		})
-		if !ok {
-			return nil
-		}
-		name, labels = acc.GetName(), acc.GetLabels()
+		tmplLabels = o.Spec.Template.Labels
 	}
-	if msgs := nameRule(name); len(msgs) > 0 {
-		errs = append(errs, field.Invalid(meta.Child("name"), name, strings.Join(msgs, "; ")))
-	}
-	errs = append(errs, metav1validation.ValidateLabels(labels, meta.Child("labels"))...)
+	errs = append(errs, checkObjectMeta(acc, nameRule)...)
 	errs = append(errs, metav1validation.ValidateLabels(tmplLabels, field.NewPath("spec", "template", "metadata", "labels"))...)
 	return errs.ToAggregate()
+}
+
+// checkObjectMeta applies the rules every object's metadata follows: a
+// name (by the kind's rule), a namespace that is a DNS-1123 label, valid
+// labels and annotations.
+func checkObjectMeta(m metav1.Object, nameRule func(string) []string) field.ErrorList {
+	var errs field.ErrorList
+	metaPath := field.NewPath("metadata")
+	if m.GetName() == "" {
+		errs = append(errs, field.Required(metaPath.Child("name"), "every object needs a name"))
+	} else if msgs := nameRule(m.GetName()); len(msgs) > 0 {
+		errs = append(errs, field.Invalid(metaPath.Child("name"), m.GetName(), strings.Join(msgs, "; ")))
+	}
+	if ns := m.GetNamespace(); ns != "" {
+		if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
+			errs = append(errs, field.Invalid(metaPath.Child("namespace"), ns, strings.Join(msgs, "; ")))
+		}
+	}
+	errs = append(errs, metav1validation.ValidateLabels(m.GetLabels(), metaPath.Child("labels"))...)
+	errs = append(errs, apivalidation.ValidateAnnotations(m.GetAnnotations(), metaPath.Child("annotations"))...)
+	return errs
+}
+
+// checkCustom checks an object of an API group trainsonnet has no types for
+// (a custom resource, such as a Kubeflow MPIJob): the syntax of its
+// apiVersion and kind, and its metadata, decoded strictly, by the rules of
+// every object. The rest of it is the prototype's own business.
+func checkCustom(gv schema.GroupVersion, kind string, raw []byte) error {
+	var errs field.ErrorList
+	if msgs := validation.IsDNS1123Subdomain(gv.Group); len(msgs) > 0 {
+		errs = append(errs, field.Invalid(field.NewPath("apiVersion"), gv.String(), "the group: "+strings.Join(msgs, "; ")))
+	}
+	if msgs := validation.IsDNS1035Label(gv.Version); len(msgs) > 0 {
+		errs = append(errs, field.Invalid(field.NewPath("apiVersion"), gv.String(), "the version, such as v1 or v2beta1: "+strings.Join(msgs, "; ")))
+	}
+	if msgs := validation.IsDNS1035Label(strings.ToLower(kind)); len(msgs) > 0 || !unicode.IsUpper(rune(kind[0])) {
+		errs = append(errs, field.Invalid(field.NewPath("kind"), kind, "must be a CamelCase name such as MPIJob: a capital letter, then letters, digits and dashes"))
+	}
+	var obj struct {
+		Metadata *metav1.ObjectMeta `json:"metadata"`
+	}
+	strict, err := sigsjson.UnmarshalStrict(raw, &obj)
+	if err != nil {
+		return err // a field of the wrong type, named
+	}
+	if obj.Metadata == nil {
+		errs = append(errs, field.Required(field.NewPath("metadata"), "every object needs metadata with a name"))
+	} else {
+		errs = append(errs, checkObjectMeta(obj.Metadata, validation.IsDNS1123Subdomain)...)
+	}
+	all := make([]error, 0, len(errs)+len(strict))
+	for _, e := range errs {
+		all = append(all, e)
+	}
+	for _, e := range strict {
+		if fe, ok := e.(sigsjson.FieldError); ok && strings.HasPrefix(fe.FieldPath(), "metadata.") {
+			all = append(all, e) // unknown field "metadata.nmae"
+		}
+	}
+	return utilerrors.NewAggregate(all)
 }

@@ -3,9 +3,12 @@ package generator
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"unicode"
+
+	"github.com/trainsonnet/trainsonnet/internal/format"
 )
 
 // Type is the declared type of a parameter.
@@ -44,7 +47,7 @@ type Param struct {
 	Max *int64 `json:"max,omitempty"`
 	// Values lists the allowed values of an enum.
 	Values []string `json:"values,omitempty"`
-	// Format checks strings, list items and map keys (see formats.go).
+	// Format checks strings, list items and map keys: a name in internal/format.
 	Format string `json:"format,omitempty"`
 	// ValueFormat checks map values ("quantity" makes a map of quantities).
 	ValueFormat string `json:"valueFormat,omitempty"`
@@ -97,11 +100,7 @@ func buildParams(prefix string, decls map[string]*decl) ([]*Param, error) {
 // buildParamsOld builds a group's members; oldPrefixes are the paths the
 // replaced system used for the group, if it was renamed.
 func buildParamsOld(prefix string, oldPrefixes []string, decls map[string]*decl) ([]*Param, error) {
-	names := make([]string, 0, len(decls))
-	for n := range decls {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(decls))
 	out := make([]*Param, 0, len(names))
 	for _, n := range names {
 		d := decls[n]
@@ -166,14 +165,14 @@ func buildParamsOld(prefix string, oldPrefixes []string, decls map[string]*decl)
 func (p *Param) checkDecl() error {
 	switch p.Type {
 	case TypeString, TypeList:
-		if _, ok := formats[p.Format]; !ok {
-			return fmt.Errorf("unknown format %q (known: %s)", p.Format, strings.Join(formatNames(), ", "))
+		if _, ok := format.Lookup(p.Format); !ok {
+			return fmt.Errorf("unknown format %q (known: %s)", p.Format, strings.Join(format.Names(), ", "))
 		}
 	case TypeMap:
-		if _, ok := formats[p.Format]; !ok {
-			return fmt.Errorf("unknown key format %q (known: %s)", p.Format, strings.Join(formatNames(), ", "))
+		if _, ok := format.Lookup(p.Format); !ok {
+			return fmt.Errorf("unknown key format %q (known: %s)", p.Format, strings.Join(format.Names(), ", "))
 		}
-		if _, ok := formats[p.ValueFormat]; !ok && p.ValueFormat != "quantity" {
+		if _, ok := format.Lookup(p.ValueFormat); !ok && p.ValueFormat != "quantity" {
 			return fmt.Errorf("unknown value format %q", p.ValueFormat)
 		}
 	case TypeEnum:

@@ -3,7 +3,8 @@ package generator
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -184,7 +185,7 @@ func (pr *Prototype) applyValue(r *resolved, prm *Param, v any, given, written s
 				Rule: "must be a map of " + prm.Path + "'s parameters"})
 			return
 		}
-		for _, k := range sortedKeys(m) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			kid := findParam(prm.Params, k)
 			childGiven := given + "." + k
 			if kid == nil {
@@ -225,7 +226,7 @@ func (pr *Prototype) applyFile(r *resolved, it input, add func(*ParamError)) {
 		add(&ParamError{Given: it.given, Rule: "must be a map of parameter names to values"})
 		return
 	}
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		given := it.given + ": " + k
 		prm := findParam(pr.Params, k)
 		if prm == nil {
@@ -376,14 +377,7 @@ func (pr *Prototype) unknownIn(given string, group *Param, key string) *ParamErr
 	return &ParamError{Param: key, Given: given, Rule: rule}
 }
 
-func (pr *Prototype) allSpellings() []string {
-	out := make([]string, 0, len(pr.byFlag))
-	for k := range pr.byFlag {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func (pr *Prototype) allSpellings() []string { return slices.Sorted(maps.Keys(pr.byFlag)) }
 
 // goValue turns a Go value from a caller into the decoded-JSON form that
 // fromValue understands. Durations and quantities keep their meaning.
@@ -416,12 +410,3 @@ func goValue(v any) any {
 }
 
 func quoteText(s string) string { return showValue(s) }
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}

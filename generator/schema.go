@@ -3,7 +3,10 @@ package generator
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
+
+	"github.com/trainsonnet/trainsonnet/internal/format"
 )
 
 // Rule describes in words what values a parameter accepts, for describe
@@ -14,7 +17,7 @@ func (p *Param) Rule() string {
 		if p.Format == "" {
 			return "text"
 		}
-		return formats[p.Format].rule
+		return format.Get(p.Format).Rule
 	case TypeInt:
 		return "an integer" + p.boundsText()
 	case TypeBool:
@@ -26,10 +29,10 @@ func (p *Param) Rule() string {
 	case TypeDuration:
 		return "seconds (300, 300s or 5m)" + p.boundsText()
 	case TypeMap:
-		k := "keys: " + formats[p.Format].rule
-		v := "values: " + formats[p.ValueFormat].rule
-		if p.ValueFormat == "quantity" {
-			v = "values: quantities"
+		k := "keys: " + format.Get(p.Format).Rule
+		v := "values: quantities"
+		if p.ValueFormat != "quantity" {
+			v = "values: " + format.Get(p.ValueFormat).Rule
 		}
 		return "key=value pairs (" + k + "; " + v + ")"
 	case TypeList:
@@ -37,9 +40,9 @@ func (p *Param) Rule() string {
 			return "integers separated by commas"
 		}
 		if p.Separator == "" {
-			return "one item per flag (each " + formats[p.Format].rule + ")"
+			return "one item per flag (each " + format.Get(p.Format).Rule + ")"
 		}
-		return "items separated by commas (each " + formats[p.Format].rule + ")"
+		return "items separated by commas (each " + format.Get(p.Format).Rule + ")"
 	case TypeObject:
 		return "YAML or JSON: a " + p.kindText()
 	case TypeGroup:
@@ -142,20 +145,7 @@ func paramSchema(p *Param) map[string]any {
 		}
 	case TypeString:
 		s["type"] = nullable("string")
-		switch p.Format {
-		case "dns1035Label":
-			s["pattern"], s["maxLength"] = "^[a-z]([-a-z0-9]*[a-z0-9])?$", 63
-		case "dns1123Label":
-			s["pattern"], s["maxLength"] = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", 63
-		case "dns1123Subdomain":
-			s["pattern"], s["maxLength"] = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$", 253
-		case "absPath":
-			s["pattern"] = "^/"
-		case "s3URI":
-			s["pattern"] = "^s3://[^/]+"
-		case "image", "nonEmpty":
-			s["minLength"] = 1
-		}
+		maps.Copy(s, format.Get(p.Format).Schema)
 	case TypeInt:
 		s["type"] = nullable("integer")
 		addBounds(s, p)

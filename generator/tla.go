@@ -3,7 +3,8 @@ package generator
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/google/go-jsonnet/ast"
@@ -31,14 +32,9 @@ func paramsNode(v any) (ast.Node, error) {
 		}
 		return &ast.LiteralNumber{OriginalString: string(x)}, nil
 	case map[string]any:
-		return objectNode(len(x), sortedKeys(x), func(k string) any { return x[k] })
+		return objectNode(len(x), slices.Sorted(maps.Keys(x)), func(k string) any { return x[k] })
 	case map[string]string:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		return objectNode(len(x), keys, func(k string) any { return x[k] })
+		return objectNode(len(x), slices.Sorted(maps.Keys(x)), func(k string) any { return x[k] })
 	case []any:
 		return arrayNode(len(x), func(i int) any { return x[i] })
 	case []string:

@@ -3,155 +3,297 @@
 // errors of bad input. Refresh with `go test ./... -update` and review the
 // diff like code. The cases are exported so that the end-to-end suite under
 // test/ applies exactly the same manifests to a real API server.
+//
+// The cases are data: each folder <dir> of golden/ with a cases.yaml lists
+// its cases there, and their golden files sit beside it. Adding a case, or
+// the cases of a new prototype (golden/<prototype>/cases.yaml), needs no Go.
+// A cases.yaml holds any of these lists, each case a name and the command
+// line after "trainsonnet", split as sh splits words:
+//
+//	podSecurity: baseline    # the default Pod Security level of its renders and bases
+//	renders:                 # stdout in <name>.yaml (<name>.json with -o json), stderr in <name>.stderr if any
+//	- name: defaults
+//	  args: gen openmpi
+//	- name: non-root
+//	  args: gen openmpi --name rootless --run-as-user 1000 --ssh-secret s
+//	  podSecurity: restricted
+//	bases:                   # run with --output-dir; the directory is pinned as <name>/
+//	- name: kustomize-base
+//	  args: gen openmpi --name train --ssh-secret train-ssh
+//	outputs:                 # other commands: stdout in <name>.txt
+//	errors:                  # must fail: the command, exit code and stderr in <name>.txt
+//	- name: bad-quantity
+//	  args: gen openmpi --memory 4GB
+//	- name: bad-metadata      # exit code 2 (bad input) unless exitCode: 1 (a prototype bug)
+//	  args: gen badcrd -J testdata/prototypes
+//	  exitCode: 1
+//
+// Renders and bases of golden/<dir> must render the prototype <dir>.
+// Relative paths in args (-f testdata/x.yaml, -J testdata/prototypes) are
+// relative to golden/. podSecurity is the strictest Pod Security level the
+// pods of a case pass (privileged, baseline or restricted); the e2e suite
+// checks that it is exactly that. notApplied: <why>, at the top, keeps the
+// e2e suite from applying the folder's cases (for kinds its API server
+// does not have).
 package golden
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
 
 // A Case is one trainsonnet invocation and the golden files it must match.
 type Case struct {
 	Name string   // golden file name, without extension
 	Args []string // after "trainsonnet"
+	// Dir is the folder under golden/ of its cases.yaml and golden files.
+	Dir string
+	// PodSecurity is the Pod Security level of a render or base: the
+	// strictest one its pods pass.
+	PodSecurity string
+	// NotApplied, when set, says why the e2e suite does not apply the case.
+	NotApplied string
+	// ExitCode is the exit code an error case must end with: 2 (bad
+	// input) unless its cases.yaml says exitCode: 1 (a prototype bug).
+	ExitCode int
 }
 
-// Renders are cases that succeed; their output goes to
+// Renders are cases that succeed, by prototype; their output goes to
 // <prototype>/<name>.yaml (or .json), stderr to <name>.stderr when not empty.
 // The e2e suite applies every one of them to a real API server.
-var Renders = map[string][]Case{
-	"openmpi": {
-		{Name: "defaults", Args: []string{"gen", "openmpi"}},
-		{Name: "gpu-node-selector-resources", Args: []string{"gen", "openmpi", "--name", "bench", "--workers", "8",
-			"--gpu", "2", "--cpu", "8", "--memory", "32Gi", "--node-selector", "cloud.google.com/gke-accelerator=nvidia-tesla-t4",
-			"--custom-resources", "rdma/hca_shared_devices_a=1,hugepages-2Mi=1Gi",
-			"--tolerations", `[{"key":"nvidia.com/gpu","operator":"Exists","effect":"NoSchedule"}]`,
-			"--launcher-cpu", "1", "--launcher-memory", "2Gi"}},
-		{Name: "host-network", Args: []string{"gen", "openmpi", "--name", "hostnet", "--workers", "3", "--use-host-network", "--ssh-port", "2222"}},
-		{Name: "existing-ssh-secret", Args: []string{"gen", "openmpi", "--name", "keyed", "--ssh-secret", "team-mpi-key"}},
-		{Name: "s3-staging", Args: []string{"gen", "openmpi", "--name", "staged", "--workers", "2", "--s3-secret", "aws-creds",
-			"--s3-download-from", "s3://datasets/imagenet", "--s3-download-to", "/trainsonnet/data/imagenet",
-			"--s3-upload-from", "/trainsonnet/data/out", "--s3-upload-to", "s3://results/runs", "--s3-endpoint", "https://minio.example.com"}},
-		{Name: "non-root", Args: []string{"gen", "openmpi", "--name", "rootless", "--workers", "2", "--run-as-user", "1000",
-			"--run-as-group", "1000", "--ssh-secret", "rootless-ssh", "--exec", "mpirun -np 2 hostname"}},
-		{Name: "no-network-policy", Args: []string{"gen", "openmpi", "--name", "open", "--workers", "2", "--network-policy=false", "--ssh-secret", "open-ssh"}},
-		{Name: "json", Args: []string{"gen", "openmpi", "--name", "listed", "--workers", "2", "--ssh-secret", "listed-ssh", "-o", "json"}},
-		{Name: "ksonnet-spellings", Args: []string{"gen", "openmpi", "--name", "ks", "--image", "registry.example.com/mpi:1.0",
-			"--secret", "ks-ssh", "--workers", "2", "--gpu", "1", "--initTimeout", "600", "--nodeSelector", "accelerator=nvidia-tesla-k80",
-			"--imagePullPolicy", "Always", "--schedulerName", "volcano", "--exec", "mpirun -np 2 python /opt/train.py",
-			"--s3Secret", "aws", "--downloadDataFrom", "s3://bucket/in", "--downloadDataTo", "/trainsonnet/data/in"}},
-		{Name: "params-file", Args: []string{"gen", "openmpi", "-f", "testdata/openmpi-params.yaml", "--set", "workers=3", "--set", "mca.btl_tcp_if_include=eth0"}},
-		{Name: "kubeflow-names-in-params-file", Args: []string{"gen", "openmpi", "-f", "testdata/openmpi-kubeflow-names.yaml"}},
-		{Name: "lifetime-and-security", Args: []string{"gen", "openmpi", "--name", "bounded", "--workers", "2", "--ssh-secret", "b",
-			"--ttl-seconds-after-finished", "1h", "--active-deadline-seconds", "2h", "--backoff-limit", "2",
-			"--service-account-name", "trainer", "--priority-class-name", "high", "--image-pull-secrets", "regcred,mirror",
-			"--labels", "team=ml,cost-center=42", "--annotations", "example.com/owner=ml-platform",
-			"--volumes", `[{"name":"datasets","persistentVolumeClaim":{"claimName":"imagenet","readOnly":true}}]`,
-			"--volume-mounts", `[{"name":"datasets","mountPath":"/datasets","readOnly":true}]`,
-			"--env", "NCCL_DEBUG=INFO,OMP_NUM_THREADS=4", "--launcher-env", "HOROVOD_TIMELINE=/trainsonnet/data/timeline.json",
-			"--wait-for-gpu-driver", "--gpu", "1", "--slots", "1"}},
-	},
-}
+var Renders map[string][]Case
 
-func init() {
-	Renders["horovod"] = []Case{
-		{Name: "defaults", Args: []string{"gen", "horovod"}},
-		// The two examples of the Helm chart's README, as their values files.
-		{Name: "chart-example-gpu", Args: []string{"gen", "horovod", "--name", "mnist", "-f", "testdata/horovod-chart-gpu.yaml"}},
-		{Name: "chart-example-host-network", Args: []string{"gen", "horovod", "--name", "mnist", "-f", "testdata/horovod-chart-host-network.yaml"}},
-		{Name: "gpus-node-selector", Args: []string{"gen", "horovod", "--name", "bench", "--worker-number", "4",
-			"--resources", `{"limits":{"nvidia.com/gpu":4,"memory":"96Gi"},"requests":{"cpu":"16"}}`,
-			"--driver-resources", `{"limits":{"nvidia.com/gpu":1}}`,
-			"--worker-node-selector", "cloud.google.com/gke-accelerator=nvidia-tesla-a100",
-			"--worker-tolerations", `[{"key":"nvidia.com/gpu","operator":"Exists","effect":"NoSchedule"}]`,
-			"--driver-args", "mpirun -np 17 --bind-to none python train.py --epochs=90"}},
-		{Name: "existing-ssh-secret", Args: []string{"gen", "horovod", "--name", "keyed", "--ssh-secret", "team-ssh", "--worker-number", "2"}},
-		{Name: "per-role-env", Args: []string{"gen", "horovod", "--name", "envs", "--worker-number", "2", "--ssh-secret", "s",
-			"--env", "NCCL_DEBUG=INFO", "--worker-env", "ROLE=worker", "--driver-env", "ROLE=driver,HOROVOD_TIMELINE=/tmp/timeline.json"}},
-		{Name: "privileged-host-pid", Args: []string{"gen", "horovod", "--name", "priv", "--worker-number", "2", "--ssh-secret", "s",
-			"--worker-privileged", "--use-host-pid"}},
-		{Name: "master-flags", Args: []string{"gen", "horovod", "--name", "old", "--ssh-secret", "s", "--worker-number", "2",
-			"--set", "master.image.tag=0.27.0", "--master.args", "mpirun -np 3 hostname", "--master.args", "&& echo done"}},
-	}
-	Bases["horovod"] = []Case{
-		{Name: "kustomize-base", Args: []string{"gen", "horovod", "--name", "train", "--worker-number", "2", "--ssh-secret", "train-ssh"}},
-	}
-	Errors = append(Errors,
-		Case{Name: "horovod-host-network-port-22", Args: []string{"gen", "horovod", "--use-host-network", "--ssh-port", "22"}},
-		Case{Name: "horovod-ordered-ready", Args: []string{"gen", "horovod", "--worker-pod-management-policy", "OrderedReady"}},
-		Case{Name: "horovod-bad-image-tag", Args: []string{"gen", "horovod", "--worker-image-tag", "1.0:latest"}},
-		Case{Name: "horovod-repository-with-tag", Args: []string{"gen", "horovod", "--worker-image-repository", "horovod/horovod:0.28.1"}},
-		Case{Name: "horovod-chart-mistakes", Args: []string{"gen", "horovod", "-f", "testdata/horovod-bad-values.yaml"}},
-		Case{Name: "horovod-resources-typo", Args: []string{"gen", "horovod", "--resources", `{"limit":{"nvidia.com/gpu":1}}`}},
-	)
-}
+// Bases are rendered with --output-dir and pinned as directories, by
+// prototype.
+var Bases map[string][]Case
 
-// Bases are rendered with --output-dir and pinned as directories.
-var Bases = map[string][]Case{
-	"openmpi": {
-		{Name: "kustomize-base", Args: []string{"gen", "openmpi", "--name", "train", "--workers", "2", "--ssh-secret", "train-ssh"}},
-	},
-}
-
-// Outputs are the other commands whose output is pinned, in cli/<name>.txt.
-var Outputs = []Case{
-	{Name: "list", Args: []string{"list"}},
-	{Name: "list-json", Args: []string{"list", "-o", "json"}},
-	{Name: "describe-openmpi", Args: []string{"describe", "openmpi"}},
-	{Name: "describe-openmpi-json", Args: []string{"describe", "openmpi", "-o", "json"}},
-	{Name: "schema-openmpi", Args: []string{"schema", "openmpi"}},
-	{Name: "gen-openmpi-help", Args: []string{"gen", "openmpi", "--help"}},
-	{Name: "describe-horovod", Args: []string{"describe", "horovod"}},
-	{Name: "schema-horovod", Args: []string{"schema", "horovod"}},
-	{Name: "gen-help", Args: []string{"gen", "--help"}},
-}
+// Outputs are the other commands whose output is pinned, in <dir>/<name>.txt.
+var Outputs []Case
 
 // Errors are cases that must fail: exit code and stderr are pinned in
-// errors/<name>.txt, and stdout must stay empty.
-var Errors = []Case{
-	{Name: "bad-quantity", Args: []string{"gen", "openmpi", "--memory", "4GB"}},
-	{Name: "negative-workers", Args: []string{"gen", "openmpi", "--workers", "-1"}},
-	{Name: "unknown-flag", Args: []string{"gen", "openmpi", "--workerz", "3"}},
-	{Name: "unknown-key-in-params-file", Args: []string{"gen", "openmpi", "-f", "testdata/unknown-key.yaml"}},
-	{Name: "alias-and-types-in-params-file", Args: []string{"gen", "openmpi", "-f", "testdata/alias-key.yaml"}},
-	{Name: "bad-name", Args: []string{"gen", "openmpi", "--name", "Bad_Name"}},
-	{Name: "bad-label", Args: []string{"gen", "openmpi", "--labels", "team=ml/platform"}},
-	{Name: "bad-enum", Args: []string{"gen", "openmpi", "--image-pull-policy", "Sometimes"}},
-	{Name: "host-network-port-22", Args: []string{"gen", "openmpi", "--use-host-network", "--ssh-port", "22"}},
-	{Name: "bad-bool", Args: []string{"gen", "openmpi", "--network-policy=maybe"}},
-	{Name: "bad-duration", Args: []string{"gen", "openmpi", "--init-timeout", "5 minutes"}},
-	{Name: "unknown-prototype", Args: []string{"gen", "opnempi"}},
-	{Name: "bad-map", Args: []string{"gen", "openmpi", "--node-selector", "gpu"}},
-	{Name: "bad-volume-field", Args: []string{"gen", "openmpi", "--volumes", `[{"name":"data","emptyDirr":{}}]`}},
-	{Name: "s3-download-without-target", Args: []string{"gen", "openmpi", "--s3-download-from", "s3://bucket/data"}},
-	{Name: "name-too-long-for-workers", Args: []string{"gen", "openmpi", "--name", "a-rather-long-job-name-for-a-big-distributed-training", "--workers", "10000"}},
-	{Name: "params-file-not-yaml", Args: []string{"gen", "openmpi", "-f", "testdata/not-yaml.yaml"}},
-	{Name: "params-file-missing", Args: []string{"gen", "openmpi", "-f", "testdata/does-not-exist.yaml"}},
-	{Name: "reserved-env", Args: []string{"gen", "openmpi", "--env", "TS_EXEC=rm -rf /"}},
-	{Name: "set-without-equals", Args: []string{"gen", "openmpi", "--set", "workers"}},
-	{Name: "set-unknown-key", Args: []string{"gen", "openmpi", "--set", "ssh.prot=2222"}},
-	{Name: "two-spellings-of-one-flag", Args: []string{"gen", "openmpi", "--node-selector", "a=b", "--nodeSelector", "c=d"}},
-	{Name: "bad-output-format", Args: []string{"gen", "openmpi", "-o", "xml"}},
-	{Name: "extra-argument", Args: []string{"gen", "openmpi", "extra"}},
-	{Name: "mount-of-unknown-volume", Args: []string{"gen", "openmpi", "--volume-mounts", `[{"name":"scratch","mountPath":"/scratch"}]`}},
-	{Name: "bad-image", Args: []string{"gen", "openmpi", "--image", "Registry/MPI:1"}},
-	{Name: "bad-env-name", Args: []string{"gen", "openmpi", "--env", "1BAD=x"}},
-	{Name: "bad-secret-name", Args: []string{"gen", "openmpi", "--ssh-secret", "Not_A_Name"}},
-	{Name: "many-problems-at-once", Args: []string{"gen", "openmpi", "--workers", "0", "--gpu", "-1", "--memory", "lots", "--ssh-port", "70000", "--namespace", "Team A"}},
-	{Name: "no-prototype", Args: []string{"gen"}},
-	{Name: "flag-before-prototype", Args: []string{"gen", "--workers", "2", "openmpi"}},
-	{Name: "describe-unknown", Args: []string{"describe", "horovd"}},
-	// Found by the e2e sweep: values the API server refuses, now refused here.
-	{Name: "user-id-above-int32", Args: []string{"gen", "openmpi", "--run-as-user", "2147483648"}},
-	{Name: "ttl-above-int32", Args: []string{"gen", "openmpi", "--ttl-seconds-after-finished", "2147483648"}},
-	{Name: "fractional-memory", Args: []string{"gen", "openmpi", "--memory", "500m"}},
-	{Name: "custom-resource-rules", Args: []string{"gen", "openmpi", "--custom-resources", "example.com/fpga=500m"}},
-	{Name: "custom-resource-without-domain", Args: []string{"gen", "openmpi", "--custom-resources", "fpga=1"}},
-	{Name: "hugepages-without-memory", Args: []string{"gen", "openmpi", "--custom-resources", "hugepages-2Mi=1Gi"}},
-	{Name: "hugepages-not-whole-pages", Args: []string{"gen", "openmpi", "--memory", "1Gi", "--custom-resources", "hugepages-2Mi=3Mi"}},
-	{Name: "gpu-resource-without-domain", Args: []string{"gen", "openmpi", "--gpu-resource", "gpu"}},
-	{Name: "pull-secret-twice", Args: []string{"gen", "openmpi", "--image-pull-secrets", "regcred,regcred"}},
-	{Name: "data-dir-on-own-mount", Args: []string{"gen", "openmpi", "--data-dir", "/etc/trainsonnet"}},
-	{Name: "mount-path-twice", Args: []string{"gen", "openmpi", "--volumes", `[{"name":"a","emptyDir":{}}]`,
-		"--volume-mounts", `[{"name":"a","mountPath":"/trainsonnet/data"}]`}},
-	{Name: "env-sets-open-mpi", Args: []string{"gen", "openmpi", "--env", "OMPI_MCA_btl=tcp", "--launcher-env", "OMPI_ALLOW_RUN_AS_ROOT=0"}},
-	{Name: "hostfile-over-a-configmap", Args: []string{"gen", "openmpi", "--name", "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwx", "--workers", "9000"}},
-	{Name: "toleration-rules", Args: []string{"gen", "openmpi", "--tolerations", `[{"key":"a","operator":"Exists","value":"x"}]`}},
-	{Name: "data-dir-at-root", Args: []string{"gen", "openmpi", "--data-dir", "/"}},
-	{Name: "non-root-on-privileged-port", Args: []string{"gen", "openmpi", "--run-as-user", "1000", "--ssh-port", "22"}},
+// <dir>/<name>.txt, and stdout must stay empty.
+var Errors []Case
+
+// podSecurity is the default Pod Security level of each folder's cases.
+var podSecurity map[string]string
+
+//go:embed */cases.yaml
+var data embed.FS
+
+func init() {
+	if err := load(data); err != nil {
+		panic(err)
+	}
+}
+
+// PodSecurity returns the default Pod Security level of a prototype's
+// cases (podSecurity in golden/<proto>/cases.yaml), which its examples run
+// at too; "" when it has none.
+func PodSecurity(proto string) string { return podSecurity[proto] }
+
+// casesFile is the shape of a cases.yaml.
+type casesFile struct {
+	PodSecurity string     `json:"podSecurity"`
+	NotApplied  string     `json:"notApplied"`
+	Renders     []caseData `json:"renders"`
+	Bases       []caseData `json:"bases"`
+	Outputs     []caseData `json:"outputs"`
+	Errors      []caseData `json:"errors"`
+}
+
+type caseData struct {
+	Name        string `json:"name"`
+	Args        string `json:"args"`
+	PodSecurity string `json:"podSecurity"`
+	ExitCode    int    `json:"exitCode"`
+}
+
+var levels = []string{"privileged", "baseline", "restricted"}
+
+func load(fsys fs.FS) error {
+	Renders, Bases, Outputs, Errors = map[string][]Case{}, map[string][]Case{}, nil, nil
+	podSecurity = map[string]string{}
+	files, err := fs.Glob(fsys, "*/cases.yaml")
+	if err != nil {
+		return err
+	}
+	seen := map[string]string{} // golden file -> case, across lists
+	for _, file := range files {
+		dir := path.Dir(file)
+		raw, err := fs.ReadFile(fsys, file)
+		if err != nil {
+			return err
+		}
+		var f casesFile
+		if err := yaml.UnmarshalStrict(raw, &f); err != nil {
+			return fmt.Errorf("golden/%s: %w", file, err)
+		}
+		if f.PodSecurity != "" && !slices.Contains(levels, f.PodSecurity) {
+			return fmt.Errorf("golden/%s: podSecurity %q: must be one of %s", file, f.PodSecurity, strings.Join(levels, ", "))
+		}
+		podSecurity[dir] = f.PodSecurity
+		lists := []struct {
+			what  string
+			cases []caseData
+			add   func(Case)
+			files func(name string) []string
+		}{
+			{"renders", f.Renders, func(c Case) { Renders[dir] = append(Renders[dir], c) },
+				func(n string) []string { return []string{n + ".yaml", n + ".json", n + ".stderr"} }},
+			{"bases", f.Bases, func(c Case) { Bases[dir] = append(Bases[dir], c) },
+				func(n string) []string { return []string{n} }},
+			{"outputs", f.Outputs, func(c Case) { Outputs = append(Outputs, c) },
+				func(n string) []string { return []string{n + ".txt"} }},
+			{"errors", f.Errors, func(c Case) { Errors = append(Errors, c) },
+				func(n string) []string { return []string{n + ".txt"} }},
+		}
+		for _, l := range lists {
+			for i, d := range l.cases {
+				where := fmt.Sprintf("golden/%s: %s[%d] %s", file, l.what, i, d.Name)
+				c, err := d.toCase(dir, f)
+				if err != nil {
+					return fmt.Errorf("%s: %w", where, err)
+				}
+				if (l.what == "renders" || l.what == "bases") && (len(c.Args) < 2 || c.Args[0] != "gen" || c.Args[1] != dir) {
+					return fmt.Errorf("%s: renders and bases of golden/%s must start with: gen %s", where, dir, dir)
+				}
+				if l.what != "renders" && l.what != "bases" && d.PodSecurity != "" {
+					return fmt.Errorf("%s: podSecurity is for renders and bases", where)
+				}
+				if l.what == "errors" {
+					if c.ExitCode == 0 {
+						c.ExitCode = 2
+					}
+					if c.ExitCode != 1 && c.ExitCode != 2 {
+						return fmt.Errorf("%s: exitCode %d: errors end with 2 (bad input) or 1 (a prototype bug)", where, c.ExitCode)
+					}
+				} else if d.ExitCode != 0 {
+					return fmt.Errorf("%s: exitCode is for errors", where)
+				}
+				for _, g := range l.files(d.Name) {
+					if prev, dup := seen[path.Join(dir, g)]; dup {
+						return fmt.Errorf("%s: its golden file %s is %s's too", where, path.Join(dir, g), prev)
+					}
+					seen[path.Join(dir, g)] = where
+				}
+				l.add(c)
+			}
+		}
+	}
+	return nil
+}
+
+func (d caseData) toCase(dir string, f casesFile) (Case, error) {
+	if d.Name == "" || d.Name != strings.TrimSpace(d.Name) || strings.ContainsAny(d.Name, `/\`) {
+		return Case{}, fmt.Errorf("name %q: must be a file name", d.Name)
+	}
+	args, err := splitWords(d.Args)
+	if err != nil {
+		return Case{}, fmt.Errorf("args: %w", err)
+	}
+	if len(args) == 0 {
+		return Case{}, fmt.Errorf("args: empty")
+	}
+	level := d.PodSecurity
+	if level == "" {
+		level = f.PodSecurity
+	} else if !slices.Contains(levels, level) {
+		return Case{}, fmt.Errorf("podSecurity %q: must be one of %s", level, strings.Join(levels, ", "))
+	}
+	return Case{Name: d.Name, Args: args, Dir: dir, PodSecurity: level, NotApplied: f.NotApplied, ExitCode: d.ExitCode}, nil
+}
+
+// splitWords splits a command line as sh does, without expansions: words
+// are separated by blanks; '…' quotes anything; "…" quotes anything but \"
+// and \\; a backslash outside quotes escapes the next character.
+func splitWords(s string) ([]string, error) {
+	var words []string
+	var w strings.Builder
+	inWord := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n':
+			if inWord {
+				words = append(words, w.String())
+				w.Reset()
+				inWord = false
+			}
+			continue
+		case c == '\'':
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				return nil, fmt.Errorf("unterminated ' in %q", s)
+			}
+			w.WriteString(s[i+1 : i+1+j])
+			i += j + 1
+		case c == '"':
+			i++
+			for ; i < len(s) && s[i] != '"'; i++ {
+				if s[i] == '\\' && i+1 < len(s) && (s[i+1] == '"' || s[i+1] == '\\') {
+					i++
+				}
+				w.WriteByte(s[i])
+			}
+			if i == len(s) {
+				return nil, fmt.Errorf("unterminated \" in %q", s)
+			}
+		case c == '\\':
+			if i+1 == len(s) {
+				return nil, fmt.Errorf("a \\ ends %q", s)
+			}
+			i++
+			w.WriteByte(s[i])
+		default:
+			w.WriteByte(c)
+		}
+		inWord = true
+	}
+	if inWord {
+		words = append(words, w.String())
+	}
+	return words, nil
+}
+
+// ExampleOverlays finds the kustomize overlays under an examples folder:
+// for every prototype folder with a params.yaml (the base's parameters),
+// each subfolder with a kustomization.yaml, sorted.
+func ExampleOverlays(examples string) (map[string][]string, error) {
+	protos, err := os.ReadDir(examples)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]string{}
+	for _, p := range protos {
+		if !p.IsDir() {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(examples, p.Name(), "params.yaml")); err != nil {
+			continue
+		}
+		subs, err := os.ReadDir(filepath.Join(examples, p.Name()))
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range subs {
+			if _, err := os.Stat(filepath.Join(examples, p.Name(), s.Name(), "kustomization.yaml")); err == nil && s.IsDir() && s.Name() != "base" {
+				out[p.Name()] = append(out[p.Name()], s.Name())
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no example overlays under %s", examples)
+	}
+	for _, overlays := range out {
+		slices.Sort(overlays)
+	}
+	return out, nil
 }

@@ -3,7 +3,8 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -110,11 +111,7 @@ func defaultText(p *generator.Param) string {
 		if len(d) == 0 {
 			return ""
 		}
-		keys := make([]string, 0, len(d))
-		for k := range d {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(d))
 		pairs := make([]string, len(keys))
 		for i, k := range keys {
 			pairs[i] = k + "=" + d[k]

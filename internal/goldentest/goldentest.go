@@ -6,9 +6,10 @@ package goldentest
 import (
 	"bytes"
 	"flag"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -60,12 +61,7 @@ func AssertDir(t testing.TB, files map[string][]byte, dir string) {
 			t.Errorf("%s: extra golden file %s", dir, e.Name())
 		}
 	}
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(files)) {
 		if !onDisk[n] {
 			t.Errorf("%s: missing golden file %s", dir, n)
 			continue

@@ -5,10 +5,11 @@
 //   - golden_test.go: every case of golden.Renders and golden.Bases and every
 //     kustomize overlay under examples/, each in a namespace of its own that
 //     enforces the strictest Pod Security level the case's pods pass
-//     (expectedLevels says which and why): server-side dry run with strict
-//     field validation (server warnings are errors), a real apply, a re-apply
-//     that must change nothing, and the namespace deleted again; a namespace
-//     of the next stricter level must refuse the case.
+//     (podSecurity in golden/<prototype>/cases.yaml says which and why):
+//     server-side dry run with strict field validation (server warnings are
+//     errors), a real apply, a re-apply that must change nothing, and the
+//     namespace deleted again; a namespace of the next stricter level must
+//     refuse the case.
 //   - sweep_test.go: TestSweep, at least 200 random parameter sets per
 //     prototype, drawn from the declared parameter types (draw_test.go), each
 //     rendered and sent to the server (server-side dry run, batched); a

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"math/rand/v2"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/trainsonnet/trainsonnet/generator"
+	"github.com/trainsonnet/trainsonnet/internal/format"
 )
 
 // This file draws random parameter sets from a prototype's declared
@@ -61,7 +60,7 @@ func (v drawnValue) flagTexts() []string {
 
 // drawer draws parameter sets for one prototype.
 type drawer struct {
-	r      *rand.Rand
+	*format.Rand
 	leaves []*generator.Param
 	caps   map[string]int64 // int parameters that scale the output -> max
 	// skipped records parameters no value can be drawn for (a format or
@@ -121,7 +120,7 @@ func (d *drawer) drawSet(pr *generator.Prototype, index int) []drawnValue {
 	// which the prototype must refuse.
 	if slices.ContainsFunc(leaves, func(p *generator.Param) bool { return isMount(p) && set[p.Path] }) &&
 		!slices.ContainsFunc(leaves, func(p *generator.Param) bool { return isVolume(p) && set[p.Path] }) &&
-		d.r.IntN(100) < 90 {
+		d.IntN(100) < 90 {
 		for _, p := range leaves {
 			if isVolume(p) {
 				set[p.Path] = true
@@ -171,7 +170,7 @@ func (d *drawer) decide(ps []*generator.Param, mode string, pct int, set map[str
 	for _, p := range ps {
 		if p.Type == generator.TypeGroup {
 			m := "each"
-			switch x := d.r.IntN(100); {
+			switch x := d.IntN(100); {
 			case mode == "none" || x < 50:
 				m = "none"
 			case x < 90:
@@ -186,7 +185,7 @@ func (d *drawer) decide(ps []*generator.Param, mode string, pct int, set map[str
 		case "all":
 			set[p.Path] = true
 		default:
-			set[p.Path] = d.r.IntN(100) < pct
+			set[p.Path] = d.IntN(100) < pct
 		}
 	}
 }
@@ -217,10 +216,10 @@ func (d *drawer) value(p *generator.Param, drawn map[string]drawnValue) (drawnVa
 		n := d.intIn(p)
 		return drawnValue{p, strconv.FormatInt(n, 10), n}, true
 	case generator.TypeBool:
-		b := d.r.IntN(2) == 0
+		b := d.IntN(2) == 0
 		return drawnValue{p, strconv.FormatBool(b), b}, true
 	case generator.TypeEnum:
-		s := p.Values[d.r.IntN(len(p.Values))]
+		s := p.Values[d.IntN(len(p.Values))]
 		return drawnValue{p, s, s}, true
 	case generator.TypeQuantity:
 		var q string
@@ -278,9 +277,9 @@ func (d *drawer) intIn(p *generator.Param) int64 {
 		hi = min(hi, c)
 	}
 	in := func(v int64) bool { return v >= lo && v <= hi }
-	switch x := d.r.IntN(100); {
+	switch x := d.IntN(100); {
 	case x < 40:
-		return lo + d.r.Int64N(min(hi-lo, 15)+1)
+		return lo + d.Int64N(min(hi-lo, 15)+1)
 	case x < 55:
 		var cands []int64
 		for _, v := range interestingInts {
@@ -289,7 +288,7 @@ func (d *drawer) intIn(p *generator.Param) int64 {
 			}
 		}
 		if len(cands) > 0 {
-			return cands[d.r.IntN(len(cands))]
+			return cands[d.IntN(len(cands))]
 		}
 		return lo
 	case x < 62:
@@ -298,16 +297,16 @@ func (d *drawer) intIn(p *generator.Param) int64 {
 		return hi
 	}
 	// log-uniform: up to 2^33 above the minimum
-	v := lo + d.r.Int64N(int64(1)<<(1+d.r.IntN(33)))
+	v := lo + d.Int64N(int64(1)<<(1+d.IntN(33)))
 	if !in(v) {
-		v = lo + d.r.Int64N(min(hi-lo, math.MaxInt64-1)+1)
+		v = lo + d.Int64N(min(hi-lo, math.MaxInt64-1)+1)
 	}
 	return v
 }
 
 // seconds writes n as "300", "300s", "5m" or "2h", as users may.
 func (d *drawer) seconds(n int64) string {
-	switch x := d.r.IntN(4); {
+	switch x := d.IntN(4); {
 	case x == 0 && n > 0 && n%3600 == 0:
 		return strconv.FormatInt(n/3600, 10) + "h"
 	case x == 1 && n > 0 && n%60 == 0:
@@ -323,34 +322,34 @@ func (d *drawer) seconds(n int64) string {
 // exponents.
 func (d *drawer) quantity() string {
 	suffixes := []string{"", "", "Ki", "Mi", "Gi", "k", "M", "G"}
-	switch x := d.r.IntN(40); {
+	switch x := d.IntN(40); {
 	case x < 26:
-		return strconv.Itoa(1+d.r.IntN(64)) + suffixes[d.r.IntN(len(suffixes))]
+		return strconv.Itoa(1+d.IntN(64)) + suffixes[d.IntN(len(suffixes))]
 	case x < 28:
-		return strconv.Itoa(1+d.r.IntN(8000)) + "m"
+		return strconv.Itoa(1+d.IntN(8000)) + "m"
 	case x < 30:
-		return fmt.Sprintf("%d.%d%s", d.r.IntN(16), 1+d.r.IntN(9), []string{"", "Gi", "Mi", "Ti"}[d.r.IntN(4)])
+		return fmt.Sprintf("%d.%d%s", d.IntN(16), 1+d.IntN(9), []string{"", "Gi", "Mi", "Ti"}[d.IntN(4)])
 	case x < 32:
 		return "0"
 	case x < 34:
-		return fmt.Sprintf("%de%d", 1+d.r.IntN(9), d.r.IntN(10))
+		return fmt.Sprintf("%de%d", 1+d.IntN(9), d.IntN(10))
 	}
-	return strconv.Itoa(1+d.r.IntN(512)) + []string{"Mi", "Gi"}[d.r.IntN(2)]
+	return strconv.Itoa(1+d.IntN(512)) + []string{"Mi", "Gi"}[d.IntN(2)]
 }
 
 // bytes draws a whole number of bytes (a quantity of unit "bytes").
 func (d *drawer) bytes() string {
-	switch x := d.r.IntN(10); {
+	switch x := d.IntN(10); {
 	case x < 6:
-		return strconv.Itoa(1+d.r.IntN(512)) + []string{"Mi", "Gi", "Ki", "M", "G"}[d.r.IntN(5)]
+		return strconv.Itoa(1+d.IntN(512)) + []string{"Mi", "Gi", "Ki", "M", "G"}[d.IntN(5)]
 	case x < 7:
 		return "0"
 	case x < 8:
-		return fmt.Sprintf("%d.5Gi", d.r.IntN(64))
+		return fmt.Sprintf("%d.5Gi", d.IntN(64))
 	case x < 9:
-		return fmt.Sprintf("%de%d", 1+d.r.IntN(9), 3+d.r.IntN(8))
+		return fmt.Sprintf("%de%d", 1+d.IntN(9), 3+d.IntN(8))
 	}
-	return strconv.Itoa(1 + d.r.IntN(1<<30))
+	return strconv.Itoa(1 + d.IntN(1<<30))
 }
 
 // resourceQuantity draws a limit valid for the resource named: whole bytes
@@ -365,67 +364,23 @@ func (d *drawer) resourceQuantity(name string) string {
 		if err != nil {
 			return d.bytes()
 		}
-		return strconv.FormatInt(int64(1+d.r.IntN(8))*page.Value(), 10)
+		return strconv.FormatInt(int64(1+d.IntN(8))*page.Value(), 10)
 	case strings.Contains(name, "/"):
-		return strconv.Itoa(d.r.IntN(65))
+		return strconv.Itoa(d.IntN(65))
 	}
 	return d.quantity()
 }
 
-// formatted draws a string valid for a declared format.
-func (d *drawer) formatted(format string, drawn map[string]drawnValue) (string, bool) {
-	switch format {
-	case "":
-		return d.text(d.r.IntN(10) == 0), true
-	case "nonEmpty":
-		return d.text(false), true
-	case "dns1035Label":
-		return d.dns1035(1 + d.r.IntN(20)), true
-	case "dns1123Label":
-		return d.label(1 + d.r.IntN(30)), true
-	case "dns1123Subdomain":
-		return d.subdomain(), true
-	case "labelKey":
-		return d.labelKey(), true
-	case "labelValue":
-		return d.labelValue(), true
-	case "resourceName":
-		return d.resourceName(), true
-	case "extendedResourceName":
-		return d.extendedResourceName(), true
-	case "envName":
-		return d.envName(), true
-	case "image":
-		return d.image(), true
-	case "imageRepository":
-		return d.imageRepository(), true
-	case "imageTag":
-		return d.imageTag(), true
-	case "absPath":
-		return d.absPath(d.absPathPool(drawn)), true
-	case "s3URI":
-		return d.s3URI(), true
-	case "int":
-		return strconv.FormatInt(d.r.Int64N(1<<31), 10), true
+// formatted draws a string valid for a declared format, with the format's
+// own drawer (internal/format), absolute paths mostly under the ones in
+// absPathPool.
+func (d *drawer) formatted(name string, drawn map[string]drawnValue) (string, bool) {
+	f, ok := format.Lookup(name)
+	if !ok {
+		return "", false
 	}
-	return "", false
-}
-
-const (
-	lower    = "abcdefghijklmnopqrstuvwxyz"
-	digits   = "0123456789"
-	alnum    = lower + digits
-	anyASCII = " !\"#$%&'()*+-./:;<>?@[\\]^_`{|}~" + alnum + "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-)
-
-func (d *drawer) pick(chars string) byte { return chars[d.r.IntN(len(chars))] }
-
-func (d *drawer) from(chars string, n int) string {
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = d.pick(chars)
-	}
-	return string(b)
+	d.Paths = d.absPathPool(drawn)
+	return f.Draw(d.Rand), true
 }
 
 // name draws the set's unique name: a DNS-1035 label of 1 to 62
@@ -433,152 +388,16 @@ func (d *drawer) from(chars string, n int) string {
 func (d *drawer) name(index int) string {
 	suffix := "-" + strconv.Itoa(index)
 	var n int
-	switch x := d.r.IntN(100); {
+	switch x := d.IntN(100); {
 	case x < 70:
-		n = 1 + d.r.IntN(10)
+		n = 1 + d.IntN(10)
 	case x < 90:
-		n = 11 + d.r.IntN(30)
+		n = 11 + d.IntN(30)
 	default:
-		n = 41 + d.r.IntN(22)
+		n = 41 + d.IntN(22)
 	}
 	n = max(1, min(n, 63-len(suffix)))
-	return d.dns1035(n) + suffix
-}
-
-// dns1035 draws a DNS-1035 label: a letter, then letters, digits and
-// dashes, ending with a letter or digit.
-func (d *drawer) dns1035(n int) string {
-	if n == 1 {
-		return string(d.pick(lower))
-	}
-	return string(d.pick(lower)) + d.from(alnum+"-", n-2) + string(d.pick(alnum))
-}
-
-// label draws a DNS-1123 label.
-func (d *drawer) label(n int) string {
-	if n == 1 {
-		return string(d.pick(alnum))
-	}
-	return string(d.pick(alnum)) + d.from(alnum+"-", n-2) + string(d.pick(alnum))
-}
-
-// subdomain draws a DNS-1123 subdomain of one to three labels.
-func (d *drawer) subdomain() string {
-	parts := make([]string, 1+d.r.IntN(3))
-	for i := range parts {
-		parts[i] = d.label(1 + d.r.IntN(15))
-	}
-	return strings.Join(parts, ".")
-}
-
-// qualifiedName draws the name part of a label key: alphanumerics at both
-// ends, dashes, dots and underscores between, up to 63 characters.
-func (d *drawer) qualifiedName(n int) string {
-	an := alnum + "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	if n == 1 {
-		return string(d.pick(an))
-	}
-	return string(d.pick(an)) + d.from(an+"-_.", n-2) + string(d.pick(an))
-}
-
-func (d *drawer) labelKey() string {
-	name := d.qualifiedName(1 + d.r.IntN(30))
-	if d.r.IntN(10) < 3 {
-		return d.subdomain() + "/" + name
-	}
-	return name
-}
-
-func (d *drawer) labelValue() string {
-	if d.r.IntN(10) == 0 {
-		return ""
-	}
-	return d.qualifiedName(1 + d.r.IntN(63))
-}
-
-// resourceName draws a container resource name (format "resourceName"):
-// cpu, memory, ephemeral-storage, hugepages-<size>, or an extended resource.
-func (d *drawer) resourceName() string {
-	switch x := d.r.IntN(20); {
-	case x < 6:
-		return []string{"cpu", "memory", "ephemeral-storage"}[d.r.IntN(3)]
-	case x < 7:
-		return []string{"hugepages-2Mi", "hugepages-1Gi"}[d.r.IntN(2)]
-	}
-	return d.extendedResourceName()
-}
-
-// extendedResourceName draws an extended resource name: domain/name.
-func (d *drawer) extendedResourceName() string {
-	if d.r.IntN(2) == 0 {
-		return []string{"nvidia.com/gpu", "amd.com/gpu", "rdma/hca_shared_devices_a", "example.com/fpga"}[d.r.IntN(4)]
-	}
-	return d.subdomain() + "/" + d.qualifiedName(1+d.r.IntN(20))
-}
-
-// envName draws an environment variable name ([-._a-zA-Z][-._a-zA-Z0-9]*).
-func (d *drawer) envName() string {
-	first := "-._" + lower + "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	if d.r.IntN(2) == 0 {
-		first = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	}
-	return string(d.pick(first)) + d.from("-._"+alnum+"ABCDEFGHIJKLMNOPQRSTUVWXYZ_", d.r.IntN(24))
-}
-
-// trickyTexts are strings that YAML, JSON, shells or Kubernetes treat
-// specially.
-var trickyTexts = []string{"true", "null", "~", "0x1F", "1e3", "-", "- x", "#x", "&a", "*a", "'q'", `"dq"`,
-	"a: b", "{}", "[]", "%d", "$(HOME)", "${X}", "`id`", "a\\b", "é日本ß", " lead", "trail ", "a;b|c&&d", "x=y"}
-
-// text draws free text (format "" or nonEmpty), without commas, which a
-// map value given as a flag cannot hold (k=v,k2=v2).
-func (d *drawer) text(allowEmpty bool) string {
-	if allowEmpty && d.r.IntN(5) == 0 {
-		return ""
-	}
-	if d.r.IntN(4) == 0 {
-		return trickyTexts[d.r.IntN(len(trickyTexts))]
-	}
-	s := d.from(strings.ReplaceAll(anyASCII, ",", ""), 1+d.r.IntN(40))
-	if strings.TrimSpace(s) == "" {
-		s += "x"
-	}
-	return s
-}
-
-// image draws an image reference: [registry/]path[:tag][@digest].
-// image is a repository, mostly with a tag, sometimes with a digest.
-func (d *drawer) image() string {
-	var b strings.Builder
-	b.WriteString(d.imageRepository())
-	if d.r.IntN(4) > 0 {
-		b.WriteString(":" + d.imageTag())
-	}
-	if d.r.IntN(5) == 0 {
-		b.WriteString("@sha256:" + d.from("0123456789abcdef", 64))
-	}
-	return b.String()
-}
-
-// imageTag: letters, digits and _ . -, not starting with . or -.
-func (d *drawer) imageTag() string { return d.qualifiedName(1 + d.r.IntN(20)) }
-
-// imageRepository: an optional registry (with a port, sometimes), then
-// one to three path components.
-func (d *drawer) imageRepository() string {
-	var b strings.Builder
-	switch d.r.IntN(3) {
-	case 0:
-		b.WriteString(d.subdomain() + ".example.com/")
-	case 1:
-		b.WriteString("localhost:" + strconv.Itoa(1024+d.r.IntN(60000)) + "/")
-	}
-	parts := make([]string, 1+d.r.IntN(3))
-	for i := range parts {
-		parts[i] = d.label(1+d.r.IntN(10)) + []string{"", "_x", ".y", "__z"}[d.r.IntN(4)]
-	}
-	b.WriteString(strings.Join(parts, "/"))
-	return b.String()
+	return d.DNS1035Label(n) + suffix
 }
 
 // absPathPool is where absolute paths are drawn from: the value of every
@@ -609,40 +428,15 @@ func (d *drawer) absPathPool(drawn map[string]drawnValue) []string {
 	return slices.Compact(pool)
 }
 
-// absPath draws a clean absolute path: mostly (92%) a pool path or one
-// below it, else a fresh one.
-func (d *drawer) absPath(pool []string) string {
-	if len(pool) > 0 && d.r.IntN(100) < 92 {
-		base := pool[d.r.IntN(len(pool))]
-		if d.r.IntN(3) == 0 {
-			return base
-		}
-		return path.Join(base, d.label(1+d.r.IntN(12)))
-	}
-	parts := make([]string, 1+d.r.IntN(4))
-	for i := range parts {
-		parts[i] = d.qualifiedName(1 + d.r.IntN(12))
-	}
-	return "/" + strings.Join(parts, "/")
-}
-
-func (d *drawer) s3URI() string {
-	u := "s3://" + d.label(3+d.r.IntN(20))
-	for i := d.r.IntN(3); i > 0; i-- {
-		u += "/" + d.qualifiedName(1+d.r.IntN(12))
-	}
-	return u
-}
-
 // mapValue draws one to three entries with keys and values valid for the
 // map's Format and ValueFormat.
 func (d *drawer) mapValue(p *generator.Param, drawn map[string]drawnValue) (drawnValue, bool) {
 	m := map[string]any{}
-	for i := 1 + d.r.IntN(3); i > 0; i-- {
+	for i := 1 + d.IntN(3); i > 0; i-- {
 		var k, v string
 		var ok bool
 		if p.Format == "" {
-			k = strings.NewReplacer("=", "", ",", "").Replace(d.text(false))
+			k = strings.NewReplacer("=", "", ",", "").Replace(d.Text(false))
 			if strings.TrimSpace(k) != k || k == "" {
 				k = "k" + strconv.Itoa(i)
 			}
@@ -656,7 +450,7 @@ func (d *drawer) mapValue(p *generator.Param, drawn map[string]drawnValue) (draw
 		case p.ValueFormat == "quantity":
 			v = d.quantity()
 		case p.ValueFormat == "":
-			v = d.text(true)
+			v = d.Text(true)
 		default:
 			if v, ok = d.formatted(p.ValueFormat, drawn); !ok {
 				d.skipped[p.Path] = "map value format " + strconv.Quote(p.ValueFormat)
@@ -678,7 +472,7 @@ func (d *drawer) mapValue(p *generator.Param, drawn map[string]drawnValue) (draw
 func (d *drawer) listValue(p *generator.Param, drawn map[string]drawnValue) (drawnValue, bool) {
 	var items []any
 	var texts []string
-	for i := 1 + d.r.IntN(3); i > 0; i-- {
+	for i := 1 + d.IntN(3); i > 0; i-- {
 		var s string
 		switch {
 		case p.Format == "int":
@@ -732,10 +526,10 @@ func (d *drawer) object(p *generator.Param, drawn map[string]drawnValue) (any, b
 		one = func(int, map[string]bool) map[string]any { return d.toleration() }
 	case "core/v1.EnvVar":
 		one = func(int, map[string]bool) map[string]any {
-			return map[string]any{"name": d.envName(), "value": d.text(true)}
+			return map[string]any{"name": d.EnvName(), "value": d.Text(true)}
 		}
 	case "core/v1.LocalObjectReference":
-		one = func(int, map[string]bool) map[string]any { return map[string]any{"name": d.subdomain()} }
+		one = func(int, map[string]bool) map[string]any { return map[string]any{"name": d.Subdomain()} }
 	default:
 		return nil, false
 	}
@@ -744,7 +538,7 @@ func (d *drawer) object(p *generator.Param, drawn map[string]drawnValue) (any, b
 	}
 	used := map[string]bool{}
 	var list []any
-	for i := 1 + d.r.IntN(3); i > 0; i-- {
+	for i := 1 + d.IntN(3); i > 0; i-- {
 		list = append(list, one(i, used))
 	}
 	return list, true
@@ -753,37 +547,37 @@ func (d *drawer) object(p *generator.Param, drawn map[string]drawnValue) (any, b
 // volume draws a volume with a fresh name, of one of the common types
 // (hostPath too: it makes the set need a privileged namespace).
 func (d *drawer) volume(_ int, used map[string]bool) map[string]any {
-	name := "v-" + d.label(1+d.r.IntN(12))
+	name := "v-" + d.DNS1123Label(1+d.IntN(12))
 	for used[name] {
 		name += "x"
 	}
 	used[name] = true
 	v := map[string]any{"name": name}
-	switch d.r.IntN(9) {
+	switch d.IntN(9) {
 	case 0:
 		v["emptyDir"] = map[string]any{}
 	case 1:
-		v["emptyDir"] = map[string]any{"medium": "Memory", "sizeLimit": strconv.Itoa(1+d.r.IntN(64)) + "Gi"}
+		v["emptyDir"] = map[string]any{"medium": "Memory", "sizeLimit": strconv.Itoa(1+d.IntN(64)) + "Gi"}
 	case 2:
-		v["configMap"] = map[string]any{"name": d.subdomain(), "optional": true, "defaultMode": 0o444}
+		v["configMap"] = map[string]any{"name": d.Subdomain(), "optional": true, "defaultMode": 0o444}
 	case 3:
-		v["secret"] = map[string]any{"secretName": d.subdomain(), "defaultMode": 0o400}
+		v["secret"] = map[string]any{"secretName": d.Subdomain(), "defaultMode": 0o400}
 	case 4:
-		v["persistentVolumeClaim"] = map[string]any{"claimName": d.subdomain(), "readOnly": d.r.IntN(2) == 0}
+		v["persistentVolumeClaim"] = map[string]any{"claimName": d.Subdomain(), "readOnly": d.IntN(2) == 0}
 	case 5:
 		v["downwardAPI"] = map[string]any{"items": []any{map[string]any{"path": "labels", "fieldRef": map[string]any{"fieldPath": "metadata.labels"}}}}
 	case 6:
 		v["projected"] = map[string]any{"sources": []any{
-			map[string]any{"configMap": map[string]any{"name": d.subdomain()}},
+			map[string]any{"configMap": map[string]any{"name": d.Subdomain()}},
 			map[string]any{"serviceAccountToken": map[string]any{"path": "token", "expirationSeconds": 3600}},
 		}}
 	case 7:
 		v["ephemeral"] = map[string]any{"volumeClaimTemplate": map[string]any{"spec": map[string]any{
 			"accessModes": []any{"ReadWriteOnce"},
-			"resources":   map[string]any{"requests": map[string]any{"storage": strconv.Itoa(1+d.r.IntN(100)) + "Gi"}},
+			"resources":   map[string]any{"requests": map[string]any{"storage": strconv.Itoa(1+d.IntN(100)) + "Gi"}},
 		}}}
 	default:
-		v["hostPath"] = map[string]any{"path": "/var/lib/" + d.label(1+d.r.IntN(10)), "type": "DirectoryOrCreate"}
+		v["hostPath"] = map[string]any{"path": "/var/lib/" + d.DNS1123Label(1+d.IntN(10)), "type": "DirectoryOrCreate"}
 	}
 	return v
 }
@@ -791,34 +585,34 @@ func (d *drawer) volume(_ int, used map[string]bool) map[string]any {
 // mount draws a volume mount of one of the drawn volumes (5%: of a volume
 // that does not exist, which the prototype must refuse) on a fresh path.
 func (d *drawer) mount(volumes []string, used map[string]bool) map[string]any {
-	name := "v-" + d.label(1+d.r.IntN(12))
-	if len(volumes) > 0 && d.r.IntN(100) < 95 {
-		name = volumes[d.r.IntN(len(volumes))]
+	name := "v-" + d.DNS1123Label(1+d.IntN(12))
+	if len(volumes) > 0 && d.IntN(100) < 95 {
+		name = volumes[d.IntN(len(volumes))]
 	}
-	p := "/mnt/" + d.label(1+d.r.IntN(12))
+	p := "/mnt/" + d.DNS1123Label(1+d.IntN(12))
 	for used[p] {
 		p += "x"
 	}
 	used[p] = true
 	m := map[string]any{"name": name, "mountPath": p}
-	if d.r.IntN(2) == 0 {
+	if d.IntN(2) == 0 {
 		m["readOnly"] = true
 	}
-	if d.r.IntN(4) == 0 {
-		m["subPath"] = d.label(1 + d.r.IntN(8))
+	if d.IntN(4) == 0 {
+		m["subPath"] = d.DNS1123Label(1 + d.IntN(8))
 	}
 	return m
 }
 
 func (d *drawer) toleration() map[string]any {
 	effects := []string{"NoSchedule", "PreferNoSchedule", "NoExecute"}
-	switch d.r.IntN(4) {
+	switch d.IntN(4) {
 	case 0:
 		return map[string]any{"operator": "Exists"}
 	case 1:
-		return map[string]any{"key": d.labelKey(), "operator": "Exists", "effect": effects[d.r.IntN(3)]}
+		return map[string]any{"key": d.LabelKey(), "operator": "Exists", "effect": effects[d.IntN(3)]}
 	case 2:
-		return map[string]any{"key": d.labelKey(), "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": d.r.IntN(3600)}
+		return map[string]any{"key": d.LabelKey(), "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": d.IntN(3600)}
 	}
-	return map[string]any{"key": d.labelKey(), "operator": "Equal", "value": d.labelValue(), "effect": effects[d.r.IntN(3)]}
+	return map[string]any{"key": d.LabelKey(), "operator": "Equal", "value": d.LabelValue(), "effect": effects[d.IntN(3)]}
 }

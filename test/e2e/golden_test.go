@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,49 +22,14 @@ var (
 	examplesDir = filepath.Join(repoRoot, "examples")
 )
 
-// expectedLevels is the Pod Security level each golden case and example
-// runs under, keyed "<prototype>/<case>" (examples: "<prototype>/examples/<overlay>").
-// The level is the strictest one the case's pods pass; the suite checks it
-// three ways: podSecurityLevel derives the same level from the rendered pod
-// specs, the API server admits the case in a namespace enforcing it, and a
-// namespace of the next stricter level refuses it.
-//
-//   - restricted: openmpi/non-root only. With runAsUser set (non-zero) the
-//     prototype runs sshd as that user on an unprivileged port, sets
-//     runAsNonRoot, drops ALL capabilities, forbids privilege escalation,
-//     uses the RuntimeDefault seccomp profile and only configMap, secret and
-//     emptyDir volumes.
-//   - privileged: openmpi/host-network and horovod/chart-example-host-network.
-//     hostNetwork (and the hostPort it implies for the ssh port) is
-//     forbidden from baseline up; horovod/privileged-host-pid (a privileged
-//     worker, hostPID). No other pod is privileged.
-//   - baseline: every other openmpi and horovod case and example. Their pods run as
-//     root: sshd's privilege separation needs the default capabilities
-//     (SETUID, SETGID, SYS_CHROOT), so the containers can neither drop ALL
-//     capabilities nor set runAsNonRoot, which restricted requires.
-//
-// Cases of prototypes this table does not know run at the level
-// podSecurityLevel derives, which the server then checks; add them here.
-var expectedLevels = map[string]kube.PodSecurityLevel{
-	"openmpi/non-root":     kube.Restricted,
-	"openmpi/host-network": kube.Privileged,
-
-	"horovod/chart-example-host-network": kube.Privileged,
-	"horovod/privileged-host-pid":        kube.Privileged,
-}
-
-// defaultLevels is the level of a prototype's cases not in expectedLevels.
-var defaultLevels = map[string]kube.PodSecurityLevel{
-	"openmpi": kube.Baseline,
-	"horovod": kube.Baseline,
-}
-
-func expectedLevel(proto, key string) kube.PodSecurityLevel {
-	if l, ok := expectedLevels[key]; ok {
-		return l
-	}
-	return defaultLevels[proto]
-}
+// Every golden case runs at the Pod Security level its cases.yaml gives
+// (podSecurity, per prototype and per case: the strictest one the case's
+// pods pass), and the examples of a prototype at the prototype's level
+// (golden.PodSecurity). The suite checks the level three ways:
+// podSecurityLevel derives the same level from the rendered pod specs, the
+// API server admits the case in a namespace enforcing it, and a namespace of
+// the next stricter level refuses it. A case without a level runs at the
+// level podSecurityLevel derives, which the server then checks.
 
 // caseEnv is what the golden cases share: the cluster, their namespaces,
 // and one namespace per level for the stricter-level checks.
@@ -88,8 +54,9 @@ func TestGoldenCases(t *testing.T) {
 	for _, proto := range sortedKeys(golden.Renders) {
 		for _, c := range golden.Renders[proto] {
 			t.Run("renders/"+proto+"/"+c.Name, func(t *testing.T) {
+				skipNotApplied(t, c)
 				t.Parallel()
-				env.check(t, proto, proto+"/"+c.Name, func(t testing.TB, ns string) []byte {
+				env.check(t, proto+"/"+c.Name, kube.PodSecurityLevel(c.PodSecurity), func(t testing.TB, ns string) []byte {
 					args := genArgs(c.Args, goldenDir, ns)
 					code, stdout, stderr := runCLI(args)
 					require.Equalf(t, 0, code, "trainsonnet %s: exit code %d, stderr:\n%s", strings.Join(args, " "), code, stderr)
@@ -101,8 +68,9 @@ func TestGoldenCases(t *testing.T) {
 	for _, proto := range sortedKeys(golden.Bases) {
 		for _, c := range golden.Bases[proto] {
 			t.Run("bases/"+proto+"/"+c.Name, func(t *testing.T) {
+				skipNotApplied(t, c)
 				t.Parallel()
-				env.check(t, proto, proto+"/"+c.Name, func(t testing.TB, ns string) []byte {
+				env.check(t, proto+"/"+c.Name, kube.PodSecurityLevel(c.PodSecurity), func(t testing.TB, ns string) []byte {
 					dir := filepath.Join(t.TempDir(), "base")
 					args := append(genArgs(c.Args, goldenDir, ns), "--output-dir", dir)
 					code, stdout, stderr := runCLI(args)
@@ -113,12 +81,13 @@ func TestGoldenCases(t *testing.T) {
 			})
 		}
 	}
-	overlays := exampleOverlays(t)
+	overlays, err := golden.ExampleOverlays(examplesDir)
+	require.NoError(t, err)
 	for _, proto := range sortedKeys(overlays) {
 		for _, overlay := range overlays[proto] {
 			t.Run("examples/"+proto+"/"+overlay, func(t *testing.T) {
 				t.Parallel()
-				env.check(t, proto, proto+"/examples/"+overlay, func(t testing.TB, ns string) []byte {
+				env.check(t, proto+"/examples/"+overlay, kube.PodSecurityLevel(golden.PodSecurity(proto)), func(t testing.TB, ns string) []byte {
 					return buildOverlay(t, proto, overlay, ns)
 				})
 			})
@@ -126,13 +95,21 @@ func TestGoldenCases(t *testing.T) {
 	}
 }
 
+// skipNotApplied skips a case whose cases.yaml says why it is not applied.
+func skipNotApplied(t *testing.T, c golden.Case) {
+	if c.NotApplied != "" {
+		t.Skipf("golden/%s/cases.yaml: not applied: %s", c.Dir, c.NotApplied)
+	}
+}
+
 // check runs one case: render(t, ns) renders it for namespace ns ("" for
-// no namespace). The case gets a namespace of its own at its Pod Security
+// no namespace), and want is its Pod Security level ("" to take the one its
+// pod specs give). The case gets a namespace of its own at its Pod Security
 // level; there it is (a) dry-run applied server-side with strict field
 // validation, server warnings being errors, (b) applied, (c) re-applied,
 // which must change nothing, and (d) its namespace is deleted (the test
 // waits for that at its end). The next stricter level must refuse it.
-func (env *caseEnv) check(t testing.TB, proto, key string, render func(t testing.TB, ns string) []byte) {
+func (env *caseEnv) check(t testing.TB, key string, want kube.PodSecurityLevel, render func(t testing.TB, ns string) []byte) {
 	t.Helper()
 	k, ctx := env.k, t.Context()
 
@@ -140,11 +117,11 @@ func (env *caseEnv) check(t testing.TB, proto, key string, render func(t testing
 	require.NoError(t, err)
 	require.NotEmpty(t, objs, "%s renders no objects", key)
 	level, why := podSecurityLevel(objs)
-	if want := expectedLevel(proto, key); want != "" {
+	if want != "" {
 		require.Equalf(t, want, level, "%s: expected Pod Security level %s, but its pod specs give %s (not baseline: %s; not restricted: %s)",
 			key, want, level, levelReasons(why, kube.Baseline), levelReasons(why, kube.Restricted))
 	} else {
-		t.Logf("%s: no expected Pod Security level in expectedLevels; using %s from its pod specs", key, level)
+		t.Logf("%s: no podSecurity in its cases.yaml; using %s from its pod specs", key, level)
 	}
 	if s := stricter(level); s != "" {
 		t.Logf("%s: Pod Security %s (not %s: %s)", key, level, s, levelReasons(why, s))
@@ -170,7 +147,7 @@ func (env *caseEnv) check(t testing.TB, proto, key string, render func(t testing
 	if s := stricter(level); s != "" {
 		pns := env.probe[s]
 		err := strictDryRun(ctx, k, pns, render(t, pns))
-		require.Errorf(t, err, "%s: passes Pod Security %s too; run it at that level (expectedLevels)", key, s)
+		require.Errorf(t, err, "%s: passes Pod Security %s too; run it at that level (podSecurity in its cases.yaml)", key, s)
 		require.ErrorContainsf(t, err, `would violate PodSecurity "`+string(s)+`:latest"`,
 			"%s: refused in a %s namespace for a reason other than Pod Security", key, s)
 	}
@@ -189,32 +166,6 @@ func kustomizeBuild(t testing.TB, fs filesys.FileSystem, dir string) []byte {
 	require.NoErrorf(t, err, "kustomize build %s", dir)
 	out, err := m.AsYaml()
 	require.NoError(t, err)
-	return out
-}
-
-// exampleOverlays finds the overlays under examples/: for every prototype
-// folder with a params.yaml, each subfolder with a kustomization.yaml.
-func exampleOverlays(t testing.TB) map[string][]string {
-	t.Helper()
-	protos, err := os.ReadDir(examplesDir)
-	require.NoError(t, err)
-	out := map[string][]string{}
-	for _, p := range protos {
-		if !p.IsDir() {
-			continue
-		}
-		if _, err := os.Stat(filepath.Join(examplesDir, p.Name(), "params.yaml")); err != nil {
-			continue
-		}
-		subs, err := os.ReadDir(filepath.Join(examplesDir, p.Name()))
-		require.NoError(t, err)
-		for _, s := range subs {
-			if s.IsDir() && s.Name() != "base" && fileExists(filepath.Join(examplesDir, p.Name(), s.Name(), "kustomization.yaml")) {
-				out[p.Name()] = append(out[p.Name()], s.Name())
-			}
-		}
-	}
-	require.NotEmpty(t, out, "no example overlays found under %s", examplesDir)
 	return out
 }
 
@@ -312,16 +263,4 @@ func copyTree(t testing.TB, from, to string) {
 	}))
 }
 
-func fileExists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

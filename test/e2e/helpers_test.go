@@ -37,16 +37,17 @@ func runCLI(args []string) (code int, stdout, stderr []byte) {
 	return code, out.Bytes(), errb.Bytes()
 }
 
-// genArgs returns args with the relative params files of a golden case
-// (-f testdata/x.yaml, relative to golden/) made absolute, and
-// --namespace=ns appended unless ns is empty: flags win over params files,
-// so this overrides a namespace a case sets itself.
+// genArgs returns args with the relative params files and prototype paths
+// of a golden case (-f testdata/x.yaml, -J testdata/prototypes, relative to
+// golden/) made absolute, and --namespace=ns appended unless ns is empty:
+// flags win over params files, so this overrides a namespace a case sets
+// itself.
 func genArgs(args []string, dir, ns string) []string {
 	out := make([]string, 0, len(args)+1)
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		out = append(out, a)
-		if (a == "-f" || a == "--values") && i+1 < len(args) {
+		if (a == "-f" || a == "--values" || a == "-J" || a == "--prototype-path") && i+1 < len(args) {
 			i++
 			f := args[i]
 			if f != "-" && !filepath.IsAbs(f) {

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trainsonnet/trainsonnet/generator"
+	"github.com/trainsonnet/trainsonnet/golden"
 	"github.com/trainsonnet/trainsonnet/test/kube"
 )
 
@@ -36,7 +37,7 @@ func TestRejectionsReachTheOutput(t *testing.T) {
 	t.Run("golden case: invalid value", func(t *testing.T) {
 		t.Parallel()
 		failed, out := captureFailure(t, func(tb testing.TB) {
-			env.check(tb, "openmpi", "openmpi/e2e-rejected-value", func(tb testing.TB, ns string) []byte {
+			env.check(tb, "openmpi/e2e-rejected-value", kube.PodSecurityLevel(golden.PodSecurity("openmpi")), func(tb testing.TB, ns string) []byte {
 				y := render(tb, []string{"gen", "openmpi", "--name", "rejected", "--ssh-secret", "s"}, ns)
 				return bytes.Replace(y, []byte("restartPolicy: Never"), []byte("restartPolicy: Sometimes"), 1)
 			})
@@ -49,7 +50,7 @@ func TestRejectionsReachTheOutput(t *testing.T) {
 	t.Run("golden case: unknown field", func(t *testing.T) {
 		t.Parallel()
 		failed, out := captureFailure(t, func(tb testing.TB) {
-			env.check(tb, "openmpi", "openmpi/e2e-rejected-field", func(tb testing.TB, ns string) []byte {
+			env.check(tb, "openmpi/e2e-rejected-field", kube.PodSecurityLevel(golden.PodSecurity("openmpi")), func(tb testing.TB, ns string) []byte {
 				y := render(tb, []string{"gen", "openmpi", "--name", "typo", "--ssh-secret", "s"}, ns)
 				return bytes.Replace(y, []byte("restartPolicy: Never"), []byte("restartPolicy: Never\n      restartPolicyy: Never"), 1)
 			})

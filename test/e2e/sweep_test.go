@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/trainsonnet/trainsonnet/generator"
+	"github.com/trainsonnet/trainsonnet/internal/format"
 	"github.com/trainsonnet/trainsonnet/test/kube"
 )
 
@@ -211,7 +212,7 @@ func (sw *sweep) run(t *testing.T, n int) {
 		t.Logf("%s: %s scales the output (%d bytes per step): drawn from at most %d", sw.pr.Name, p, perStep[p], caps[p])
 	}
 	d := &drawer{
-		r:       rand.New(rand.NewPCG(sw.seed, protoHash(sw.pr.Name))),
+		Rand:    format.NewRand(rand.New(rand.NewPCG(sw.seed, protoHash(sw.pr.Name)))),
 		caps:    caps,
 		skipped: map[string]string{},
 	}
@@ -220,7 +221,7 @@ func (sw *sweep) run(t *testing.T, n int) {
 		sets[i] = &sweepSet{index: i, proto: sw.pr.Name, seed: sw.seed, sweepN: n, values: d.drawSet(sw.pr, i)}
 	}
 	for _, p := range sortedKeys(d.skipped) {
-		t.Logf("%s: %s is never set: no values for %s (add them to draw_test.go)", sw.pr.Name, p, d.skipped[p])
+		t.Logf("%s: %s is never set: no values for %s (add a drawer to draw_test.go, or a format to internal/format)", sw.pr.Name, p, d.skipped[p])
 	}
 	sw.evaluate(t, "e2e-sweep-"+sw.pr.Name, sets)
 	sw.summarize(t, sets)

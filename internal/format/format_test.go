@@ -1,0 +1,74 @@
+package format
+
+import (
+	"math/rand/v2"
+	"regexp"
+	"testing"
+	"unicode/utf8"
+
+	_ "github.com/trainsonnet/trainsonnet/internal/goldentest" // accept the module-wide -update flag
+)
+
+// TestDrawnValuesPass holds every format's drawer to its own check and
+// schema: the sweep sends drawn values to the API server as valid ones.
+func TestDrawnValuesPass(t *testing.T) {
+	for _, name := range append([]string{""}, Names()...) {
+		f := Get(name)
+		t.Run("format="+name, func(t *testing.T) {
+			var pattern *regexp.Regexp
+			if p, ok := f.Schema["pattern"].(string); ok {
+				pattern = regexp.MustCompile(p)
+			}
+			for seed := range uint64(2000) {
+				r := NewRand(rand.New(rand.NewPCG(seed, 7)))
+				if seed%2 == 0 {
+					r.Paths = []string{"/trainsonnet/data", "/mnt/x"}
+				}
+				v := f.Draw(r)
+				if rule := f.Check(v); rule != "" {
+					t.Fatalf("seed %d: drew %q, which %s", seed, v, rule)
+				}
+				if pattern != nil && !pattern.MatchString(v) {
+					t.Fatalf("seed %d: drew %q, which the schema's pattern %s refuses", seed, v, pattern)
+				}
+				n := utf8.RuneCountInString(v)
+				if m, ok := f.Schema["maxLength"].(int); ok && n > m {
+					t.Fatalf("seed %d: drew %q, longer than the schema's maxLength %d", seed, v, m)
+				}
+				if m, ok := f.Schema["minLength"].(int); ok && n < m {
+					t.Fatalf("seed %d: drew %q, shorter than the schema's minLength %d", seed, v, m)
+				}
+			}
+		})
+	}
+}
+
+func TestStorageURI(t *testing.T) {
+	f := Get("storageURI")
+	for _, ok := range []string{"/logs", "/trainsonnet/data/tb", "s3://bucket", "s3://bucket/runs/1", "gs://b/logs", "hdfs://namenode:8020/user/x"} {
+		if rule := f.Check(ok); rule != "" {
+			t.Errorf("%q: %s", ok, rule)
+		}
+	}
+	for _, bad := range []string{"", "logs", "./logs", "/logs/", "/a//b", "file:///logs", "s3://", "s3:///key", "gs://b/x?y=1",
+		"gs://b/x#f", "s3://user:secret@bucket/x", "gs://b/with space", "http://example.com/logs"} {
+		if f.Check(bad) == "" {
+			t.Errorf("%q passes", bad)
+		}
+	}
+}
+
+func TestNames(t *testing.T) {
+	names := Names()
+	for i, n := range names {
+		if n == "" || (i > 0 && names[i-1] >= n) {
+			t.Fatalf("Names() = %q: not sorted, or holds \"\"", names)
+		}
+		if _, ok := Lookup(n); !ok {
+			t.Fatalf("Lookup(%q) fails", n)
+		}
+	}
+	if _, ok := Lookup("nope"); ok {
+		t.Fatal(`Lookup("nope") succeeds`)
+	}
+}

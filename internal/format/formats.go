@@ -1,0 +1,337 @@
+package format
+
+import (
+	"net/url"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/api/validate/content"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// formats is the vocabulary, one entry per format. The rule texts show in
+// describe, the JSON Schema and error messages (golden files pin them).
+var formats = []Format{
+	{
+		Name:  "",
+		Rule:  "any text",
+		Check: func(string) string { return "" },
+		Draw:  func(r *Rand) string { return r.Text(r.IntN(10) == 0) },
+	},
+	{
+		Name: "nonEmpty",
+		Rule: "any non-empty text",
+		Check: func(s string) string {
+			if strings.TrimSpace(s) == "" {
+				return "must not be empty"
+			}
+			return ""
+		},
+		Schema: map[string]any{"minLength": 1},
+		Draw:   func(r *Rand) string { return r.Text(false) },
+	},
+	{
+		Name:   "dns1035Label",
+		Rule:   "a DNS-1035 label",
+		Check:  joinMsgs(validation.IsDNS1035Label),
+		Schema: map[string]any{"pattern": "^[a-z]([-a-z0-9]*[a-z0-9])?$", "maxLength": 63},
+		Draw:   func(r *Rand) string { return r.DNS1035Label(1 + r.IntN(20)) },
+	},
+	{
+		Name:   "dns1123Label",
+		Rule:   "a DNS-1123 label",
+		Check:  joinMsgs(validation.IsDNS1123Label),
+		Schema: map[string]any{"pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", "maxLength": 63},
+		Draw:   func(r *Rand) string { return r.DNS1123Label(1 + r.IntN(30)) },
+	},
+	{
+		Name:   "dns1123Subdomain",
+		Rule:   "a DNS-1123 subdomain",
+		Check:  joinMsgs(validation.IsDNS1123Subdomain),
+		Schema: map[string]any{"pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$", "maxLength": 253},
+		Draw:   (*Rand).Subdomain,
+	},
+	{
+		Name:  "labelKey",
+		Rule:  "a label key",
+		Check: joinMsgs(content.IsLabelKey),
+		Draw:  (*Rand).LabelKey,
+	},
+	{
+		Name:  "labelValue",
+		Rule:  "a label value",
+		Check: joinMsgs(content.IsLabelValue),
+		Draw:  (*Rand).LabelValue,
+	},
+	{
+		Name:  "resourceName",
+		Rule:  "a container resource: cpu, memory, ephemeral-storage, hugepages-<size> or domain/name",
+		Check: checkResourceName,
+		// cpu, memory, ephemeral-storage, hugepages-<size>, or an
+		// extended resource.
+		Draw: func(r *Rand) string {
+			switch x := r.IntN(20); {
+			case x < 6:
+				return []string{"cpu", "memory", "ephemeral-storage"}[r.IntN(3)]
+			case x < 7:
+				return []string{"hugepages-2Mi", "hugepages-1Gi"}[r.IntN(2)]
+			}
+			return drawExtendedResourceName(r)
+		},
+	},
+	{
+		Name:  "extendedResourceName",
+		Rule:  "an extended resource name such as nvidia.com/gpu",
+		Check: checkExtendedResourceName,
+		Draw:  drawExtendedResourceName,
+	},
+	{
+		Name:  "envName",
+		Rule:  "an environment variable name",
+		Check: joinMsgs(validation.IsEnvVarName),
+		Draw:  (*Rand).EnvName,
+	},
+	{
+		Name:   "image",
+		Rule:   "a container image reference",
+		Check:  checkImage,
+		Schema: map[string]any{"minLength": 1},
+		// A repository, mostly with a tag, sometimes with a digest.
+		Draw: func(r *Rand) string {
+			var b strings.Builder
+			b.WriteString(drawImageRepository(r))
+			if r.IntN(4) > 0 {
+				b.WriteString(":" + drawImageTag(r))
+			}
+			if r.IntN(5) == 0 {
+				b.WriteString("@sha256:" + r.From("0123456789abcdef", 64))
+			}
+			return b.String()
+		},
+	},
+	{
+		Name:  "imageTag",
+		Rule:  "an image tag",
+		Check: checkImageTag,
+		Draw:  drawImageTag,
+	},
+	{
+		Name:  "imageRepository",
+		Rule:  "an image repository without tag or digest",
+		Check: checkImageRepository,
+		Draw:  drawImageRepository,
+	},
+	{
+		Name:   "absPath",
+		Rule:   "an absolute path",
+		Check:  checkAbsPath,
+		Schema: map[string]any{"pattern": "^/"},
+		Draw:   (*Rand).AbsPath,
+	},
+	{
+		Name:   "s3URI",
+		Rule:   "an s3:// URI",
+		Check:  checkS3URI,
+		Schema: map[string]any{"pattern": "^s3://[^/]+"},
+		Draw:   func(r *Rand) string { return r.URI("s3") },
+	},
+	{
+		// Where a job reads or writes files that outlive it, such as
+		// TensorBoard's logdir: a path in the pod (a volume) or object
+		// storage that TensorFlow's file systems open.
+		Name:   "storageURI",
+		Rule:   "an absolute path, or an s3://, gs:// or hdfs:// URI",
+		Check:  checkStorageURI,
+		Schema: map[string]any{"pattern": "^(/|(s3|gs|hdfs)://[^/]+)"},
+		Draw: func(r *Rand) string {
+			if r.IntN(3) == 0 {
+				return r.AbsPath()
+			}
+			return r.URI([]string{"s3", "gs", "hdfs"}[r.IntN(3)])
+		},
+	},
+	{
+		Name: "int",
+		Rule: "an integer",
+		Check: func(s string) string {
+			if _, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64); err != nil {
+				return "must be an integer"
+			}
+			return ""
+		},
+		Draw: func(r *Rand) string { return strconv.FormatInt(r.Int64N(1<<31), 10) },
+	},
+}
+
+// joinMsgs adapts an apimachinery validator, which returns a list of
+// messages, to a one-line rule.
+func joinMsgs(f func(string) []string) func(string) string {
+	return func(s string) string {
+		if msgs := f(s); len(msgs) > 0 {
+			return strings.Join(msgs, "; ")
+		}
+		return ""
+	}
+}
+
+func checkImage(s string) string {
+	if s == "" {
+		return "must not be empty"
+	}
+	if strings.ContainsAny(s, " \t\r\n") {
+		return "must be an image reference without spaces, such as registry/repo:tag"
+	}
+	repo, _, _ := strings.Cut(s, "@")
+	if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
+		repo = repo[:i]
+	}
+	if repo == "" || repo != strings.ToLower(repo) {
+		return "must be an image reference with a lower-case repository, such as registry/repo:tag"
+	}
+	return ""
+}
+
+// checkResourceName applies the API server's rules for the resource names
+// of container limits: a standard resource, or an extended one with a domain.
+func checkResourceName(s string) string {
+	if msgs := content.IsLabelKey(s); len(msgs) > 0 {
+		return strings.Join(msgs, "; ")
+	}
+	if strings.Contains(s, "/") {
+		if !strings.Contains(s, "kubernetes.io/") {
+			return checkExtendedResourceName(s)
+		}
+		return ""
+	}
+	switch {
+	case s == "cpu" || s == "memory" || s == "ephemeral-storage":
+		return ""
+	case strings.HasPrefix(s, "hugepages-"):
+		if q, err := resource.ParseQuantity(strings.TrimPrefix(s, "hugepages-")); err != nil || q.Sign() <= 0 {
+			return "must name a page size, such as hugepages-2Mi"
+		}
+		return ""
+	}
+	return "must be cpu, memory, ephemeral-storage, hugepages-<size>, or an extended resource with a domain, such as example.com/fpga"
+}
+
+func checkExtendedResourceName(s string) string {
+	if !strings.Contains(s, "/") || strings.Contains(s, "kubernetes.io/") {
+		return "must be an extended resource with a domain, such as nvidia.com/gpu"
+	}
+	if msgs := content.IsLabelKey("requests." + s); len(msgs) > 0 {
+		return strings.Join(msgs, "; ")
+	}
+	return ""
+}
+
+// drawExtendedResourceName draws domain/name: well-known ones half the time.
+func drawExtendedResourceName(r *Rand) string {
+	if r.IntN(2) == 0 {
+		return []string{"nvidia.com/gpu", "amd.com/gpu", "rdma/hca_shared_devices_a", "example.com/fpga"}[r.IntN(4)]
+	}
+	return r.Subdomain() + "/" + r.QualifiedName(1+r.IntN(20))
+}
+
+// CheckResourceValue applies the API server's rules for the value of one
+// container limit of the resource name (format resourceName): extended
+// resources count whole devices, memory and storage whole bytes, and huge
+// pages whole pages.
+func CheckResourceValue(name string, q resource.Quantity) string {
+	switch {
+	case strings.HasPrefix(name, "hugepages-"):
+		page, err := resource.ParseQuantity(strings.TrimPrefix(name, "hugepages-"))
+		if err != nil || page.Value() <= 0 || q.MilliValue()%1000 != 0 || q.Value()%page.Value() != 0 {
+			return "must be a whole number of " + strings.TrimPrefix(name, "hugepages-") + " pages"
+		}
+	case name == "memory" || name == "ephemeral-storage":
+		if q.MilliValue()%1000 != 0 {
+			return "must be a whole number of bytes, such as 512Mi or 4Gi"
+		}
+	case strings.Contains(name, "/") && !strings.Contains(name, "kubernetes.io/"):
+		if q.MilliValue()%1000 != 0 {
+			return "must be a whole number: extended resources count whole devices"
+		}
+	}
+	return ""
+}
+
+// imageTag is the grammar of a tag in an image reference.
+var imageTag = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
+
+// checkImageRepository: an image reference with neither tag nor digest,
+// for prototypes that take the tag separately (the Helm chart's
+// image.repository and image.tag).
+func checkImageRepository(s string) string {
+	if msg := checkImage(s); msg != "" {
+		return msg
+	}
+	if strings.Contains(s, "@") || strings.LastIndex(s, ":") > strings.LastIndex(s, "/") {
+		return "must be an image repository without tag or digest, such as registry.example.com/team/horovod (the tag is image.tag)"
+	}
+	return ""
+}
+
+// drawImageRepository: an optional registry (with a port, sometimes), then
+// one to three path components.
+func drawImageRepository(r *Rand) string {
+	var b strings.Builder
+	switch r.IntN(3) {
+	case 0:
+		b.WriteString(r.Subdomain() + ".example.com/")
+	case 1:
+		b.WriteString("localhost:" + strconv.Itoa(1024+r.IntN(60000)) + "/")
+	}
+	parts := make([]string, 1+r.IntN(3))
+	for i := range parts {
+		parts[i] = r.DNS1123Label(1+r.IntN(10)) + []string{"", "_x", ".y", "__z"}[r.IntN(4)]
+	}
+	b.WriteString(strings.Join(parts, "/"))
+	return b.String()
+}
+
+func checkImageTag(s string) string {
+	if !imageTag.MatchString(s) {
+		return "must be an image tag: letters, digits, _ . and -, not starting with . or -, at most 128 characters"
+	}
+	return ""
+}
+
+// drawImageTag: letters, digits and _ . -, not starting with . or -.
+func drawImageTag(r *Rand) string { return r.QualifiedName(1 + r.IntN(20)) }
+
+func checkAbsPath(s string) string {
+	if !strings.HasPrefix(s, "/") {
+		return "must be an absolute path"
+	}
+	if path.Clean(s) != s {
+		return "must be a clean absolute path (no //, ./ or ../, no trailing /)"
+	}
+	return ""
+}
+
+func checkS3URI(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme != "s3" || u.Host == "" {
+		return "must be an s3:// URI such as s3://bucket/prefix"
+	}
+	return ""
+}
+
+// checkStorageURI: a clean absolute path, or a URI of a scheme
+// TensorFlow's file systems open, naming its bucket or name node, with
+// neither query, fragment nor credentials.
+func checkStorageURI(s string) string {
+	if strings.HasPrefix(s, "/") {
+		return checkAbsPath(s)
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "s3" && u.Scheme != "gs" && u.Scheme != "hdfs") || u.Host == "" ||
+		u.User != nil || u.RawQuery != "" || u.Fragment != "" || strings.ContainsAny(s, " \t\r\n") {
+		return "must be an absolute path such as /logs, or an s3://, gs:// or hdfs:// URI such as gs://bucket/logs"
+	}
+	return ""
+}
