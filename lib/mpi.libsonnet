@@ -1,7 +1,8 @@
 // What every MPI-over-ssh prototype shares (openmpi, horovod): the ssh key
-// Secret, the config ConfigMap (hostfile + the runtime script), the headless
-// Service that gives every pod a stable DNS name, and the pieces of the
-// launcher and worker pods that run lib/assets/mpi.sh.
+// Secret, the config ConfigMap (hostfile, the runtime scripts, the ssh
+// configuration), the headless Service that gives every pod a stable DNS
+// name, and the pieces of the launcher and worker pods that run
+// lib/assets/mpi.sh.
 //
 // The pods never talk to the Kubernetes API. The launcher waits (bounded)
 // until every worker answers over ssh, runs the command, then tells the
@@ -9,9 +10,16 @@
 // name has been gone for a while (the launcher died without telling it).
 
 local common = import 'common.libsonnet';
+local ssh = import 'ssh.libsonnet';
 local ts = import 'trainsonnet.libsonnet';
 
-local script = importstr 'assets/mpi.sh';
+// The scripts of the ConfigMap, by key (ts.asset: their text stays in Go).
+local scripts = {
+  'runtime.sh': importstr 'assets/runtime.sh',
+  'mpi.sh': importstr 'assets/mpi.sh',
+  's3.sh': importstr 'assets/s3.sh',
+};
+local scriptKeys(s3) = ['runtime.sh', 'mpi.sh'] + (if s3 then ['s3.sh'] else []);
 
 // Constants live at file level: an imported file's values are evaluated
 // once per Jsonnet VM, not once per render.
@@ -21,11 +29,13 @@ local configDir = '/etc/trainsonnet';
 local keyDir = '/etc/trainsonnet-ssh';
 local runDir = '/var/run/trainsonnet';
 local hostfilePath = configDir + '/hostfile';
+local sshDir = runDir + '/ssh';  // made by mpi.sh
+local sshConfigPath = configDir + '/ssh_config';
 
 local ompiDefaults = {
   orte_keep_fqdn_hostnames: 'true',
   orte_default_hostfile: hostfilePath,
-  plm_rsh_args: '-F ' + runDir + '/ssh/config',
+  plm_rsh_args: '-F ' + sshConfigPath,
   btl_tcp_if_exclude: 'lo,docker0',
   hwloc_base_binding_policy: 'none',
   rmaps_base_mapping_policy: 'slot',
@@ -50,6 +60,7 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
   keyDir:: keyDir,
   runDir:: runDir,
   scriptPath:: configDir + '/mpi.sh',
+  s3ScriptPath:: configDir + '/s3.sh',
   hostfilePath:: hostfilePath,
 
   // Names.
@@ -85,11 +96,28 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
   // maxConfigBytes: the API server refuses a ConfigMap whose data is larger.
   maxConfigBytes:: 1048576,
 
+  // configFiles: the ConfigMap's data besides the hostfile: the scripts
+  // (s3.sh with S3 staging only) and the ssh configuration, rendered here
+  // (ssh.libsonnet) for p.ssh.port. The Open MPI defaults stay env of the
+  // launcher (ompiEnv): kubectl exec sessions get the container's env, and
+  // pointing Open MPI at a file of ours (mca_base_param_files) would drop
+  // the image's own (Debian's excludes transports there).
+  configFiles(p, s3=false):: {
+    [k]: ts.asset('assets/' + k, scripts[k])
+    for k in scriptKeys(s3)
+  } + {
+    ssh_config: ssh.client(p.ssh.port, sshDir),
+    sshd_config: ssh.server(p.ssh.port, sshDir),
+  },
+
   // checkConfigSize: the hostfile (head, then the hosts [from, to)) and
-  // the script must fit in one ConfigMap; the message says how many hosts
-  // would.
-  checkConfigSize(param, prefix, suffix, from, to, head='')::
-    local bytes(n) = ts.indexedLinesBytes(prefix, suffix, from, n, head) + ts.assetBytes('assets/mpi.sh', script);
+  // configFiles(p, s3) must fit in one ConfigMap; the message says how many
+  // hosts would.
+  checkConfigSize(p, param, prefix, suffix, from, to, head='', s3=false)::
+    local files = $.configFiles(p, s3);
+    local fixed = std.foldl(function(sum, k) sum + ts.assetBytes('assets/' + k, scripts[k]), scriptKeys(s3), 0)
+                  + std.length(files.ssh_config) + std.length(files.sshd_config);
+    local bytes(n) = ts.indexedLinesBytes(prefix, suffix, from, n, head) + fixed;
     // the largest n that fits, by bisection (bytes grows with n)
     local fits(lo, hi) =
       if lo >= hi then lo
@@ -98,12 +126,12 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
              'the hostfile would make the ConfigMap ' + bytes(to) + ' bytes, over the 1 MiB Kubernetes allows; at most '
              + (fits(from, to) - from) + ' hosts fit with this name'),
 
-  // config: the hostfile and the runtime script.
-  config(proto, p, hostfile):: {
+  // config: the hostfile and configFiles(p, s3), mounted at configDir.
+  config(proto, p, hostfile, s3=false):: {
     apiVersion: 'v1',
     kind: 'ConfigMap',
     metadata: common.metadata(proto, p, $.configName(p)),
-    data: { hostfile: hostfile, 'mpi.sh': ts.asset('assets/mpi.sh', script) },
+    data: { hostfile: hostfile } + $.configFiles(p, s3),
   },
 
   // service: headless, publishing not-ready pods, so every pod's name

@@ -134,7 +134,7 @@ ts.prototype({
              'must be Parallel: the workers are an Indexed Job, whose pods always start together; an MPI job needs all of them anyway'),
     ts.check(!(common.nonRoot(p) && p.ssh.port < 1024), 'ssh.port',
              'must be 1024 or more with runAsUser: sshd runs as that user, who may not listen on a privileged port'),
-    mpi.checkConfigSize('worker.number', hostLinePrefix(p), hostLineSuffix(p), 0, p.worker.number, hostHead(p)),
+    mpi.checkConfigSize(p, 'worker.number', hostLinePrefix(p), hostLineSuffix(p), 0, p.worker.number, hostHead(p)),
   ] + mpi.checks(p, {}, { env: p.env, 'worker.env': p.worker.env, 'driver.env': p.driver.env }, [chartDir]),
 
   warnings(p):: [
