@@ -13,14 +13,6 @@ local common = import 'common.libsonnet';
 local ssh = import 'ssh.libsonnet';
 local ts = import 'trainsonnet.libsonnet';
 
-// The scripts of the ConfigMap, by key (ts.asset: their text stays in Go).
-local scripts = {
-  'runtime.sh': importstr 'assets/runtime.sh',
-  'mpi.sh': importstr 'assets/mpi.sh',
-  's3.sh': importstr 'assets/s3.sh',
-};
-local scriptKeys(s3) = ['runtime.sh', 'mpi.sh'] + (if s3 then ['s3.sh'] else []);
-
 // Constants live at file level: an imported file's values are evaluated
 // once per Jsonnet VM, not once per render.
 
@@ -31,6 +23,21 @@ local runDir = '/var/run/trainsonnet';
 local hostfilePath = configDir + '/hostfile';
 local sshDir = runDir + '/ssh';  // made by mpi.sh
 local sshConfigPath = configDir + '/ssh_config';
+
+// The scripts of the ConfigMap, by key (ts.asset: their text stays in Go).
+local scripts = {
+  'runtime.sh': importstr 'assets/runtime.sh',
+  'mpi.sh': importstr 'assets/mpi.sh',
+  's3.sh': importstr 'assets/s3.sh',
+};
+
+// The ssh configuration of a port, with its size; built once per VM for the
+// default port, which nearly every job keeps.
+local sshFiles(port) =
+  local client = ssh.client(port, sshDir), server = ssh.server(port, sshDir);
+  { ssh_config: client, sshd_config: server, bytes:: std.length(client) + std.length(server) };
+local defaultSSHFiles = sshFiles(2022);
+local sshFilesOf(port) = if port == 2022 then defaultSSHFiles else sshFiles(port);
 
 local ompiDefaults = {
   orte_keep_fqdn_hostnames: 'true',
@@ -102,21 +109,19 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
   // launcher (ompiEnv): kubectl exec sessions get the container's env, and
   // pointing Open MPI at a file of ours (mca_base_param_files) would drop
   // the image's own (Debian's excludes transports there).
-  configFiles(p, s3=false):: {
-    [k]: ts.asset('assets/' + k, scripts[k])
-    for k in scriptKeys(s3)
-  } + {
-    ssh_config: ssh.client(p.ssh.port, sshDir),
-    sshd_config: ssh.server(p.ssh.port, sshDir),
+  configFiles(p, s3=false):: sshFilesOf(p.ssh.port) + {
+    'runtime.sh': ts.asset('assets/runtime.sh', scripts['runtime.sh']),
+    'mpi.sh': ts.asset('assets/mpi.sh', scripts['mpi.sh']),
+    [if s3 then 's3.sh']: ts.asset('assets/s3.sh', scripts['s3.sh']),
   },
 
   // checkConfigSize: the hostfile (head, then the hosts [from, to)) and
   // configFiles(p, s3) must fit in one ConfigMap; the message says how many
   // hosts would.
   checkConfigSize(p, param, prefix, suffix, from, to, head='', s3=false)::
-    local files = $.configFiles(p, s3);
-    local fixed = std.foldl(function(sum, k) sum + ts.assetBytes('assets/' + k, scripts[k]), scriptKeys(s3), 0)
-                  + std.length(files.ssh_config) + std.length(files.sshd_config);
+    local fixed = sshFilesOf(p.ssh.port).bytes
+                  + ts.assetBytes('assets/runtime.sh', scripts['runtime.sh']) + ts.assetBytes('assets/mpi.sh', scripts['mpi.sh'])
+                  + (if s3 then ts.assetBytes('assets/s3.sh', scripts['s3.sh']) else 0);
     local bytes(n) = ts.indexedLinesBytes(prefix, suffix, from, n, head) + fixed;
     // the largest n that fits, by bisection (bytes grows with n)
     local fits(lo, hi) =
