@@ -285,7 +285,7 @@ stop_workers() {
     log "telling $# worker(s) to stop: $*"
     _sw_pids=''
     for _sw_host in "$@"; do
-        run_bounded "$STOP_MAX" ssh -n -F "$SSH_CONFIG" "$_sw_host" "touch '$TS_RUN_DIR/stop'" >/dev/null 2>&1 &
+        { run_bounded "$STOP_MAX" ssh -n -F "$SSH_CONFIG" "$_sw_host" "touch '$TS_RUN_DIR/stop'" & } >/dev/null 2>&1
         _sw_pids="$_sw_pids $!"
     done
     # Not a bare `wait`: that would also wait for our own sshd.

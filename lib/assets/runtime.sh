@@ -26,7 +26,10 @@
 # 130 SIGINT); else CMD's own code.
 #
 # POSIX sh (dash, busybox sh, bash --posix). No `local`, so each function
-# prefixes its variables with a short tag; integer `sleep` only.
+# prefixes its variables with a short tag; integer `sleep` only. A helper
+# started in the background gets its redirections from a group, { cmd & },
+# before the fork: bash may warn in a new child before the child's own
+# redirections are in place.
 
 PROG=trainsonnet
 PROBE_MAX=10  # seconds one probe may take, even with time to spare
@@ -78,7 +81,7 @@ runtime_config() {
 # is handled at once instead of after the sleep (sh runs traps only between
 # commands, but `wait` returns as soon as a trapped signal arrives).
 nap() {
-    sleep "$1" >/dev/null 2>&1 &
+    { sleep "$1" & } >/dev/null 2>&1
     NAP_PID=$!
     wait "$NAP_PID"
     NAP_PID=''
@@ -101,7 +104,7 @@ kill_after() {
 # terminate PID SECS: stops a child: SIGTERM, SIGKILL after SECS seconds.
 terminate() {
     kill -TERM "$1" 2>/dev/null || return 0
-    kill_after "$1" "$2" 1 >/dev/null 2>&1 &
+    { kill_after "$1" "$2" 1 & } >/dev/null 2>&1
     _te_killer=$!
     while kill -0 "$1" 2>/dev/null; do wait "$1" 2>/dev/null; done
     kill "$_te_killer" 2>/dev/null
@@ -129,7 +132,7 @@ run_bounded() {
     else
         "$@" &
         BOUNDED_PID=$!
-        kill_after "$BOUNDED_PID" "$_rb_secs" >/dev/null 2>&1 &
+        { kill_after "$BOUNDED_PID" "$_rb_secs" & } >/dev/null 2>&1
         _rb_killer=$!
         wait "$BOUNDED_PID"
         _rb_rc=$?
