@@ -1,7 +1,8 @@
 // What every MPI-over-ssh prototype shares (openmpi, horovod): the ssh key
-// Secret, the config ConfigMap (hostfile + the runtime script), the headless
-// Service that gives every pod a stable DNS name, and the pieces of the
-// launcher and worker pods that run lib/assets/mpi.sh.
+// Secret, the config ConfigMap (hostfile, the runtime scripts, the ssh
+// configuration), the headless Service that gives every pod a stable DNS
+// name, and the pieces of the launcher and worker pods that run
+// lib/assets/mpi.sh.
 //
 // The pods never talk to the Kubernetes API. The launcher waits (bounded)
 // until every worker answers over ssh, runs the command, then tells the
@@ -10,9 +11,8 @@
 
 local common = import 'common.libsonnet';
 local roles = import 'roles.libsonnet';
+local ssh = import 'ssh.libsonnet';
 local ts = import 'trainsonnet.libsonnet';
-
-local script = importstr 'assets/mpi.sh';
 
 // Constants live at file level: an imported file's values are evaluated
 // once per Jsonnet VM, not once per render.
@@ -22,11 +22,28 @@ local configDir = '/etc/trainsonnet';
 local keyDir = '/etc/trainsonnet-ssh';
 local runDir = '/var/run/trainsonnet';
 local hostfilePath = configDir + '/hostfile';
+local sshDir = runDir + '/ssh';  // made by mpi.sh
+local sshConfigPath = configDir + '/ssh_config';
+
+// The scripts of the ConfigMap, by key (ts.asset: their text stays in Go).
+local scripts = {
+  'runtime.sh': importstr 'assets/runtime.sh',
+  'mpi.sh': importstr 'assets/mpi.sh',
+  's3.sh': importstr 'assets/s3.sh',
+};
+
+// The ssh configuration of a port, with its size; built once per VM for the
+// default port, which nearly every job keeps.
+local sshFiles(port) =
+  local client = ssh.client(port, sshDir), server = ssh.server(port, sshDir);
+  { ssh_config: client, sshd_config: server, bytes:: std.length(client) + std.length(server) };
+local defaultSSHFiles = sshFiles(2022);
+local sshFilesOf(port) = if port == 2022 then defaultSSHFiles else sshFiles(port);
 
 local ompiDefaults = {
   orte_keep_fqdn_hostnames: 'true',
   orte_default_hostfile: hostfilePath,
-  plm_rsh_args: '-F ' + runDir + '/ssh/config',
+  plm_rsh_args: '-F ' + sshConfigPath,
   btl_tcp_if_exclude: 'lo,docker0',
   hwloc_base_binding_policy: 'none',
   rmaps_base_mapping_policy: 'slot',
@@ -51,6 +68,7 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
   keyDir:: keyDir,
   runDir:: runDir,
   scriptPath:: configDir + '/mpi.sh',
+  s3ScriptPath:: configDir + '/s3.sh',
   hostfilePath:: hostfilePath,
 
   // params: how the common parameters read in an MPI prototype.
@@ -99,11 +117,26 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
   // maxConfigBytes: the API server refuses a ConfigMap whose data is larger.
   maxConfigBytes:: 1048576,
 
+  // configFiles: the ConfigMap's data besides the hostfile: the scripts
+  // (s3.sh with S3 staging only) and the ssh configuration, rendered here
+  // (ssh.libsonnet) for p.ssh.port. The Open MPI defaults stay env of the
+  // launcher (ompiEnv): kubectl exec sessions get the container's env, and
+  // pointing Open MPI at a file of ours (mca_base_param_files) would drop
+  // the image's own (Debian's excludes transports there).
+  configFiles(p, s3=false):: sshFilesOf(p.ssh.port) + {
+    'runtime.sh': ts.asset('assets/runtime.sh', scripts['runtime.sh']),
+    'mpi.sh': ts.asset('assets/mpi.sh', scripts['mpi.sh']),
+    [if s3 then 's3.sh']: ts.asset('assets/s3.sh', scripts['s3.sh']),
+  },
+
   // checkConfigSize: the hostfile (head, then the hosts [from, to)) and
-  // the script must fit in one ConfigMap; the message says how many hosts
-  // would.
-  checkConfigSize(param, prefix, suffix, from, to, head='')::
-    local bytes(n) = ts.indexedLinesBytes(prefix, suffix, from, n, head) + ts.assetBytes('assets/mpi.sh', script);
+  // configFiles(p, s3) must fit in one ConfigMap; the message says how many
+  // hosts would.
+  checkConfigSize(p, param, prefix, suffix, from, to, head='', s3=false)::
+    local fixed = sshFilesOf(p.ssh.port).bytes
+                  + ts.assetBytes('assets/runtime.sh', scripts['runtime.sh']) + ts.assetBytes('assets/mpi.sh', scripts['mpi.sh'])
+                  + (if s3 then ts.assetBytes('assets/s3.sh', scripts['s3.sh']) else 0);
+    local bytes(n) = ts.indexedLinesBytes(prefix, suffix, from, n, head) + fixed;
     // the largest n that fits, by bisection (bytes grows with n)
     local fits(lo, hi) =
       if lo >= hi then lo
@@ -112,12 +145,12 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
              'the hostfile would make the ConfigMap ' + bytes(to) + ' bytes, over the 1 MiB Kubernetes allows; at most '
              + (fits(from, to) - from) + ' hosts fit with this name'),
 
-  // config: the hostfile and the runtime script.
-  config(proto, p, hostfile):: {
+  // config: the hostfile and configFiles(p, s3), mounted at configDir.
+  config(proto, p, hostfile, s3=false):: {
     apiVersion: 'v1',
     kind: 'ConfigMap',
     metadata: common.metadata(proto, p, $.configName(p)),
-    data: { hostfile: hostfile, 'mpi.sh': ts.asset('assets/mpi.sh', script) },
+    data: { hostfile: hostfile } + $.configFiles(p, s3),
   },
 
   // launcherServiceName: the name the workers' watchdog resolves

@@ -170,7 +170,7 @@ ts.prototype({
              'must be Parallel: the workers are an Indexed Job, whose pods always start together; an MPI job needs all of them anyway'),
     ts.check(p.exec == null || p.driver.args == [], 'exec',
              'set exec or driver.args, not both: both are the driver\'s command'),
-    mpi.checkConfigSize('worker.number', hostLinePrefix(p), hostLineSuffix(p), 0, p.worker.number, hostHead(p)),
+    mpi.checkConfigSize(p, 'worker.number', hostLinePrefix(p), hostLineSuffix(p), 0, p.worker.number, hostHead(p)),
   ] + mpi.checks(p, {}, { env: p.env, 'worker.env': p.worker.env, 'driver.env': p.driver.env }, [chartDir]),
 
   warnings(p):: [

@@ -40,6 +40,9 @@ local s3Params = params.group(
 
 local digits(n) = std.length(std.toString(n));
 
+// staging: whether the workers have S3 containers (they run s3.sh).
+local staging(p) = p.s3.downloadFrom != null || p.s3.uploadFrom != null;
+
 // The hostfile: one line per worker, "<name>-worker-<i>.<name> slots=<n>".
 local slots(p) = if p.slots != null then p.slots else if p.gpu > 0 then p.gpu else 1;
 local hostLinePrefix(p) = p.name + '-worker-';
@@ -64,7 +67,7 @@ local job(p) =
     name: name,
     image: p.s3.image,
     imagePullPolicy: p.imagePullPolicy,
-    command: ['sh', mpi.scriptPath, role],
+    command: ['sh', mpi.s3ScriptPath, role],
     env: env,
     [if p.s3.secret != null then 'envFrom']: [{ secretRef: { name: p.s3.secret } }],
     securityContext: containerSecurity,
@@ -187,7 +190,7 @@ ts.prototype({
                && p.cpu == null && p.memory == null
                && !std.objectHas(p.customResources, 'cpu') && !std.objectHas(p.customResources, 'memory')), 'customResources',
              'hugepages need a cpu or memory limit too (set cpu or memory)'),
-    mpi.checkConfigSize('workers', hostLinePrefix(p), hostLineSuffix(p), 0, p.workers),
+    mpi.checkConfigSize(p, 'workers', hostLinePrefix(p), hostLineSuffix(p), 0, p.workers, s3=staging(p)),
   ] + mpi.checks(p, { dataDir: p.dataDir }, { env: p.env, 'launcher.env': p.launcher.env }),
 
   warnings(p):: [
@@ -200,6 +203,6 @@ ts.prototype({
     [
       common.networkPolicy(proto, p),
       mpi.sshSecret(proto, p, p.ssh.secret),
-      mpi.config(proto, p, ts.indexedLines(hostLinePrefix(p), hostLineSuffix(p), 0, p.workers)),
+      mpi.config(proto, p, ts.indexedLines(hostLinePrefix(p), hostLineSuffix(p), 0, p.workers), s3=staging(p)),
     ] + mpi.jobs(proto, p, job(p)),
 })

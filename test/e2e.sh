@@ -6,8 +6,8 @@
 # 1. builds what is missing (test/cluster/build.sh: Kubernetes, etcd, kwok;
 #    test/node/build.sh: CoreDNS, the test image; all cached under
 #    /var/cache/trainsonnet, seconds when present) and the test binaries;
-# 2. test/scripts: lib/assets/mpi.sh run for real (sshd, mpirun) in network
-#    namespaces; no cluster;
+# 2. test/scripts: lib/assets/mpi.sh and a rendered ConfigMap run for real
+#    (sshd, mpirun) in network namespaces; no cluster;
 # 3. test/e2e and test/kube under test/cluster/with-cluster.sh with kwok:
 #    every golden manifest, example overlay and the random sweep applied to
 #    a real API server, fake GPU nodes;

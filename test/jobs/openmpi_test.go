@@ -53,7 +53,7 @@ func testHosts(t *testing.T, s *suite) {
 // ssh key from a Secret of the user's, in a namespace that enforces Pod
 // Security "restricted". Open MPI's tree spawn is forced (routed_radix=1):
 // mpirun starts its daemon on worker-0 only, and that daemon starts the one
-// on worker-1 over ssh, with the ssh config mpi.sh wrote on worker-0 - the
+// on worker-1 over ssh, with the rendered ssh config of worker-0 - the
 // path every job with more workers than the radix (64) takes.
 func testNonRootExistingSecret(t *testing.T, s *suite) {
 	jc := s.start(t, "nonroot", kube.Restricted)

@@ -1,7 +1,9 @@
 package scripts_test
 
-// Real-process test of lib/assets/mpi.sh: real sshd, ssh and Open MPI's
-// mpirun, on three "hosts" made of Linux namespaces, with no Kubernetes.
+// Real-process test of lib/assets/mpi.sh (with runtime.sh, and the ssh
+// configuration trainsonnet renders into the ConfigMap): real sshd, ssh and
+// Open MPI's mpirun, on three "hosts" made of Linux namespaces, with no
+// Kubernetes.
 //
 // Each host is a network namespace on a private bridge (no address on the
 // bridge, so nothing is routed to or from the machine) plus, per process
@@ -12,16 +14,22 @@ package scripts_test
 // directory), /tmp and /dev/shm (Open MPI's session files), and bind mounts
 // of a generated /etc/hosts (the headless Service's DNS names) and, for the
 // non-root case, /etc/passwd and /etc/group with a test user. The work
-// directory is visible inside as /run/ws. Nothing outside the test's own
-// namespaces, bridge, veths and temp dir is touched.
+// directory is visible inside as /run/ws; its config/ holds the ConfigMap of
+// a job rendered by trainsonnet (the scripts, ssh_config, sshd_config) with
+// this test's hostfile. The run dir is the pods' own, /var/run/trainsonnet,
+// which the rendered configuration names (/var/run is /run on Debian).
+// Nothing outside the test's own namespaces, bridge, veths and temp dir is
+// touched.
 //
 // Run with: TRAINSONNET_E2E=1 go test ./test/scripts/ (as root). Needs the
 // Debian packages openmpi-bin openssh-server openssh-client iproute2 (and
 // util-linux, present on every Debian).
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -36,13 +44,16 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/trainsonnet/trainsonnet/generator"
 	_ "github.com/trainsonnet/trainsonnet/internal/goldentest" // accept the module-wide -update flag
 )
 
 const (
 	subnet   = "10.251.77" // only inside this test's namespaces
 	wsInside = "/run/ws"   // where the work dir appears inside a host
-	runDir   = "/run/trainsonnet"
+	// configInside is the ConfigMap's mount in a host.
+	configInside = wsInside + "/config"
+	runDir       = "/var/run/trainsonnet" // the pods' run dir, as rendered
 	// procLimit: any single process of this test is killed after this long.
 	procLimit = 90 * time.Second
 	sysPath   = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -115,6 +126,9 @@ func TestMPIScriptWithRealSSHAndMPI(t *testing.T) {
 		t.Skipf("missing %s (apt-get install openmpi-bin openssh-server openssh-client iproute2)",
 			strings.Join(missing, ", "))
 	}
+	if dir, _ := filepath.EvalSymlinks("/var/run"); dir != "/run" {
+		t.Skip("/var/run is not /run here: the rendered run dir would not be on the hosts' tmpfs")
+	}
 
 	l := newLab(t)
 
@@ -167,7 +181,7 @@ func TestMPIScriptWithRealSSHAndMPI(t *testing.T) {
 		// Then scp (the sftp protocol, an sshd subsystem) still works
 		// through the session script: a file copied to worker 0 and read
 		// back over ssh.
-		w0, cfg := l.workers[0].fqdn, runDir+"/ssh/config"
+		w0, cfg := l.workers[0].fqdn, configInside+"/ssh_config"
 		extra := mpirunEnv(`mpirun -np 2 --hostfile "$TS_HOSTFILE" sh -c 'echo "rank on $(hostname): $ROLE_VALUE"' &&
 echo copied-over-sftp >/run/trainsonnet/scp-src &&
 scp -q -F ` + cfg + ` /run/trainsonnet/scp-src ` + w0 + `:/run/trainsonnet/scp-dst &&
@@ -187,17 +201,23 @@ ssh -n -F ` + cfg + ` ` + w0 + ` cat /run/trainsonnet/scp-dst`)
 		}
 		l.assertNothingLeft(t)
 	})
-	t.Run("mpirun across two workers as a non-root user", func(t *testing.T) {
-		l.mpirunAcrossWorkers(t, l.userEnv(t), "tse2e")
+	t.Run("mpirun across two workers as a non-root user, tree spawn", func(t *testing.T) {
+		// routed_radix=1: mpirun starts the daemon of worker-0 only, which
+		// starts worker-1's over ssh with the same rendered client config.
+		l.mpirunAcrossWorkers(t, l.userEnv(t), "tse2e", "OMPI_MCA_routed_radix", "1")
 	})
 }
 
 // mpirunAcrossWorkers: the launcher waits for both workers, mpirun runs
-// `hostname` on them, and the workers end by themselves; all as user.
-func (l *lab) mpirunAcrossWorkers(t *testing.T, env map[string]string, user string) {
+// `hostname` on them, and the workers end by themselves; all as user. extra
+// are more variables of the launcher, as name, value pairs.
+func (l *lab) mpirunAcrossWorkers(t *testing.T, env map[string]string, user string, extra ...string) {
 	ws := l.startWorkers(t, env, 2)
-	lp := l.start(t, l.launcher, "launcher", env,
-		mpirunEnv(`echo "launcher user: $(id -un)"; mpirun -np 2 --hostfile "$TS_HOSTFILE" hostname`))
+	lenv := mpirunEnv(`echo "launcher user: $(id -un)"; mpirun -np 2 --hostfile "$TS_HOSTFILE" hostname`)
+	for i := 0; i+1 < len(extra); i += 2 {
+		lenv[extra[i]] = extra[i+1]
+	}
+	lp := l.start(t, l.launcher, "launcher", env, lenv)
 	code := lp.wait(t)
 	out := lp.output()
 	require.Equal(t, 0, code, out)
@@ -216,12 +236,13 @@ func (l *lab) mpirunAcrossWorkers(t *testing.T, env map[string]string, user stri
 }
 
 // mpirunEnv is the launcher's environment for an exec that runs mpirun,
-// with the Open MPI settings the prototypes give the launcher.
+// with the Open MPI settings the prototypes give the launcher (the rendered
+// ssh_config is in the config dir).
 func mpirunEnv(exec string) map[string]string {
 	return map[string]string{
 		"TS_EXEC":                           exec,
 		"OMPI_MCA_orte_keep_fqdn_hostnames": "true",
-		"OMPI_MCA_plm_rsh_args":             "-F " + runDir + "/ssh/config",
+		"OMPI_MCA_plm_rsh_args":             "-F " + configInside + "/ssh_config",
 		"OMPI_ALLOW_RUN_AS_ROOT":            "1",
 		"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM":    "1",
 	}
@@ -271,11 +292,35 @@ func newLab(t *testing.T) *lab {
 		hostfile += w.fqdn + " slots=1\n"
 	}
 	l.write("config/hostfile", hostfile, 0o644)
-	script, err := os.ReadFile(filepath.Join("..", "..", "lib", "assets", "mpi.sh"))
-	require.NoError(t, err)
-	// The ConfigMap: hostfile and mpi.sh, run as sh <config dir>/mpi.sh.
-	l.write("config/mpi.sh", string(script), 0o644)
+	// The ConfigMap: what trainsonnet renders for a job, with the hostfile
+	// of these hosts; the pods run sh <config dir>/mpi.sh.
+	for k, v := range renderedConfig(t) {
+		if k != "hostfile" {
+			l.write("config/"+k, v, 0o444)
+		}
+	}
 	return l
+}
+
+// renderedConfig is the data of the ConfigMap of an openmpi job rendered
+// with the defaults (the ssh port, 2022, and the pods' paths).
+func renderedConfig(t *testing.T) map[string]string {
+	g, err := generator.New(generator.Options{})
+	require.NoError(t, err)
+	res, err := g.Render(context.Background(), generator.OpenMPI{Name: "e2e", SSH: generator.OpenMPISSH{Secret: "e2e-ssh"}}.Params())
+	require.NoError(t, err)
+	for _, o := range res.Objects {
+		if o.Kind == "ConfigMap" {
+			var cm struct{ Data map[string]string }
+			require.NoError(t, json.Unmarshal(o.JSON(), &cm))
+			for _, k := range []string{"runtime.sh", "mpi.sh", "ssh_config", "sshd_config"} {
+				require.Contains(t, cm.Data, k)
+			}
+			return cm.Data
+		}
+	}
+	t.Fatal("no ConfigMap rendered")
+	return nil
 }
 
 func (l *lab) all() []host { return append([]host{l.launcher}, l.workers...) }
@@ -432,7 +477,7 @@ func (l *lab) env(keys, home string) map[string]string {
 		"PATH":             sysPath,
 		"HOME":             wsInside + "/" + home,
 		"E2E_WORK":         l.work,
-		"TS_CONFIG_DIR":    wsInside + "/config",
+		"TS_CONFIG_DIR":    configInside,
 		"TS_KEY_DIR":       wsInside + "/" + keys,
 		"TS_RUN_DIR":       runDir,
 		"TS_POLL_INTERVAL": "1",

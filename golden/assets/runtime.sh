@@ -1,0 +1,350 @@
+#!/bin/sh
+# trainsonnet: the lifecycle of a job's pods, whatever their role.
+#
+#   sh runtime.sh run [--wait-tcp HOST:PORT]... [--watch NAME] -- CMD [ARG]...
+#     Waits until every HOST:PORT accepts TCP connections, runs CMD, exits
+#     with its code. SIGTERM and SIGINT go on to CMD as SIGTERM (sh starts a
+#     background command with SIGINT ignored); the script then exits 128+n.
+#     --watch NAME: once the DNS name NAME has resolved and then not for
+#     TS_WATCH_GRACE seconds, CMD gets SIGTERM (SIGKILL 30 s later) and the
+#     script exits 0. NAME is a headless Service of the pods CMD serves (a
+#     chief, a driver): the role ends with them, without RBAC. If NAME never
+#     resolves within TS_INIT_TIMEOUT, CMD is stopped too, with exit 124.
+#     (The wait alone, for an init container: run --wait-tcp ... -- true.)
+#   TS_RUNTIME_LIB=1; . "$TS_CONFIG_DIR/runtime.sh"
+#     the functions below, for the role scripts (mpi.sh, s3.sh).
+#
+# HOST is a DNS name or an IPv4 address. TCP is tried with the first of bash
+# (/dev/tcp), python3 and nc (with -z) in PATH; --watch needs getent.
+#
+# Environment, whole seconds [default]: TS_INIT_TIMEOUT [300] bounds every
+# start-up wait; TS_WATCH_GRACE [60]; TS_POLL_INTERVAL [2] between checks.
+#
+# Exit codes: 0 done; 1 runtime failure; 2 usage or configuration error;
+# 124 a start-up wait ran out of time (the message names what never
+# answered); 127 a needed program is missing; 128+n a signal (143 SIGTERM,
+# 130 SIGINT); else CMD's own code.
+#
+# POSIX sh (dash, busybox sh, bash --posix). No `local`, so each function
+# prefixes its variables with a short tag; integer `sleep` only. A helper
+# started in the background gets its redirections from a group, { cmd & },
+# before the fork: bash may warn in a new child before the child's own
+# redirections are in place.
+
+PROG=trainsonnet
+PROBE_MAX=10  # seconds one probe may take, even with time to spare
+KILL_AFTER=30 # seconds a stopped CMD has before SIGKILL
+
+log() { printf '%s: %s\n' "$PROG" "$*" >&2; }
+
+# die CODE MESSAGE...
+die() {
+    _die_code=$1
+    shift
+    log "$*"
+    exit "$_die_code"
+}
+
+now() { date +%s; }
+
+# need PROGRAM WHY: exits 127 when PROGRAM is not in PATH.
+need() { command -v "$1" >/dev/null 2>&1 || die 127 "$1 not found in PATH ($2)"; }
+
+# require VAR...: exits 2 naming the first variable that is unset or empty.
+require() {
+    for _rq_var in "$@"; do
+        eval "_rq_val=\${$_rq_var:-}"
+        [ -n "$_rq_val" ] || die 2 "missing required environment variable $_rq_var"
+    done
+}
+
+# seconds VAR...: whole numbers. trainsonnet's parameters check more; this
+# is for values set by hand (an overlay's env patch, a script of one's own).
+seconds() {
+    for _sc_var in "$@"; do
+        _sc_val=''
+        eval "_sc_val=\${$_sc_var:-}"
+        case $_sc_val in
+        '' | *[!0-9]*) die 2 "$_sc_var must be a whole number of seconds, got '$_sc_val'" ;;
+        esac
+    done
+}
+
+runtime_config() {
+    TS_INIT_TIMEOUT=${TS_INIT_TIMEOUT:-300}
+    TS_WATCH_GRACE=${TS_WATCH_GRACE:-60}
+    TS_POLL_INTERVAL=${TS_POLL_INTERVAL:-2}
+    seconds TS_INIT_TIMEOUT TS_WATCH_GRACE TS_POLL_INTERVAL
+}
+
+# nap SECS: sleep in the background and wait for it, so that a trapped signal
+# is handled at once instead of after the sleep (sh runs traps only between
+# commands, but `wait` returns as soon as a trapped signal arrives).
+nap() {
+    { sleep "$1" & } >/dev/null 2>&1
+    NAP_PID=$!
+    wait "$NAP_PID"
+    NAP_PID=''
+}
+
+# kill_after PID SECS [EVERY]: SIGTERM to PID after SECS seconds (with
+# EVERY=1 every second until then: one that reaches a child between fork
+# and exec is lost), a second later SIGKILL; returns once PID is gone.
+kill_after() {
+    _ka_left=$2
+    while [ "$_ka_left" -gt 0 ]; do
+        sleep 1
+        kill -0 "$1" 2>/dev/null || return 0
+        [ "${3:-}" = 1 ] && kill -TERM "$1" 2>/dev/null
+        _ka_left=$((_ka_left - 1))
+    done
+    kill -TERM "$1" 2>/dev/null && sleep 1 && kill -KILL "$1" 2>/dev/null
+}
+
+# terminate PID SECS: stops a child: SIGTERM, SIGKILL after SECS seconds.
+terminate() {
+    kill -TERM "$1" 2>/dev/null || return 0
+    { kill_after "$1" "$2" 1 & } >/dev/null 2>&1
+    _te_killer=$!
+    while kill -0 "$1" 2>/dev/null; do wait "$1" 2>/dev/null; done
+    kill "$_te_killer" 2>/dev/null
+    return 0
+}
+
+# run_bounded SECS CMD...: runs CMD (a program, not a function: timeout(1)
+# executes it) for at most SECS seconds and returns its status (non-zero
+# when it was killed). CMD runs in the background so that a signal to this
+# script is handled at once; BOUNDED_PID lets the handlers kill it.
+run_bounded() {
+    _rb_secs=$1
+    shift
+    if [ -z "$HAVE_TIMEOUT" ]; then
+        # "timeout SECS CMD" (coreutils, busybox >= 1.30); an old busybox
+        # wants "-t SECS", which this probe rejects.
+        HAVE_TIMEOUT=0
+        command -v timeout >/dev/null 2>&1 && timeout 5 sleep 0 >/dev/null 2>&1 && HAVE_TIMEOUT=1
+    fi
+    if [ "$HAVE_TIMEOUT" = 1 ]; then
+        timeout "$_rb_secs" "$@" &
+        BOUNDED_PID=$!
+        wait "$BOUNDED_PID"
+        _rb_rc=$?
+    else
+        "$@" &
+        BOUNDED_PID=$!
+        { kill_after "$BOUNDED_PID" "$_rb_secs" & } >/dev/null 2>&1
+        _rb_killer=$!
+        wait "$BOUNDED_PID"
+        _rb_rc=$?
+        kill "$_rb_killer" 2>/dev/null
+        wait "$_rb_killer" 2>/dev/null
+    fi
+    BOUNDED_PID=''
+    return "$_rb_rc"
+}
+
+# wait_all NOUN VIA PROBE TARGET...: returns once `PROBE TARGET SECS` (SECS
+# bounds it) has succeeded for every TARGET, each tried again every second.
+# After TS_INIT_TIMEOUT seconds it names those that never did and returns 1,
+# with them in PENDING and the others in ANSWERED. NOUN is singular
+# ("worker"), VIA how they are reached ("over ssh on port 2022").
+wait_all() {
+    _wa_noun=$1 _wa_via=$2 _wa_probe=$3
+    shift 3
+    _wa_start=$(now)
+    _wa_deadline=$((_wa_start + TS_INIT_TIMEOUT))
+    _wa_what="$# ${_wa_noun}s"
+    [ "$#" -eq 1 ] && _wa_what="1 $_wa_noun"
+    log "waiting up to ${TS_INIT_TIMEOUT}s for $_wa_what to answer $_wa_via: $*"
+    PENDING=$* ANSWERED=''
+    while :; do
+        _wa_still=''
+        for _wa_t in $PENDING; do
+            _wa_left=$((_wa_deadline - $(now)))
+            [ "$_wa_left" -gt "$PROBE_MAX" ] && _wa_left=$PROBE_MAX
+            if [ "$_wa_left" -gt 0 ] && "$_wa_probe" "$_wa_t" "$_wa_left"; then
+                log "$_wa_t answered after $(($(now) - _wa_start))s"
+                ANSWERED="$ANSWERED $_wa_t"
+            else
+                _wa_still="$_wa_still $_wa_t"
+            fi
+        done
+        PENDING=${_wa_still# }
+        if [ -z "$PENDING" ]; then
+            log "all $_wa_what reachable after $(($(now) - _wa_start))s"
+            return 0
+        fi
+        if [ "$(now)" -ge "$_wa_deadline" ]; then
+            log "gave up after ${TS_INIT_TIMEOUT}s waiting for ${_wa_noun}s; not reachable $_wa_via: $PENDING"
+            return 1
+        fi
+        nap 1
+    done
+}
+
+# tcp_probe HOST:PORT SECS: whether it accepts a TCP connection.
+tcp_probe() {
+    # shellcheck disable=SC2016 # $0 and $1 are that bash's
+    case $TCP_TOOL in
+    bash) run_bounded "$2" bash -c ': <>"/dev/tcp/$0/$1"' "${1%:*}" "${1##*:}" ;;
+    python3) run_bounded "$2" python3 -c 'import socket, sys
+socket.create_connection((sys.argv[1], int(sys.argv[2])), int(sys.argv[3])).close()' "${1%:*}" "${1##*:}" "$2" ;;
+    *) run_bounded "$2" nc -z -w "$2" "${1%:*}" "${1##*:}" ;;
+    esac >/dev/null 2>&1
+}
+
+# The DNS watchdog. watch_init NAME GRACE starts watching NAME (empty: none;
+# returns 1 without getent); then watch_check, every tick, sets WATCH to ok,
+# never (NAME did not resolve within TS_INIT_TIMEOUT) or gone (it resolved,
+# then not for GRACE seconds in a row).
+watch_init() {
+    WATCH=ok WATCH_NAME=$1 WATCH_GRACE=$2 WATCH_SEEN='' WATCH_START=$(now)
+    [ -z "$1" ] || command -v getent >/dev/null 2>&1 || { WATCH_NAME='' && return 1; }
+}
+
+watch_check() {
+    [ -n "$WATCH_NAME" ] || return 0
+    _wk_now=$(now)
+    # Bounded: a slow DNS server must not stall the caller's other checks.
+    if run_bounded "$PROBE_MAX" getent hosts "$WATCH_NAME" >/dev/null 2>&1; then
+        [ -n "$WATCH_SEEN" ] || log "$WATCH_NAME resolves"
+        WATCH_SEEN=$_wk_now
+        WATCH=ok
+    elif [ -z "$WATCH_SEEN" ]; then
+        [ $((_wk_now - WATCH_START)) -lt "$TS_INIT_TIMEOUT" ] || WATCH=never
+    elif [ $((_wk_now - WATCH_SEEN)) -ge "$WATCH_GRACE" ]; then
+        WATCH=gone
+    fi
+}
+
+# Signals. After trap_signals, SIGTERM and SIGINT end the script (143, 130;
+# SIGNAL_EXIT instead if set), unless a child of start_child runs: then it
+# gets SIGTERM, and GOT_SIGNAL holds the code to exit with once it ended.
+trap_signals() {
+    trap 'on_signal TERM 143' TERM
+    trap 'on_signal INT 130' INT
+}
+
+on_signal() {
+    GOT_SIGNAL=$2
+    if [ -n "$CHILD_PID" ]; then
+        log "received SIG$1; passing SIGTERM on to $CHILD_NAME (pid $CHILD_PID)"
+        kill -TERM "$CHILD_PID" 2>/dev/null
+        return 0
+    fi
+    log "received SIG$1; exiting"
+    exit "${SIGNAL_EXIT:-$2}"
+}
+
+# start_child NAME CMD...: CMD in the background; NAME is for messages.
+start_child() {
+    CHILD_NAME=$1
+    shift
+    "$@" &
+    CHILD_PID=$!
+}
+
+# wait_child: returns the child's exit code once it has ended. A status
+# above 128 may only mean that a trapped signal cut `wait` short.
+wait_child() {
+    while :; do
+        wait "$CHILD_PID"
+        _wc_rc=$?
+        [ "$_wc_rc" -gt 128 ] && kill -0 "$CHILD_PID" 2>/dev/null && continue
+        CHILD_PID=''
+        return "$_wc_rc"
+    done
+}
+
+# stop_helpers: for EXIT traps; ends what this script started and left.
+stop_helpers() {
+    for _sh_pid in "$CHILD_PID" "$BOUNDED_PID" "$NAP_PID"; do
+        [ -n "$_sh_pid" ] && kill -TERM "$_sh_pid" 2>/dev/null
+    done
+    return 0
+}
+
+# ------------------------------------------------------------ the command
+
+usage_error() {
+    log "$*"
+    echo "usage: sh runtime.sh run [--wait-tcp HOST:PORT]... [--watch NAME] -- CMD [ARG]..." >&2
+    exit 2
+}
+
+cmd_run() {
+    _cr_tcp='' _cr_watch=''
+    while [ "$#" -gt 0 ]; do
+        case $1 in
+        --wait-tcp | --watch) [ -n "${2:-}" ] || usage_error "$1 needs a value" ;;
+        esac
+        case $1 in
+        --watch) _cr_watch=$2 ;;
+        --wait-tcp)
+            case $2 in
+            :* | *: | *[!A-Za-z0-9.:-]* | *:*[!0-9]* | *:*:*) usage_error "--wait-tcp wants HOST:PORT, got '$2'" ;;
+            *:*) _cr_tcp="$_cr_tcp $2" ;;
+            *) usage_error "--wait-tcp wants HOST:PORT, got '$2'" ;;
+            esac
+            ;;
+        --) shift && break ;;
+        *) usage_error "unknown option '$1' (the command goes after --)" ;;
+        esac
+        shift 2
+    done
+    [ "$#" -gt 0 ] || usage_error "no command after --"
+    trap stop_helpers EXIT
+    trap_signals
+    runtime_config
+    [ -z "$_cr_watch" ] || need getent "--watch resolves $_cr_watch with it"
+    if [ -n "$_cr_tcp" ]; then
+        if command -v bash >/dev/null 2>&1; then
+            TCP_TOOL=bash
+        elif command -v python3 >/dev/null 2>&1; then
+            TCP_TOOL=python3
+        elif command -v nc >/dev/null 2>&1 && nc -h 2>&1 | grep -q -e '-[0-9A-Za-z]*z'; then
+            TCP_TOOL=nc
+        else
+            die 127 "--wait-tcp needs bash, python3 or nc (with -z) in PATH to try TCP ports; none found"
+        fi
+        # shellcheck disable=SC2086 # endpoints have no blanks: split on purpose
+        wait_all endpoint "over TCP" tcp_probe $_cr_tcp || exit 124
+    fi
+    watch_init "$_cr_watch" "$TS_WATCH_GRACE"
+    log "running $*"
+    start_child "$1" "$@"
+    [ -z "$_cr_watch" ] || log "watching $_cr_watch: $1 stops once it has not resolved for ${TS_WATCH_GRACE}s"
+    while [ -n "$_cr_watch" ] && kill -0 "$CHILD_PID" 2>/dev/null; do
+        watch_check
+        [ "$WATCH" = ok ] || break
+        nap "$TS_POLL_INTERVAL"
+    done
+    case $WATCH in
+    gone) log "$_cr_watch has not resolved for ${TS_WATCH_GRACE}s; stopping $1" ;;
+    never) log "gave up after ${TS_INIT_TIMEOUT}s waiting for $_cr_watch to resolve; stopping $1" ;;
+    esac
+    if [ "$WATCH" != ok ]; then
+        terminate "$CHILD_PID" "$KILL_AFTER"
+        CHILD_PID=''
+        [ "$WATCH" = gone ] && exit 0
+        exit 124
+    fi
+    wait_child
+    _cr_rc=$?
+    log "$1 exited with code $_cr_rc"
+    exit "${GOT_SIGNAL:-$_cr_rc}"
+}
+
+# Set before any trap can look at them.
+BOUNDED_PID='' NAP_PID='' CHILD_PID='' CHILD_NAME='' GOT_SIGNAL='' HAVE_TIMEOUT=''
+WATCH=ok WATCH_NAME=''
+
+if [ "${TS_RUNTIME_LIB:-}" != 1 ]; then
+    # No pathname expansion: lists are split on blanks on purpose.
+    set -f
+    case ${1:-} in
+    run) shift && cmd_run "$@" ;;
+    '') usage_error "missing subcommand" ;;
+    *) usage_error "unknown subcommand '$1'" ;;
+    esac
+fi

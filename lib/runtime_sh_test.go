@@ -1,0 +1,265 @@
+package lib_test
+
+// The cases of lib/assets/runtime.sh run as a command (`run`), the way a
+// role without ssh uses it; mpi_sh_test.go and s3_sh_test.go cover it as
+// their library. The harness is in scripts_test.go.
+
+import (
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var runtimeCases = []scriptCase{
+	{"run/exit_code_passes_through", true, runExitCodePassesThrough},
+	{"run/usage_errors", false, runUsageErrors},
+	{"run/passes_SIGTERM_on", true, runPassesSignalOn(syscall.SIGTERM, 143)},
+	{"run/passes_SIGINT_on_as_SIGTERM", true, runPassesSignalOn(syscall.SIGINT, 130)},
+	{"run/exits_143_on_SIGTERM_while_waiting", true, runExits143WhileWaiting},
+	{"run/wait_tcp_with_bash", false, runWaitsForTCP("bash")},
+	{"run/wait_tcp_with_python3", false, runWaitsForTCP("python3")},
+	{"run/wait_tcp_with_nc", false, runWaitsForTCP("nc")},
+	{"run/wait_tcp_gives_up", true, runWaitTCPGivesUp},
+	{"run/wait_tcp_without_a_tool", false, runWaitTCPWithoutATool},
+	{"run/wait_tcp_not_with_an_nc_without_z", false, runWaitTCPNotWithAnNCWithoutZ},
+	{"run/watch_stops_command_when_name_gone", true, runWatchStopsCommandWhenNameGone},
+	{"run/watch_gives_up_when_name_never_resolves", false, runWatchGivesUpWhenNameNeverResolves},
+	{"run/watch_command_ends_first", false, runWatchCommandEndsFirst},
+	{"run/watch_without_getent", false, runWatchWithoutGetent},
+}
+
+// TestRuntimeScript runs the cases of runtime.sh's run command.
+func TestRuntimeScript(t *testing.T) {
+	t.Parallel()
+	runCases(t, runtimeCases)
+}
+
+// termCommand is a CMD that records the SIGTERM it gets (and exits 7 on it).
+func termCommand(f *fixture) []string {
+	return []string{"sh", "-c", `trap 'echo got-term > "$0/cmd-term"; exit 7' TERM; touch "$0/cmd-ready"; ` +
+		`while :; do sleep 1 & wait $!; done`, f.runDir}
+}
+
+func (p *proc) waitForFile(path string) {
+	p.f.t.Helper()
+	p.waitFor(path, func() bool {
+		_, err := os.Stat(path)
+		return err == nil
+	})
+}
+
+func runExitCodePassesThrough(t *testing.T, f *fixture) {
+	code, p := f.run("run", "--", "sh", "-c", `printf '%s|' "$@" > "$0/args"; exit 7`, f.runDir, "a b", "*")
+	assert.Equal(t, 7, code, p.output())
+	assert.Equal(t, "a b|*|", readFile(t, filepath.Join(f.runDir, "args")), "arguments as given, not split or globbed")
+	assert.Contains(t, p.output(), "trainsonnet: sh exited with code 7\n")
+	code, p = f.run("run", "--", "true")
+	assert.Equal(t, 0, code, p.output())
+	code, p = f.run("run", "--", "no-such-program")
+	assert.Equal(t, 127, code, p.output())
+}
+
+func runUsageErrors(t *testing.T, f *fixture) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "trainsonnet: missing subcommand\nusage: sh runtime.sh run "},
+		{[]string{"start"}, "trainsonnet: unknown subcommand 'start'"},
+		{[]string{"run"}, "trainsonnet: no command after --"},
+		{[]string{"run", "--"}, "trainsonnet: no command after --"},
+		{[]string{"run", "true"}, "trainsonnet: unknown option 'true' (the command goes after --)"},
+		{[]string{"run", "--watch"}, "trainsonnet: --watch needs a value"},
+		{[]string{"run", "--wait-tcp", "host", "--", "true"}, "trainsonnet: --wait-tcp wants HOST:PORT, got 'host'"},
+		{[]string{"run", "--wait-tcp", "host:http", "--", "true"}, "trainsonnet: --wait-tcp wants HOST:PORT, got 'host:http'"},
+		{[]string{"run", "--wait-tcp", ":80", "--", "true"}, "trainsonnet: --wait-tcp wants HOST:PORT, got ':80'"},
+	} {
+		// scriptFor picks runtime.sh for "run" only.
+		p := f.startScript("runtime.sh", c.args...)
+		assert.Equal(t, 2, p.wait(), "%q: %s", c.args, p.output())
+		assert.Contains(t, p.output(), c.want, "%q", c.args)
+	}
+	f.env["TS_WATCH_GRACE"] = "1m"
+	code, p := f.run("run", "--", "true")
+	assert.Equal(t, 2, code, p.output())
+	assert.Contains(t, p.output(), "trainsonnet: TS_WATCH_GRACE must be a whole number of seconds, got '1m'")
+}
+
+func runPassesSignalOn(sig syscall.Signal, want int) func(t *testing.T, f *fixture) {
+	return func(t *testing.T, f *fixture) {
+		p := f.start(append([]string{"run", "--"}, termCommand(f)...)...)
+		p.waitForFile(filepath.Join(f.runDir, "cmd-ready"))
+		p.signal(sig)
+		assert.Equal(t, want, p.wait(), p.output())
+		assert.Equal(t, "got-term\n", readFile(t, filepath.Join(f.runDir, "cmd-term")), "CMD got SIGTERM")
+	}
+}
+
+func runExits143WhileWaiting(t *testing.T, f *fixture) {
+	linkTool(t, f, "bash")
+	p := f.start("run", "--wait-tcp", closedPort(t), "--", "touch", filepath.Join(f.runDir, "cmd-ran"))
+	p.waitForOutput("waiting up to 300s")
+	p.signal(syscall.SIGTERM)
+	signalled := time.Now()
+	assert.Equal(t, 143, p.wait(), p.output())
+	assert.Less(t, time.Since(signalled), slack)
+	assert.NoFileExists(t, filepath.Join(f.runDir, "cmd-ran"))
+}
+
+// linkTool puts a program the script may use for TCP probes into its PATH
+// (a real binary: pyenv's shims need a PATH of their own); the case is
+// skipped without one.
+func linkTool(t *testing.T, f *fixture, tool string) {
+	t.Helper()
+	path := ""
+	for _, p := range []string{"/usr/bin/" + tool, "/bin/" + tool} {
+		if _, err := os.Stat(p); err == nil {
+			path = p
+			break
+		}
+	}
+	if path == "" {
+		if p, err := exec.LookPath(tool); err == nil {
+			path = p
+		} else {
+			t.Skipf("%s not installed", tool)
+		}
+	}
+	require.NoError(t, os.Symlink(path, filepath.Join(f.bin, tool)))
+}
+
+// listen accepts TCP connections on 127.0.0.1 until the test ends; it
+// returns HOST:PORT.
+func listen(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			_ = c.Close()
+		}
+	}()
+	return l.Addr().String()
+}
+
+// closedPort is a HOST:PORT nothing listens on.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	return addr
+}
+
+// runWaitsForTCP: CMD starts only once every endpoint accepts connections,
+// one of them late, probed with tool.
+func runWaitsForTCP(tool string) func(t *testing.T, f *fixture) {
+	return func(t *testing.T, f *fixture) {
+		linkTool(t, f, tool)
+		if tool == "nc" {
+			linkTool(t, f, "grep") // to see whether this nc has -z
+		}
+		up := listen(t)
+		late := closedPort(t)
+		p := f.start("run", "--wait-tcp", up, "--wait-tcp", late, "--", "touch", filepath.Join(f.runDir, "cmd-ran"))
+		p.waitForOutput("trainsonnet: " + up + " answered after ")
+		time.Sleep(1500 * time.Millisecond)
+		require.NoFileExists(t, filepath.Join(f.runDir, "cmd-ran"), "not before every endpoint answers: %s", p.output())
+		l, err := net.Listen("tcp", late)
+		require.NoError(t, err)
+		defer l.Close()
+		require.Equal(t, 0, p.wait(), p.output())
+		assert.FileExists(t, filepath.Join(f.runDir, "cmd-ran"))
+		assert.Contains(t, p.output(), "trainsonnet: all 2 endpoints reachable after ")
+		messagesArePrefixed(t, p.output())
+	}
+}
+
+func runWaitTCPGivesUp(t *testing.T, f *fixture) {
+	linkTool(t, f, "bash")
+	up, down := listen(t), closedPort(t)
+	f.env["TS_INIT_TIMEOUT"] = "2"
+	code, p, waited := f.runTimed("waiting up to 2s", "run", "--wait-tcp", up, "--wait-tcp", down, "--",
+		"touch", filepath.Join(f.runDir, "cmd-ran"))
+	require.Equal(t, 124, code, p.output())
+	assert.Less(t, waited, 2*time.Second+slack)
+	assert.Contains(t, p.output(), "trainsonnet: gave up after 2s waiting for endpoints; not reachable over TCP: "+down+"\n",
+		"names exactly the endpoint that never answered")
+	assert.NoFileExists(t, filepath.Join(f.runDir, "cmd-ran"))
+}
+
+func runWaitTCPWithoutATool(t *testing.T, f *fixture) {
+	code, p := f.run("run", "--wait-tcp", listen(t), "--", "true")
+	require.Equal(t, 127, code, p.output())
+	assert.Contains(t, p.output(), "trainsonnet: --wait-tcp needs bash, python3 or nc (with -z) in PATH to try TCP ports; none found")
+}
+
+// Debian's busybox nc has no -z (it would connect and wait for input).
+func runWaitTCPNotWithAnNCWithoutZ(t *testing.T, f *fixture) {
+	busybox, err := exec.LookPath("busybox")
+	if err != nil {
+		t.Skip("busybox not installed")
+	}
+	if out, _ := exec.Command(busybox, "nc", "--help").CombinedOutput(); strings.Contains(string(out), "-z") {
+		t.Skip("this busybox nc has -z")
+	}
+	require.NoError(t, os.Symlink(busybox, filepath.Join(f.bin, "nc")))
+	linkTool(t, f, "grep")
+	code, p := f.run("run", "--wait-tcp", listen(t), "--", "true")
+	require.Equal(t, 127, code, p.output())
+	assert.Contains(t, p.output(), "in PATH to try TCP ports; none found")
+}
+
+func runWatchStopsCommandWhenNameGone(t *testing.T, f *fixture) {
+	f.resolvable(launcher, true)
+	f.env["TS_WATCH_GRACE"] = "1"
+	f.env["TS_INIT_TIMEOUT"] = "2" // must not matter once resolved
+	p := f.start(append([]string{"run", "--watch", launcher, "--"}, termCommand(f)...)...)
+	p.waitForOutput("trainsonnet: " + launcher + " resolves")
+	time.Sleep(2500 * time.Millisecond) // past TS_INIT_TIMEOUT: still running
+	require.False(t, p.exited(), p.output())
+	f.resolvable(launcher, false)
+	gone := time.Now()
+	require.Equal(t, 0, p.wait(), p.output())
+	assert.Less(t, time.Since(gone), 1*time.Second+slack)
+	assert.Equal(t, "got-term\n", readFile(t, filepath.Join(f.runDir, "cmd-term")), "CMD got SIGTERM")
+	assert.Contains(t, p.output(), "trainsonnet: "+launcher+" has not resolved for 1s; stopping sh\n")
+	messagesArePrefixed(t, p.output())
+}
+
+func runWatchGivesUpWhenNameNeverResolves(t *testing.T, f *fixture) {
+	f.env["TS_INIT_TIMEOUT"] = "2"
+	code, p, waited := f.runTimed("trainsonnet: watching ", append([]string{"run", "--watch", launcher, "--"}, termCommand(f)...)...)
+	require.Equal(t, 124, code, p.output())
+	assert.Less(t, waited, 2*time.Second+slack)
+	assert.Contains(t, p.output(), "trainsonnet: gave up after 2s waiting for "+launcher+" to resolve; stopping sh\n")
+	assert.Equal(t, "got-term\n", readFile(t, filepath.Join(f.runDir, "cmd-term")), "CMD got SIGTERM")
+}
+
+func runWatchCommandEndsFirst(t *testing.T, f *fixture) {
+	f.resolvable(launcher, true)
+	code, p := f.run("run", "--watch", launcher, "--", "sh", "-c", "sleep 1; exit 3")
+	assert.Equal(t, 3, code, p.output())
+}
+
+func runWatchWithoutGetent(t *testing.T, f *fixture) {
+	f.without("getent")
+	code, p := f.run("run", "--watch", launcher, "--", "touch", filepath.Join(f.runDir, "cmd-ran"))
+	assert.Equal(t, 127, code, p.output())
+	assert.Contains(t, p.output(), "trainsonnet: getent not found in PATH (--watch resolves "+launcher+" with it)")
+	assert.NoFileExists(t, filepath.Join(f.runDir, "cmd-ran"))
+}
