@@ -1,6 +1,7 @@
 package generator
 
 import (
+	"encoding/base64"
 	"net/url"
 	"path"
 	"reflect"
@@ -9,6 +10,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/api/validate/content"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -45,6 +47,8 @@ var formats = map[string]format{
 	"imageRepository":      {rule: "an image repository without tag or digest", check: checkImageRepository},
 	"absPath":              {rule: "an absolute path", check: checkAbsPath},
 	"s3URI":                {rule: "an s3:// URI", check: checkS3URI},
+	"absPathOrURI":         {rule: "an absolute path, or an s3:// or gs:// URI", check: checkAbsPathOrURI},
+	"base64":               {rule: "base64 text (standard alphabet, padded)", check: checkBase64},
 	"int": {rule: "an integer", check: func(s string) string {
 		if _, ok := parseInt(s); !ok {
 			return "must be an integer"
@@ -189,6 +193,33 @@ func checkS3URI(s string) string {
 	return ""
 }
 
+// checkAbsPathOrURI: a directory in the pod, or one in an object store
+// that TensorFlow and TensorBoard read directly (their logdir).
+func checkAbsPathOrURI(s string) string {
+	if strings.HasPrefix(s, "/") {
+		return checkAbsPath(s)
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "s3" && u.Scheme != "gs") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return "must be an absolute path, or an s3:// or gs:// URI such as gs://bucket/runs"
+	}
+	return ""
+}
+
+// checkBase64: what the API server takes in a Secret's data.
+func checkBase64(s string) string {
+	if s == "" {
+		return "must not be empty"
+	}
+	if strings.ContainsAny(s, " \t\r\n") {
+		return "must be base64 text on one line, without spaces"
+	}
+	if _, err := base64.StdEncoding.Strict().DecodeString(s); err != nil {
+		return "must be base64 text, as `echo -n ... | base64 -w0` prints it"
+	}
+	return ""
+}
+
 // objectKinds maps the k8s.io/api types an object parameter may name to
 // their Go types. A value is strictly decoded into the type: an unknown or
 // mistyped field is an error naming the field.
@@ -206,6 +237,7 @@ var objectKinds = map[string]reflect.Type{
 	"core/v1.Volume":                    reflect.TypeFor[corev1.Volume](),
 	"core/v1.VolumeMount":               reflect.TypeFor[corev1.VolumeMount](),
 	"core/v1.PersistentVolumeClaimSpec": reflect.TypeFor[corev1.PersistentVolumeClaimSpec](),
+	"networking/v1.NetworkPolicyPeer":   reflect.TypeFor[networkingv1.NetworkPolicyPeer](),
 }
 
 func objectKindNames() []string {
