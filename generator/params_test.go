@@ -125,7 +125,7 @@ func TestPrototypeRulesNameTheParameterAsGiven(t *testing.T) {
 		SetText("useHostNetwork", "true", "--useHostNetwork").
 		SetText("ssh.port", "22", "--ssh.port"))
 	assert.Equal(t, []string{
-		`--ssh.port: invalid value "22": must not be 22 with useHostNetwork: the workers share the node's network, where the node's own sshd has port 22`,
+		`--ssh.port: invalid value "22": must not be 22 with useHostNetwork: the workers share their node's network, where the node's own sshd has port 22`,
 	}, validationProblems(t, err))
 }
 
