@@ -155,3 +155,92 @@ var Errors = []Case{
 	{Name: "data-dir-at-root", Args: []string{"gen", "openmpi", "--data-dir", "/"}},
 	{Name: "non-root-on-privileged-port", Args: []string{"gen", "openmpi", "--run-as-user", "1000", "--ssh-port", "22"}},
 }
+
+// The distributed TensorFlow charts' tensorboard and eval (seed 002, issue
+// 9), and the storage they share: every case of both prototypes is here.
+func init() {
+	Renders["tensorboard"] = []Case{
+		{Name: "defaults", Args: []string{"gen", "tensorboard"}},
+		// The values.override.yaml the three charts shared, and every key of
+		// the three charts in one file.
+		{Name: "chart-values-override", Args: []string{"gen", "tensorboard", "--name", "cars", "-f", "testdata/tf-values-override.yaml"}},
+		{Name: "all-charts-in-one-file", Args: []string{"gen", "tensorboard", "--name", "cars", "-f", "testdata/tf-all-charts.yaml"}},
+		{Name: "claim", Args: []string{"gen", "tensorboard", "--name", "cars", "--storage-claim-name", "checkpoints",
+			"--log-dir", "/storage/runs", "--cpu", "2", "--memory", "4Gi"}},
+		{Name: "nfs", Args: []string{"gen", "tensorboard", "--name", "cars", "--storage-nfs-server", "nfs.example.com",
+			"--storage-nfs-path", "/exports/ml", "--storage-mount-path", "/mnt/ml", "--log-dir", "/mnt/ml/cars"}},
+		{Name: "azure-secret", Args: []string{"gen", "tensorboard", "--name", "cars", "--storage-azure-share-name", "share",
+			"--storage-azure-secret", "azure-files"}},
+		{Name: "load-balancer", Args: []string{"gen", "tensorboard", "--name", "cars", "--service-type", "LoadBalancer",
+			"--storage-claim-name", "checkpoints"}},
+		{Name: "node-port-from-a-range", Args: []string{"gen", "tensorboard", "--name", "cars", "--service-type", "NodePort",
+			"--service-port", "9000", "--storage-claim-name", "checkpoints",
+			"--ui-from", `[{"ipBlock":{"cidr":"203.0.113.0/24"}},{"namespaceSelector":{"matchLabels":{"kubernetes.io/metadata.name":"ingress"}}}]`}},
+		{Name: "s3", Args: []string{"gen", "tensorboard", "--name", "cars", "--log-dir", "s3://runs/cars",
+			"--tensorboard-image", "registry.example.com/tensorboard-boto3:2.18.0", "--s3-secret", "aws-creds",
+			"--s3-endpoint", "https://minio.example.com", "--s3-region", "us-east-1"}},
+		{Name: "gcs", Args: []string{"gen", "tensorboard", "--name", "cars", "--log-dir", "gs://runs/cars", "--gcs-secret", "gcp-sa"}},
+		{Name: "kubeflow-names", Args: []string{"gen", "tensorboard", "--name", "cars", "--logDir", "gs://runs/cars",
+			"--targetPort", "6007", "--servicePort", "9000", "--serviceType", "NodePort",
+			"--defaultTbImage", "tensorflow/tensorflow:2.17.0", "--gcpCredentialSecretName", "gcp-sa"}},
+		{Name: "resources-and-scheduling", Args: []string{"gen", "tensorboard", "--name", "cars", "--storage-claim-name", "checkpoints",
+			"--cpu", "4", "--memory", "8Gi", "--gpu", "1", "--node-selector", "pool=tools",
+			"--tolerations", `[{"key":"dedicated","operator":"Equal","value":"tools","effect":"NoSchedule"}]`,
+			"--exec", `pip install --user tensorboard-plugin-profile && exec tensorboard --logdir="$LOG_DIR" --port=6006 --bind_all`}},
+	}
+	Renders["eval"] = []Case{
+		{Name: "defaults", Args: []string{"gen", "eval"}},
+		{Name: "chart-values-override", Args: []string{"gen", "eval", "--name", "cars", "-f", "testdata/tf-values-override.yaml"}},
+		// The eval chart's own values, then the shared override, as
+		// `helm install -f values.override.yaml` applied them.
+		{Name: "chart-values", Args: []string{"gen", "eval", "--name", "cars", "-f", "testdata/eval-chart-values.yaml",
+			"-f", "testdata/tf-values-override.yaml"}},
+		{Name: "all-charts-in-one-file", Args: []string{"gen", "eval", "--name", "cars", "-f", "testdata/tf-all-charts.yaml"}},
+		{Name: "claim", Args: []string{"gen", "eval", "--name", "cars", "--storage-claim-name", "checkpoints",
+			"--image-repository", "registry.example.com/cars-eval", "--image-tag", "1.4"}},
+		{Name: "nfs", Args: []string{"gen", "eval", "--name", "cars", "--storage-nfs-server", "10.0.0.4", "--storage-nfs-path", "/exports/ml",
+			"--train-dir", "/storage/cars/train", "--eval-dir", "/storage/cars/eval", "--image-repository", "registry.example.com/cars-eval"}},
+		{Name: "azure-secret", Args: []string{"gen", "eval", "--name", "cars", "--storage-azure-share-name", "share",
+			"--storage-azure-secret", "azure-files", "--image-repository", "registry.example.com/cars-eval"}},
+		{Name: "gpu", Args: []string{"gen", "eval", "--name", "cars", "--storage-claim-name", "checkpoints", "--gpu", "1",
+			"--cpu", "4", "--memory", "16Gi", "--node-selector", "cloud.google.com/gke-accelerator=nvidia-tesla-t4",
+			"--tolerations", `[{"key":"nvidia.com/gpu","operator":"Exists","effect":"NoSchedule"}]`,
+			"--image-repository", "registry.example.com/cars-eval", "--args", "--data_dir=/data", "--args", "--batch_size=64"}},
+		{Name: "exec-and-lifetime", Args: []string{"gen", "eval", "--name", "cars", "--storage-claim-name", "checkpoints",
+			"--image-repository", "registry.example.com/cars-eval", "--image-tag", "1.4",
+			"--exec", `python -m cars.eval --checkpoint_dir="$TRAIN_DIR" --eval_dir="$EVAL_DIR" --once`,
+			"--active-deadline-seconds", "2h", "--ttl-seconds-after-finished", "24h", "--backoff-limit", "2"}},
+	}
+	Outputs = append(Outputs,
+		Case{Name: "describe-tensorboard", Args: []string{"describe", "tensorboard"}},
+		Case{Name: "schema-tensorboard", Args: []string{"schema", "tensorboard"}},
+		Case{Name: "describe-eval", Args: []string{"describe", "eval"}},
+		Case{Name: "schema-eval", Args: []string{"schema", "eval"}},
+	)
+	Errors = append(Errors,
+		Case{Name: "tensorboard-two-stores", Args: []string{"gen", "tensorboard", "--storage-claim-name", "checkpoints", "--storage-nfs-server", "nfs.example.com"}},
+		Case{Name: "tensorboard-share-without-credentials", Args: []string{"gen", "tensorboard", "--storage-azure-share-name", "share"}},
+		Case{Name: "tensorboard-log-dir-off-the-storage", Args: []string{"gen", "tensorboard", "--storage-claim-name", "checkpoints", "--log-dir", "/data/logs"}},
+		Case{Name: "tensorboard-relative-log-dir", Args: []string{"gen", "tensorboard", "--log-dir", "logs"}},
+		Case{Name: "tensorboard-s3-with-the-default-image", Args: []string{"gen", "tensorboard", "--log-dir", "s3://runs/cars"}},
+		Case{Name: "tensorboard-privileged-port-without-root", Args: []string{"gen", "tensorboard", "--target-port", "80"}},
+		Case{Name: "tensorboard-bad-peer", Args: []string{"gen", "tensorboard", "--ui-from", `[{"ipBlock":{"cidr":"10.0.0.1/8"}}]`}},
+		Case{Name: "tensorboard-reserved-env", Args: []string{"gen", "tensorboard", "--env", "LOG_DIR=/tmp"}},
+		// The charts' values.override.yaml as shipped: its placeholders are
+		// not the base64 the charts needed.
+		Case{Name: "eval-chart-placeholders", Args: []string{"gen", "eval", "-f", "testdata/tf-values-placeholders.yaml"}},
+		Case{Name: "eval-key-ends-in-newline", Args: []string{"gen", "eval", "--storage-azure-share-name", "share",
+			"--storage-azure-account-base64", "YWNjb3VudG5hbWUK", "--storage-azure-key-base64", "YWNjb3VudGtleQ=="}},
+		Case{Name: "eval-account-without-key", Args: []string{"gen", "eval", "--storage-azure-share-name", "share",
+			"--storage-azure-account-base64", "YWNjb3VudG5hbWU="}},
+		Case{Name: "eval-secret-and-key", Args: []string{"gen", "eval", "--storage-azure-share-name", "share", "--storage-azure-secret", "azure-files",
+			"--storage-azure-key-base64", "YWNjb3VudGtleQ=="}},
+		Case{Name: "eval-credentials-without-share", Args: []string{"gen", "eval", "--storage-azure-secret", "azure-files"}},
+		Case{Name: "eval-bad-share-name", Args: []string{"gen", "eval", "--storage-azure-share-name", "my--share", "--storage-azure-secret", "azure-files"}},
+		Case{Name: "eval-mount-over-the-storage", Args: []string{"gen", "eval", "--volumes", `[{"name":"data","emptyDir":{}}]`,
+			"--volume-mounts", `[{"name":"data","mountPath":"/storage"}]`}},
+		Case{Name: "eval-args-with-exec", Args: []string{"gen", "eval", "--exec", "python eval.py", "--args", "--once"}},
+		Case{Name: "eval-image-name-with-tag", Args: []string{"gen", "eval", "--image-name", "distrib-tensorflow-cars:worker-gpu"}},
+		Case{Name: "eval-name-too-long", Args: []string{"gen", "eval", "--name", "a-rather-long-name-for-an-evaluation-of-a-training-run-abcdef"}},
+	)
+}

@@ -41,6 +41,9 @@ var (
 //     root: sshd's privilege separation needs the default capabilities
 //     (SETUID, SETGID, SYS_CHROOT), so the containers can neither drop ALL
 //     capabilities nor set runAsNonRoot, which restricted requires.
+//   - tensorboard and eval: restricted, they run as user 1000 by default;
+//     baseline with an inline nfs volume (storage.nfs), a volume type
+//     restricted does not allow.
 //
 // Cases of prototypes this table does not know run at the level
 // podSecurityLevel derives, which the server then checks; add them here.
@@ -50,12 +53,17 @@ var expectedLevels = map[string]kube.PodSecurityLevel{
 
 	"horovod/chart-example-host-network": kube.Privileged,
 	"horovod/privileged-host-pid":        kube.Privileged,
+
+	"tensorboard/nfs": kube.Baseline,
+	"eval/nfs":        kube.Baseline,
 }
 
 // defaultLevels is the level of a prototype's cases not in expectedLevels.
 var defaultLevels = map[string]kube.PodSecurityLevel{
-	"openmpi": kube.Baseline,
-	"horovod": kube.Baseline,
+	"openmpi":     kube.Baseline,
+	"horovod":     kube.Baseline,
+	"tensorboard": kube.Restricted,
+	"eval":        kube.Restricted,
 }
 
 func expectedLevel(proto, key string) kube.PodSecurityLevel {
