@@ -174,9 +174,6 @@ local under(path, dir) = path == dir || std.startsWith(path, if dir == '/' then 
       ts.check(az.shareName == null || (std.length(az.shareName) >= 3 && std.length(std.findSubstr('--', az.shareName)) == 0), 'storage.azure.shareName',
                'must be an Azure file share name: 3 to 63 lower-case letters, digits and single hyphens'),
       ts.check(mountPath != '/', 'storage.mountPath', 'must not be /: the storage would hide the whole image'),
-      ts.check(!std.member([m.mountPath for m in p.volumeMounts], mountPath),
-               if s.mountPath != null then 'storage.mountPath' else 'volumeMounts',
-               'the storage is mounted at ' + mountPath + ': a volumeMount must not use that path too'),
     ] + [
       ts.check(!$.isLocal($.dir(p, d)) || std.length([m for m in mounts if under($.dir(p, d), m)]) > 0, d,
                'must be under storage.mountPath (' + mountPath + ') or a volumeMount, where the pods share it')
