@@ -23,8 +23,10 @@ import (
 // Overlays lists, per prototype folder, the overlays built by the test.
 // Each folder has a params.yaml for its base.
 var Overlays = map[string][]string{
-	"openmpi": {"production", "dev-cpu"},
-	"horovod": {"a100"},
+	"openmpi":     {"production", "dev-cpu"},
+	"horovod":     {"a100"},
+	"tensorboard": {"internal-lb"},
+	"eval":        {"gpu-pool"},
 }
 
 func TestOverlays(t *testing.T) {
