@@ -84,7 +84,7 @@ type Eval struct {
 	// created and no RBAC is granted.
 	ServiceAccountName string
 	// Shared storage for checkpoints, evaluation results and logs, mounted at
-	// storage.mountPath: an existing PersistentVolumeClaim (claimName), an NFS export
+	// storage.mountPath: an existing PersistentVolumeClaim (claim.name), an NFS export
 	// (nfs.server) or an Azure Files share (azure.shareName), at most one of them. None of
 	// them: an emptyDir, which lives and dies with the pod.
 	Storage EvalStorage
@@ -119,22 +119,22 @@ type EvalImage struct {
 	Tag string
 }
 
-// EvalStorage holds the storage parameters: Shared storage for checkpoints, evaluation results and logs, mounted at storage.mountPath: an existing PersistentVolumeClaim (claimName), an NFS export (nfs.server) or an Azure Files share (azure.shareName), at most one of them.
+// EvalStorage holds the storage parameters: Shared storage for checkpoints, evaluation results and logs, mounted at storage.mountPath: an existing PersistentVolumeClaim (claim.name), an NFS export (nfs.server) or an Azure Files share (azure.shareName), at most one of them.
 type EvalStorage struct {
 	// An Azure Files share, mounted through the Azure Files CSI driver (file.csi.azure.com,
 	// which AKS installs; the charts used the in-tree azureFile volume, which Kubernetes
 	// removed). Its credentials come from an existing Secret (secret) or from the charts'
 	// base64 account name and key, which trainsonnet puts into a Secret of its own.
 	Azure EvalStorageAzure
-	// An existing PersistentVolumeClaim to mount (ReadWriteMany when pods on several nodes
-	// share it). Also the way to NFS in a namespace whose Pod Security level is restricted,
-	// through a PersistentVolume.
-	ClaimName string
+	// An existing PersistentVolumeClaim (ReadWriteMany when pods on several nodes share it).
+	// Also the way to NFS in a namespace whose Pod Security level is restricted, through a
+	// PersistentVolume.
+	Claim EvalStorageClaim
 	// Where the storage is mounted. Unset: /azure/<azure.shareName> with Azure Files (where
 	// the charts mounted the share), /storage otherwise.
 	MountPath string
 	// An NFS export, mounted as an inline nfs volume (Pod Security baseline; for restricted,
-	// make a PersistentVolume and claim of it and set claimName).
+	// make a PersistentVolume and claim of it and set claim.name).
 	NFS EvalStorageNFS
 }
 
@@ -156,9 +156,15 @@ type EvalStorageAzure struct {
 	ShareName string
 }
 
-// EvalStorageNFS holds the storage.nfs parameters: An NFS export, mounted as an inline nfs volume (Pod Security baseline; for restricted, make a PersistentVolume and claim of it and set claimName).
+// EvalStorageClaim holds the storage.claim parameters: An existing PersistentVolumeClaim (ReadWriteMany when pods on several nodes share it).
+type EvalStorageClaim struct {
+	// Name of the claim.
+	Name string
+}
+
+// EvalStorageNFS holds the storage.nfs parameters: An NFS export, mounted as an inline nfs volume (Pod Security baseline; for restricted, make a PersistentVolume and claim of it and set claim.name).
 type EvalStorageNFS struct {
-	// Exported path on the server. Default "/".
+	// Exported path on the server. Unset: /.
 	Path string
 	// Host name or IPv4 address of the NFS server.
 	Server string
@@ -286,9 +292,7 @@ func (p EvalImage) setOn(ps *Params) {
 
 func (p EvalStorage) setOn(ps *Params) {
 	p.Azure.setOn(ps)
-	if p.ClaimName != "" {
-		ps.Set("storage.claimName", p.ClaimName)
-	}
+	p.Claim.setOn(ps)
 	if p.MountPath != "" {
 		ps.Set("storage.mountPath", p.MountPath)
 	}
@@ -307,6 +311,12 @@ func (p EvalStorageAzure) setOn(ps *Params) {
 	}
 	if p.ShareName != "" {
 		ps.Set("storage.azure.shareName", p.ShareName)
+	}
+}
+
+func (p EvalStorageClaim) setOn(ps *Params) {
+	if p.Name != "" {
+		ps.Set("storage.claim.name", p.Name)
 	}
 }
 
@@ -1144,14 +1154,15 @@ type Tensorboard struct {
 	// LoadBalancer (what the chart made), or NodePort. Default "ClusterIP".
 	ServiceType string
 	// Shared storage for checkpoints, evaluation results and logs, mounted at
-	// storage.mountPath: an existing PersistentVolumeClaim (claimName), an NFS export
+	// storage.mountPath: an existing PersistentVolumeClaim (claim.name), an NFS export
 	// (nfs.server) or an Azure Files share (azure.shareName), at most one of them. None of
 	// them: an emptyDir, which lives and dies with the pod.
 	Storage TensorboardStorage
 	// Extra group ids of the containers.
 	SupplementalGroups []int64
 	// Port TensorBoard listens on in its pod (the chart's tensorboardport, Kubeflow's
-	// targetPort). Default 6006.
+	// targetPort): 1024 or more, since TensorBoard runs without root; clients use
+	// servicePort. Default 6006.
 	TargetPort *int
 	// Image with TensorBoard. The default is TensorFlow's own image, pinned (the chart ran
 	// it untagged, so :latest; Kubeflow pinned 1.8.0), whose TensorFlow reads local and
@@ -1199,22 +1210,22 @@ type TensorboardS3 struct {
 	SecretAccessKeyKey string
 }
 
-// TensorboardStorage holds the storage parameters: Shared storage for checkpoints, evaluation results and logs, mounted at storage.mountPath: an existing PersistentVolumeClaim (claimName), an NFS export (nfs.server) or an Azure Files share (azure.shareName), at most one of them.
+// TensorboardStorage holds the storage parameters: Shared storage for checkpoints, evaluation results and logs, mounted at storage.mountPath: an existing PersistentVolumeClaim (claim.name), an NFS export (nfs.server) or an Azure Files share (azure.shareName), at most one of them.
 type TensorboardStorage struct {
 	// An Azure Files share, mounted through the Azure Files CSI driver (file.csi.azure.com,
 	// which AKS installs; the charts used the in-tree azureFile volume, which Kubernetes
 	// removed). Its credentials come from an existing Secret (secret) or from the charts'
 	// base64 account name and key, which trainsonnet puts into a Secret of its own.
 	Azure TensorboardStorageAzure
-	// An existing PersistentVolumeClaim to mount (ReadWriteMany when pods on several nodes
-	// share it). Also the way to NFS in a namespace whose Pod Security level is restricted,
-	// through a PersistentVolume.
-	ClaimName string
+	// An existing PersistentVolumeClaim (ReadWriteMany when pods on several nodes share it).
+	// Also the way to NFS in a namespace whose Pod Security level is restricted, through a
+	// PersistentVolume.
+	Claim TensorboardStorageClaim
 	// Where the storage is mounted. Unset: /azure/<azure.shareName> with Azure Files (where
 	// the charts mounted the share), /storage otherwise.
 	MountPath string
 	// An NFS export, mounted as an inline nfs volume (Pod Security baseline; for restricted,
-	// make a PersistentVolume and claim of it and set claimName).
+	// make a PersistentVolume and claim of it and set claim.name).
 	NFS TensorboardStorageNFS
 }
 
@@ -1236,9 +1247,15 @@ type TensorboardStorageAzure struct {
 	ShareName string
 }
 
-// TensorboardStorageNFS holds the storage.nfs parameters: An NFS export, mounted as an inline nfs volume (Pod Security baseline; for restricted, make a PersistentVolume and claim of it and set claimName).
+// TensorboardStorageClaim holds the storage.claim parameters: An existing PersistentVolumeClaim (ReadWriteMany when pods on several nodes share it).
+type TensorboardStorageClaim struct {
+	// Name of the claim.
+	Name string
+}
+
+// TensorboardStorageNFS holds the storage.nfs parameters: An NFS export, mounted as an inline nfs volume (Pod Security baseline; for restricted, make a PersistentVolume and claim of it and set claim.name).
 type TensorboardStorageNFS struct {
-	// Exported path on the server. Default "/".
+	// Exported path on the server. Unset: /.
 	Path string
 	// Host name or IPv4 address of the NFS server.
 	Server string
@@ -1379,9 +1396,7 @@ func (p TensorboardS3) setOn(ps *Params) {
 
 func (p TensorboardStorage) setOn(ps *Params) {
 	p.Azure.setOn(ps)
-	if p.ClaimName != "" {
-		ps.Set("storage.claimName", p.ClaimName)
-	}
+	p.Claim.setOn(ps)
 	if p.MountPath != "" {
 		ps.Set("storage.mountPath", p.MountPath)
 	}
@@ -1400,6 +1415,12 @@ func (p TensorboardStorageAzure) setOn(ps *Params) {
 	}
 	if p.ShareName != "" {
 		ps.Set("storage.azure.shareName", p.ShareName)
+	}
+}
+
+func (p TensorboardStorageClaim) setOn(ps *Params) {
+	if p.Name != "" {
+		ps.Set("storage.claim.name", p.Name)
 	}
 }
 

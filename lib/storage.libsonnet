@@ -44,13 +44,15 @@ local dirs = {
 };
 
 local group = params.group(
-  'Shared storage for checkpoints, evaluation results and logs, mounted at storage.mountPath: an existing PersistentVolumeClaim (claimName), an NFS export (nfs.server) or an Azure Files share (azure.shareName), at most one of them. None of them: an emptyDir, which lives and dies with the pod.',
+  'Shared storage for checkpoints, evaluation results and logs, mounted at storage.mountPath: an existing PersistentVolumeClaim (claim.name), an NFS export (nfs.server) or an Azure Files share (azure.shareName), at most one of them. None of them: an emptyDir, which lives and dies with the pod.',
   {
     mountPath: params.string('Where the storage is mounted. Unset: /azure/<azure.shareName> with Azure Files (where the charts mounted the share), /storage otherwise.', format='absPath'),
-    claimName: params.string('An existing PersistentVolumeClaim to mount (ReadWriteMany when pods on several nodes share it). Also the way to NFS in a namespace whose Pod Security level is restricted, through a PersistentVolume.', format='dns1123Subdomain'),
-    nfs: params.group('An NFS export, mounted as an inline nfs volume (Pod Security baseline; for restricted, make a PersistentVolume and claim of it and set claimName).', {
+    claim: params.group('An existing PersistentVolumeClaim (ReadWriteMany when pods on several nodes share it). Also the way to NFS in a namespace whose Pod Security level is restricted, through a PersistentVolume.', {
+      name: params.string('Name of the claim.', format='dns1123Subdomain'),
+    }),
+    nfs: params.group('An NFS export, mounted as an inline nfs volume (Pod Security baseline; for restricted, make a PersistentVolume and claim of it and set claim.name).', {
       server: params.string('Host name or IPv4 address of the NFS server.', format='dns1123Subdomain'),
-      path: params.string('Exported path on the server.', default='/', format='absPath'),
+      path: params.string('Exported path on the server. Unset: /.', format='absPath'),
     }),
     azure: params.group(
       'An Azure Files share, mounted through the Azure Files CSI driver (file.csi.azure.com, which AKS installs; the charts used the in-tree azureFile volume, which Kubernetes removed). Its credentials come from an existing Secret (secret) or from the charts\' base64 account name and key, which trainsonnet puts into a Secret of its own.',
@@ -77,7 +79,7 @@ local under(path, dir) = path == dir || std.startsWith(path, if dir == '/' then 
   // kind: 'claim', 'nfs', 'azure', or null for none.
   kind(p)::
     local s = p.storage;
-    if s.claimName != null then 'claim'
+    if s.claim.name != null then 'claim'
     else if s.nfs.server != null then 'nfs'
     else if s.azure.shareName != null then 'azure'
     else null,
@@ -111,8 +113,8 @@ local under(path, dir) = path == dir || std.startsWith(path, if dir == '/' then 
     local ro = if readOnly then { readOnly: true } else {};
     { name: volumeName }
     + (
-      if k == 'claim' then { persistentVolumeClaim: { claimName: s.claimName } + ro }
-      else if k == 'nfs' then { nfs: { server: s.nfs.server, path: s.nfs.path } + ro }
+      if k == 'claim' then { persistentVolumeClaim: { claimName: s.claim.name } + ro }
+      else if k == 'nfs' then { nfs: { server: s.nfs.server, path: if s.nfs.path != null then s.nfs.path else '/' } + ro }
       else if k == 'azure' then {
         csi: {
           driver: azureDriver,
@@ -150,20 +152,18 @@ local under(path, dir) = path == dir || std.startsWith(path, if dir == '/' then 
   validate(p, dirNames=[])::
     local s = p.storage;
     local az = s.azure;
-    local kinds = [k for k in [['storage.claimName', s.claimName], ['storage.nfs.server', s.nfs.server], ['storage.azure.shareName', az.shareName]] if k[1] != null];
+    local kinds = [k for k in [['storage.claim.name', s.claim.name], ['storage.nfs.server', s.nfs.server], ['storage.azure.shareName', az.shareName]] if k[1] != null];
     local creds = [k for k in [['storage.azure.secret', az.secret], ['storage.azure.accountBase64', az.accountBase64], ['storage.azure.keyBase64', az.keyBase64]] if k[1] != null];
     local mountPath = $.mountPath(p);
     local mounts = [mountPath] + [m.mountPath for m in p.volumeMounts];
     local endsInNewline(b64) = b64 != null && std.endsWith(std.base64Decode(b64), '\n');
     [
       ts.check(std.length(kinds) <= 1, if std.length(kinds) > 1 then kinds[1][0] else '',
-               'set only one of storage.claimName, storage.nfs.server and storage.azure.shareName (' + std.join(' and ', [k[0] for k in kinds]) + ' are set)'),
+               'set only one of storage.claim.name, storage.nfs.server and storage.azure.shareName (' + std.join(' and ', [k[0] for k in kinds]) + ' are set)'),
       ts.check(az.shareName != null || creds == [], if creds != [] then creds[0][0] else '',
                'is for an Azure Files share: set storage.azure.shareName too'),
       ts.check(az.shareName == null || creds != [], 'storage.azure.shareName',
                'needs the storage account\'s credentials: storage.azure.secret (an existing Secret), or storage.azure.accountBase64 and storage.azure.keyBase64'),
-      ts.check(az.secret == null || (az.accountBase64 == null && az.keyBase64 == null), 'storage.azure.secret',
-               'set storage.azure.secret, or storage.azure.accountBase64 and storage.azure.keyBase64, not both'),
       ts.check(az.secret != null || (az.accountBase64 == null) == (az.keyBase64 == null),
                if az.accountBase64 == null then 'storage.azure.accountBase64' else 'storage.azure.keyBase64',
                'set storage.azure.accountBase64 and storage.azure.keyBase64 together'),
@@ -181,15 +181,19 @@ local under(path, dir) = path == dir || std.startsWith(path, if dir == '/' then 
       if p[d] != null
     ],
 
-  // warnings: the credential in the output; local paths on an emptyDir.
+  // warnings: the credential in the output; pasted credentials that the
+  // Secret named makes unused; local paths on an emptyDir.
   warnings(p, component, paths)::
+    local az = p.storage.azure;
     local scratch = if $.kind(p) == null then $.onStorage(p, paths) else [];
     [
+      if az.secret != null && (az.accountBase64 != null || az.keyBase64 != null) then
+        'storage.azure.accountBase64 and keyBase64 are not used: the Secret ' + az.secret + ' (storage.azure.secret) holds the credentials, and nothing secret is written',
       if $.generatesSecret(p) then
         'the output holds the Azure storage account key (Secret ' + $.generatedSecretName(p, component)
         + ', from storage.azure.keyBase64); keep it out of version control, or create the Secret yourself and set storage.azure.secret',
       if scratch != [] then
-        'no shared storage (storage.claimName, storage.nfs.server or storage.azure.shareName): '
+        'no shared storage (storage.claim.name, storage.nfs.server or storage.azure.shareName): '
         + std.join(', ', std.uniq(std.sort(scratch))) + ' ' + (if std.length(std.uniq(std.sort(scratch))) == 1 then 'is' else 'are')
         + ' on an emptyDir, which no other pod sees and which is gone when the pod ends',
     ],

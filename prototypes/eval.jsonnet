@@ -106,11 +106,11 @@ ts.prototype({
 
   validate(p):: storage.validate(p, ['trainDir', 'evalDir']) + [
     ts.check(std.length(p.name) <= 58, 'name', 'must be at most 58 characters: the Job ' + p.name + '-eval must fit in 63'),
-    ts.check(p.exec == null || p.args == [], 'args', 'is not used with exec: put the arguments into exec'),
   ] + roles.volumeChecks(p, [storage.volumeName], [m.mountPath for m in role(p).mounts])
   + roles.envChecks({ env: p.env }, [e.name for e in ownEnv(p)]),
 
   warnings(p):: storage.warnings(p, component, [trainDir(p), evalDir(p)]) + [
+    if p.exec != null && p.args != [] then 'args is not used with exec: put the arguments into exec',
     if p.exec == null && p.script == chartScript && p.image.repository == defaultRepository && p.image.name == null then
       'the default image (' + imageOf(p) + ') has no ' + chartScript + ': set image to your evaluation image (the chart\'s was <registry>/distrib-tensorflow-cars:worker-gpu) or set exec',
   ],

@@ -38,7 +38,7 @@ local params_ = common.params('train') + storage.params(['logDir']) + {
   ),
   imagePullPolicy: params.enum('Image pull policy.', ['Always', 'IfNotPresent', 'Never'], default='IfNotPresent'),
   gpuResource: params.string('Extended resource that counts GPUs.', default='nvidia.com/gpu', format='extendedResourceName'),
-  targetPort: params.int('Port TensorBoard listens on in its pod (the chart\'s tensorboardport, Kubeflow\'s targetPort).', default=6006, min=1, max=65535, replaces='tensorboardport'),
+  targetPort: params.int('Port TensorBoard listens on in its pod (the chart\'s tensorboardport, Kubeflow\'s targetPort): 1024 or more, since TensorBoard runs without root; clients use servicePort.', default=6006, min=1024, max=65535, replaces='tensorboardport'),
   servicePort: params.int('Port of the Service, forwarded to targetPort: 80, as the chart had (Kubeflow\'s was 9000).', default=80, min=1, max=65535),
   serviceType: params.enum('Type of the Service: ClusterIP (reach it with kubectl port-forward or an Ingress), LoadBalancer (what the chart made), or NodePort.', ['ClusterIP', 'LoadBalancer', 'NodePort'], default='ClusterIP'),
   uiFrom: params.object(
@@ -155,15 +155,14 @@ ts.prototype({
     s3Enabled: 'an s3:// logDir is enough',
     s3UseHttps: 'set env S3_USE_HTTPS=0 for plain HTTP (TensorFlow\'s S3 file system reads it)',
     s3VerifySsl: 'set env S3_VERIFY_SSL=0 to skip certificate checks (TensorFlow\'s S3 file system reads it)',
-    efsEnabled: 'set storage.claimName to the claim of the EFS volume',
-    efsPvcName: 'now storage.claimName (with storage.mountPath for efsMountPath)',
+    efsEnabled: 'set storage.claim.name to the claim of the EFS volume',
+    efsPvcName: 'now storage.claim.name (with storage.mountPath for efsMountPath)',
     efsVolumeName: 'the volume is named by trainsonnet',
     efsMountPath: 'now storage.mountPath',
   }),
 
   validate(p):: storage.validate(p, ['logDir']) + [
     ts.check(std.length(p.name) <= 51, 'name', 'must be at most 51 characters: the Service ' + p.name + '-tensorboard must fit in 63'),
-    roles.nonRootPort(p, 'targetPort', p.targetPort, 'TensorBoard'),
     ts.check(!(scheme(p) == 's3' && p.exec == null && p.tensorboardImage == defaultImage), 'logDir',
              'an s3:// logDir needs another tensorboardImage: TensorFlow 2.6 and later (this default image) read S3 only through tensorflow-io, which TensorBoard does not load; use an image with tensorboard and boto3 but without TensorFlow, where TensorBoard reads S3 itself'),
   ] + roles.volumeChecks(p, [storage.volumeName, 'trainsonnet-gcs'], [m.mountPath for m in role(p).mounts])
