@@ -211,9 +211,10 @@ func (sw *sweep) run(t *testing.T, n int) {
 		t.Logf("%s: %s scales the output (%d bytes per step): drawn from at most %d", sw.pr.Name, p, perStep[p], caps[p])
 	}
 	d := &drawer{
-		r:       rand.New(rand.NewPCG(sw.seed, protoHash(sw.pr.Name))),
-		caps:    caps,
-		skipped: map[string]string{},
+		r:            rand.New(rand.NewPCG(sw.seed, protoHash(sw.pr.Name))),
+		caps:         caps,
+		pathDefaults: mountPathDefaults(ctx, sw.g, sw.pr),
+		skipped:      map[string]string{},
 	}
 	sets := make([]*sweepSet, n)
 	for i := range sets {
