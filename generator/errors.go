@@ -2,12 +2,18 @@ package generator
 
 import (
 	"errors"
+	"net"
 	"reflect"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/validate/content"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // ParamError is one problem with one parameter value.
@@ -95,6 +101,8 @@ func checkObject(v any) string {
 		}
 	case corev1.Toleration:
 		return checkToleration(o)
+	case networkingv1.NetworkPolicyPeer:
+		return checkPeer(o)
 	case corev1.EnvVar:
 		if msgs := validation.IsEnvVarName(o.Name); len(msgs) > 0 {
 			return "env name \"" + o.Name + "\": " + strings.Join(msgs, "; ")
@@ -132,6 +140,44 @@ func checkToleration(t corev1.Toleration) string {
 	}
 	if t.TolerationSeconds != nil && t.Effect != corev1.TaintEffectNoExecute {
 		return "toleration of \"" + t.Key + "\": tolerationSeconds needs effect NoExecute"
+	}
+	return ""
+}
+
+// checkPeer applies the API server's rules for a NetworkPolicy peer: an
+// ipBlock alone, or pod and namespace selectors.
+func checkPeer(p networkingv1.NetworkPolicyPeer) string {
+	if p.IPBlock == nil {
+		if p.PodSelector == nil && p.NamespaceSelector == nil {
+			return "a peer needs podSelector, namespaceSelector or ipBlock"
+		}
+		for _, s := range []struct {
+			what string
+			sel  *metav1.LabelSelector
+		}{{"podSelector", p.PodSelector}, {"namespaceSelector", p.NamespaceSelector}} {
+			if errs := metav1validation.ValidateLabelSelector(s.sel, metav1validation.LabelSelectorValidationOptions{}, field.NewPath(s.what)); len(errs) > 0 {
+				return errs.ToAggregate().Error()
+			}
+		}
+		return ""
+	}
+	if p.PodSelector != nil || p.NamespaceSelector != nil {
+		return "a peer with ipBlock must not have podSelector or namespaceSelector"
+	}
+	_, cidr, err := net.ParseCIDR(p.IPBlock.CIDR)
+	if err != nil || cidr.String() != p.IPBlock.CIDR {
+		return "ipBlock.cidr " + strconv.Quote(p.IPBlock.CIDR) + " must be a CIDR such as 10.0.0.0/8, with no bits set after the prefix"
+	}
+	for _, e := range p.IPBlock.Except {
+		ip, ex, err := net.ParseCIDR(e)
+		if err != nil || ex.String() != e {
+			return "ipBlock.except " + strconv.Quote(e) + " must be a CIDR such as 10.1.0.0/16"
+		}
+		exOnes, _ := ex.Mask.Size()
+		ones, _ := cidr.Mask.Size()
+		if !cidr.Contains(ip) || exOnes <= ones {
+			return "ipBlock.except " + strconv.Quote(e) + " must be a strict subset of ipBlock.cidr " + p.IPBlock.CIDR
+		}
 	}
 	return ""
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 )
 
 // objectKinds maps the k8s.io/api types an object parameter may name to
@@ -25,6 +26,7 @@ var objectKinds = map[string]reflect.Type{
 	"core/v1.Volume":                    reflect.TypeFor[corev1.Volume](),
 	"core/v1.VolumeMount":               reflect.TypeFor[corev1.VolumeMount](),
 	"core/v1.PersistentVolumeClaimSpec": reflect.TypeFor[corev1.PersistentVolumeClaimSpec](),
+	"networking/v1.NetworkPolicyPeer":   reflect.TypeFor[networkingv1.NetworkPolicyPeer](),
 }
 
 func objectKindNames() []string { return slices.Sorted(maps.Keys(objectKinds)) }

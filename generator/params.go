@@ -160,6 +160,17 @@ func (pr *Prototype) removedKey(r *resolved, given, path string) bool {
 	return ok
 }
 
+// oldPath returns the parameter (or group) that one of paths, the replaced
+// system's, now stands for, or nil.
+func (pr *Prototype) oldPath(paths ...string) *Param {
+	for _, p := range paths {
+		if prm := pr.byOldPath[p]; prm != nil {
+			return prm
+		}
+	}
+	return nil
+}
+
 func renamed(old, path string) string {
 	return "now called " + path + "; " + old + " still works here, but rename it"
 }
@@ -189,6 +200,13 @@ func (pr *Prototype) applyValue(r *resolved, prm *Param, v any, given, written s
 			kid := findParam(prm.Params, k)
 			childGiven := given + "." + k
 			if kid == nil {
+				// The replaced system's name of a member, such as the
+				// charts' storage.sharename for storage.azure.shareName.
+				if renamedKid := pr.oldPath(written+"."+k, prm.Path+"."+k); renamedKid != nil {
+					r.warnings = append(r.warnings, childGiven+": "+renamed(written+"."+k, renamedKid.Path))
+					pr.applyValue(r, renamedKid, m[k], childGiven, written+"."+k, add)
+					continue
+				}
 				if pr.removedKey(r, childGiven, written+"."+k) || pr.removedKey(r, childGiven, prm.Path+"."+k) {
 					continue
 				}

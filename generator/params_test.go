@@ -232,3 +232,21 @@ func TestDescribeDataIsComplete(t *testing.T) {
 		}
 	}
 }
+
+func TestRenamedMemberOfAGroupInParamsFiles(t *testing.T) {
+	g, err := generator.New(generator.Options{PrototypePaths: []string{"testdata/renamedproto"}})
+	require.NoError(t, err)
+	res, err := g.Render(context.Background(), generator.NewParams("renamed").
+		AddFile("f.yaml", []byte("store:\n  sharename: data\n")))
+	require.NoError(t, err)
+	assert.Contains(t, string(res.Objects[0].JSON()), `"share":"data"`)
+	assert.Equal(t, []string{
+		"f.yaml: store.sharename: now called store.azure.shareName; store.sharename still works here, but rename it",
+	}, res.Warnings)
+	// Checked like the new key, named as the user wrote it.
+	_, err = g.Render(context.Background(), generator.NewParams("renamed").
+		AddFile("f.yaml", []byte("store:\n  sharename: Data\n")))
+	problems := validationProblems(t, err)
+	require.Len(t, problems, 1)
+	assert.Contains(t, problems[0], `f.yaml: store.sharename: invalid value "Data"`)
+}

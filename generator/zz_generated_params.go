@@ -6,8 +6,328 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
+
+// Eval holds the parameters of the eval prototype: One Job that evaluates a training job's checkpoints (replaces the distributed TensorFlow charts' eval-tensorflow chart).
+// A field left at its zero value (nil, "") takes the prototype's default.
+// Render it with g.Render(ctx, p.Params()).
+type Eval struct {
+	// Fail the job, and stop all its pods, if it runs longer than this. Whole seconds.
+	ActiveDeadlineSeconds *time.Duration
+	// Annotations added to every object and pod.
+	Annotations map[string]string
+	// More arguments after --checkpoint_dir and --eval_dir, one per --args flag (the chart
+	// passed --data_dir=/mnt/data/). Not used with exec.
+	Args []string
+	// Mount the ServiceAccount token into the pods (off: nothing in them talks to the API).
+	// Default false.
+	AutomountServiceAccountToken *bool
+	// Retries of the evaluator's pod before the job fails. With retries the other pods wait
+	// for the next attempt. Default 0.
+	BackoffLimit *int
+	// CPU limit of the evaluator.
+	CPU *resource.Quantity
+	// Environment variables of every job container.
+	Env map[string]string
+	// Directory the evaluation writes its results and summaries to (the charts' evaldir):
+	// under storage.mountPath or a volumeMount. Unset: <storage.mountPath>/eval.
+	EvalDir string
+	// Command the evaluator runs with sh -c instead of python <script>
+	// --checkpoint_dir=<trainDir> --eval_dir=<evalDir> <args>; $TRAIN_DIR and $EVAL_DIR hold
+	// the two directories. The Job ends with its exit code.
+	Exec string
+	// Group that owns the pods' volumes.
+	FSGroup *int
+	// GPUs of the evaluator (a limit of gpuResource). Default 0.
+	GPU *int
+	// Extended resource that counts GPUs. Default "nvidia.com/gpu".
+	GPUResource string
+	// Image of the evaluator, in the eval-tensorflow chart's shape:
+	// <repository>/<name>:<tag>, or <repository>:<tag> without name.
+	Image EvalImage
+	// Names of Secrets to pull images with.
+	ImagePullSecrets []string
+	// Labels added to every object and pod (never to selectors).
+	Labels map[string]string
+	// Memory limit of the evaluator.
+	Memory *resource.Quantity
+	// Name of the job. It prefixes every object, so two jobs in one namespace never collide,
+	// and becomes the app.kubernetes.io/instance label. Default "train".
+	Name string
+	// Namespace of every object. Unset, the objects carry no namespace and land where
+	// kubectl (or a kustomize overlay) puts them.
+	Namespace string
+	// Create a NetworkPolicy that admits only this job's own pods. Turn off only if your
+	// cluster manages policies elsewhere. Default true.
+	NetworkPolicy *bool
+	// Node labels the evaluator must run on.
+	NodeSelector map[string]string
+	// PriorityClass of every pod.
+	PriorityClassName string
+	// Group id the containers run as; also the pods' fsGroup unless fsGroup is set. Default
+	// 1000.
+	RunAsGroup *int
+	// User id the evaluator runs as: 1000 by default, so it runs without root (Pod Security
+	// restricted); it must be able to write evalDir on the storage. 0 runs it as root. The
+	// user need not exist in the image. Default 1000.
+	RunAsUser *int
+	// Scheduler of every pod (for gang schedulers such as Volcano or the coscheduling
+	// plugin).
+	SchedulerName string
+	// Python script the evaluator runs as python <script> --checkpoint_dir=<trainDir>
+	// --eval_dir=<evalDir> <args>, the chart's command line (its image had
+	// /src/python/eval.py). Not used with exec. Default "/src/python/eval.py".
+	Script string
+	// ServiceAccount the pods run as. The pods never need the Kubernetes API, so none is
+	// created and no RBAC is granted.
+	ServiceAccountName string
+	// Shared storage for checkpoints, evaluation results and logs, mounted at
+	// storage.mountPath: an existing PersistentVolumeClaim (claim.name), an NFS export
+	// (nfs.server) or an Azure Files share (azure.shareName), at most one of them. None of
+	// them: an emptyDir, which lives and dies with the pod.
+	Storage EvalStorage
+	// Extra group ids of the containers.
+	SupplementalGroups []int64
+	// Tolerations of the evaluator.
+	Tolerations []corev1.Toleration
+	// Directory of the checkpoints (the charts' traindir): under storage.mountPath or a
+	// volumeMount, so that every pod sees the same files. Unset: <storage.mountPath>/train.
+	TrainDir string
+	// Delete the finished Jobs (and their pods) this long after they end. Unset, they stay
+	// until deleted. Whole seconds.
+	TTLSecondsAfterFinished *time.Duration
+	// Volume mounts added to every job container.
+	VolumeMounts []corev1.VolumeMount
+	// Volumes added to every pod.
+	Volumes []corev1.Volume
+}
+
+// EvalImage holds the image parameters: Image of the evaluator, in the eval-tensorflow chart's shape: <repository>/<name>:<tag>, or <repository>:<tag> without name.
+type EvalImage struct {
+	// Image name under repository (the chart's distrib-tensorflow-cars). Unset: repository
+	// is the whole name.
+	Name string
+	// Image pull policy. Default "IfNotPresent".
+	PullPolicy string
+	// Image repository (the chart's was the registry, <REPO NAME>). Default
+	// "tensorflow/tensorflow".
+	Repository string
+	// Image tag (the chart's worker-gpu). Unset: 2.18.0, or 2.18.0-gpu with gpu
+	// (TensorFlow's images).
+	Tag string
+}
+
+// EvalStorage holds the storage parameters: Shared storage for checkpoints, evaluation results and logs, mounted at storage.mountPath: an existing PersistentVolumeClaim (claim.name), an NFS export (nfs.server) or an Azure Files share (azure.shareName), at most one of them.
+type EvalStorage struct {
+	// An Azure Files share, mounted through the Azure Files CSI driver (file.csi.azure.com,
+	// which AKS installs; the charts used the in-tree azureFile volume, which Kubernetes
+	// removed). Its credentials come from an existing Secret (secret) or from the charts'
+	// base64 account name and key, which trainsonnet puts into a Secret of its own.
+	Azure EvalStorageAzure
+	// An existing PersistentVolumeClaim (ReadWriteMany when pods on several nodes share it).
+	// Also the way to NFS in a namespace whose Pod Security level is restricted, through a
+	// PersistentVolume.
+	Claim EvalStorageClaim
+	// Where the storage is mounted. Unset: /azure/<azure.shareName> with Azure Files (where
+	// the charts mounted the share), /storage otherwise.
+	MountPath string
+	// An NFS export, mounted as an inline nfs volume (Pod Security baseline; for restricted,
+	// make a PersistentVolume and claim of it and set claim.name).
+	NFS EvalStorageNFS
+}
+
+// EvalStorageAzure holds the storage.azure parameters: An Azure Files share, mounted through the Azure Files CSI driver (file.csi.azure.com, which AKS installs; the charts used the in-tree azureFile volume, which Kubernetes removed).
+type EvalStorageAzure struct {
+	// The storage account's name, base64-encoded (the charts' storage.accountbase64). With
+	// keyBase64, trainsonnet writes the Secret <name>-<component>-storage and warns that the
+	// output holds a credential: prefer secret.
+	AccountBase64 string
+	// The storage account's key, base64-encoded (the charts' storage.keybase64); see
+	// accountBase64.
+	KeyBase64 string
+	// Existing Secret with the storage account's name and key under azurestorageaccountname
+	// and azurestorageaccountkey (kubectl create secret generic NAME
+	// --from-literal=azurestorageaccountname=ACCOUNT
+	// --from-literal=azurestorageaccountkey=KEY). Nothing secret is then in the output.
+	Secret string
+	// Name of the file share (the charts' storage.sharename).
+	ShareName string
+}
+
+// EvalStorageClaim holds the storage.claim parameters: An existing PersistentVolumeClaim (ReadWriteMany when pods on several nodes share it).
+type EvalStorageClaim struct {
+	// Name of the claim.
+	Name string
+}
+
+// EvalStorageNFS holds the storage.nfs parameters: An NFS export, mounted as an inline nfs volume (Pod Security baseline; for restricted, make a PersistentVolume and claim of it and set claim.name).
+type EvalStorageNFS struct {
+	// Exported path on the server. Unset: /.
+	Path string
+	// Host name or IPv4 address of the NFS server.
+	Server string
+}
+
+// Params returns the parameters to render the eval prototype with.
+func (p Eval) Params() *Params {
+	ps := NewParams("eval")
+	p.setOn(ps)
+	return ps
+}
+
+func (p Eval) setOn(ps *Params) {
+	if p.ActiveDeadlineSeconds != nil {
+		ps.Set("activeDeadlineSeconds", *p.ActiveDeadlineSeconds)
+	}
+	if p.Annotations != nil {
+		ps.Set("annotations", p.Annotations)
+	}
+	if p.Args != nil {
+		ps.Set("args", p.Args)
+	}
+	if p.AutomountServiceAccountToken != nil {
+		ps.Set("automountServiceAccountToken", *p.AutomountServiceAccountToken)
+	}
+	if p.BackoffLimit != nil {
+		ps.Set("backoffLimit", *p.BackoffLimit)
+	}
+	if p.CPU != nil {
+		ps.Set("cpu", *p.CPU)
+	}
+	if p.Env != nil {
+		ps.Set("env", p.Env)
+	}
+	if p.EvalDir != "" {
+		ps.Set("evalDir", p.EvalDir)
+	}
+	if p.Exec != "" {
+		ps.Set("exec", p.Exec)
+	}
+	if p.FSGroup != nil {
+		ps.Set("fsGroup", *p.FSGroup)
+	}
+	if p.GPU != nil {
+		ps.Set("gpu", *p.GPU)
+	}
+	if p.GPUResource != "" {
+		ps.Set("gpuResource", p.GPUResource)
+	}
+	p.Image.setOn(ps)
+	if p.ImagePullSecrets != nil {
+		ps.Set("imagePullSecrets", p.ImagePullSecrets)
+	}
+	if p.Labels != nil {
+		ps.Set("labels", p.Labels)
+	}
+	if p.Memory != nil {
+		ps.Set("memory", *p.Memory)
+	}
+	if p.Name != "" {
+		ps.Set("name", p.Name)
+	}
+	if p.Namespace != "" {
+		ps.Set("namespace", p.Namespace)
+	}
+	if p.NetworkPolicy != nil {
+		ps.Set("networkPolicy", *p.NetworkPolicy)
+	}
+	if p.NodeSelector != nil {
+		ps.Set("nodeSelector", p.NodeSelector)
+	}
+	if p.PriorityClassName != "" {
+		ps.Set("priorityClassName", p.PriorityClassName)
+	}
+	if p.RunAsGroup != nil {
+		ps.Set("runAsGroup", *p.RunAsGroup)
+	}
+	if p.RunAsUser != nil {
+		ps.Set("runAsUser", *p.RunAsUser)
+	}
+	if p.SchedulerName != "" {
+		ps.Set("schedulerName", p.SchedulerName)
+	}
+	if p.Script != "" {
+		ps.Set("script", p.Script)
+	}
+	if p.ServiceAccountName != "" {
+		ps.Set("serviceAccountName", p.ServiceAccountName)
+	}
+	p.Storage.setOn(ps)
+	if p.SupplementalGroups != nil {
+		ps.Set("supplementalGroups", p.SupplementalGroups)
+	}
+	if p.Tolerations != nil {
+		ps.Set("tolerations", p.Tolerations)
+	}
+	if p.TrainDir != "" {
+		ps.Set("trainDir", p.TrainDir)
+	}
+	if p.TTLSecondsAfterFinished != nil {
+		ps.Set("ttlSecondsAfterFinished", *p.TTLSecondsAfterFinished)
+	}
+	if p.VolumeMounts != nil {
+		ps.Set("volumeMounts", p.VolumeMounts)
+	}
+	if p.Volumes != nil {
+		ps.Set("volumes", p.Volumes)
+	}
+}
+
+func (p EvalImage) setOn(ps *Params) {
+	if p.Name != "" {
+		ps.Set("image.name", p.Name)
+	}
+	if p.PullPolicy != "" {
+		ps.Set("image.pullPolicy", p.PullPolicy)
+	}
+	if p.Repository != "" {
+		ps.Set("image.repository", p.Repository)
+	}
+	if p.Tag != "" {
+		ps.Set("image.tag", p.Tag)
+	}
+}
+
+func (p EvalStorage) setOn(ps *Params) {
+	p.Azure.setOn(ps)
+	p.Claim.setOn(ps)
+	if p.MountPath != "" {
+		ps.Set("storage.mountPath", p.MountPath)
+	}
+	p.NFS.setOn(ps)
+}
+
+func (p EvalStorageAzure) setOn(ps *Params) {
+	if p.AccountBase64 != "" {
+		ps.Set("storage.azure.accountBase64", p.AccountBase64)
+	}
+	if p.KeyBase64 != "" {
+		ps.Set("storage.azure.keyBase64", p.KeyBase64)
+	}
+	if p.Secret != "" {
+		ps.Set("storage.azure.secret", p.Secret)
+	}
+	if p.ShareName != "" {
+		ps.Set("storage.azure.shareName", p.ShareName)
+	}
+}
+
+func (p EvalStorageClaim) setOn(ps *Params) {
+	if p.Name != "" {
+		ps.Set("storage.claim.name", p.Name)
+	}
+}
+
+func (p EvalStorageNFS) setOn(ps *Params) {
+	if p.Path != "" {
+		ps.Set("storage.nfs.path", p.Path)
+	}
+	if p.Server != "" {
+		ps.Set("storage.nfs.server", p.Server)
+	}
+}
 
 // Horovod holds the parameters of the horovod prototype: A Horovod job over ssh in the shape of the Helm stable/horovod chart: a driver and N workers.
 // A field left at its zero value (nil, "") takes the prototype's default.
@@ -758,5 +1078,357 @@ func (p OpenMPISSH) setOn(ps *Params) {
 	}
 	if p.Secret != "" {
 		ps.Set("ssh.secret", p.Secret)
+	}
+}
+
+// Tensorboard holds the parameters of the tensorboard prototype: TensorBoard for a training job's logs: a Deployment and a Service (replaces the distributed TensorFlow charts' tensorboard chart).
+// A field left at its zero value (nil, "") takes the prototype's default.
+// Render it with g.Render(ctx, p.Params()).
+type Tensorboard struct {
+	// Annotations added to every object and pod.
+	Annotations map[string]string
+	// Mount the ServiceAccount token into the pods (off: nothing in them talks to the API).
+	// Default false.
+	AutomountServiceAccountToken *bool
+	// CPU limit of TensorBoard.
+	CPU *resource.Quantity
+	// Environment variables of every job container.
+	Env map[string]string
+	// Command TensorBoard's container runs with sh -c instead of tensorboard
+	// --logdir=<logDir> --port=<targetPort> --bind_all (a wrapper that installs a plugin
+	// first, say). It must serve HTTP on targetPort; $LOG_DIR holds logDir.
+	Exec string
+	// Group that owns the pods' volumes.
+	FSGroup *int
+	// Credentials for a gs:// logDir. Unset: the pod's own (Workload Identity).
+	Gcs TensorboardGcs
+	// GPUs of TensorBoard (a limit of gpuResource). Default 0.
+	GPU *int
+	// Extended resource that counts GPUs. Default "nvidia.com/gpu".
+	GPUResource string
+	// Image pull policy. Default "IfNotPresent".
+	ImagePullPolicy string
+	// Names of Secrets to pull images with.
+	ImagePullSecrets []string
+	// Labels added to every object and pod (never to selectors).
+	Labels map[string]string
+	// Directory TensorBoard reads (the charts' logdir, Kubeflow's logDir): under
+	// storage.mountPath or a volumeMount, or an s3:// or gs:// URI. Unset:
+	// <storage.mountPath>/train, where training writes its summaries.
+	LogDir string
+	// Memory limit of TensorBoard.
+	Memory *resource.Quantity
+	// Name of the job. It prefixes every object, so two jobs in one namespace never collide,
+	// and becomes the app.kubernetes.io/instance label. Default "train".
+	Name string
+	// Namespace of every object. Unset, the objects carry no namespace and land where
+	// kubectl (or a kustomize overlay) puts them.
+	Namespace string
+	// Create a NetworkPolicy that admits TensorBoard's port only from uiFrom (by default the
+	// namespace, or anywhere with a LoadBalancer or NodePort). Turn off only if your cluster
+	// manages policies elsewhere. Default true.
+	NetworkPolicy *bool
+	// Node labels TensorBoard must run on.
+	NodeSelector map[string]string
+	// PriorityClass of every pod.
+	PriorityClassName string
+	// Group id the containers run as; also the pods' fsGroup unless fsGroup is set. Default
+	// 1000.
+	RunAsGroup *int
+	// User id TensorBoard runs as: 1000 by default, so it runs without root (Pod Security
+	// restricted); 0 runs it as root. The user need not exist in the image. Default 1000.
+	RunAsUser *int
+	// Credentials for an s3:// logDir (Kubeflow's s3* parameters). Unset, the AWS SDK finds
+	// them itself (IRSA, instance profile).
+	S3 TensorboardS3
+	// Scheduler of every pod (for gang schedulers such as Volcano or the coscheduling
+	// plugin).
+	SchedulerName string
+	// ServiceAccount the pods run as. The pods never need the Kubernetes API, so none is
+	// created and no RBAC is granted.
+	ServiceAccountName string
+	// Port of the Service, forwarded to targetPort: 80, as the chart had (Kubeflow's was
+	// 9000). Default 80.
+	ServicePort *int
+	// Type of the Service: ClusterIP (reach it with kubectl port-forward or an Ingress),
+	// LoadBalancer (what the chart made), or NodePort. Default "ClusterIP".
+	ServiceType string
+	// Shared storage for checkpoints, evaluation results and logs, mounted at
+	// storage.mountPath: an existing PersistentVolumeClaim (claim.name), an NFS export
+	// (nfs.server) or an Azure Files share (azure.shareName), at most one of them. None of
+	// them: an emptyDir, which lives and dies with the pod.
+	Storage TensorboardStorage
+	// Extra group ids of the containers.
+	SupplementalGroups []int64
+	// Port TensorBoard listens on in its pod (the chart's tensorboardport, Kubeflow's
+	// targetPort): 1024 or more, since TensorBoard runs without root; clients use
+	// servicePort. Default 6006.
+	TargetPort *int
+	// Image with TensorBoard. The default is TensorFlow's own image, pinned (the chart ran
+	// it untagged, so :latest; Kubeflow pinned 1.8.0), whose TensorFlow reads local and
+	// gs:// logdirs. For s3:// use an image with tensorboard and boto3 but without
+	// TensorFlow: TensorFlow 2.6 and later read S3 only through tensorflow-io, which
+	// TensorBoard does not load, while TensorBoard alone reads S3 with boto3. Default
+	// "tensorflow/tensorflow:2.18.0".
+	TensorboardImage string
+	// Tolerations of TensorBoard.
+	Tolerations []corev1.Toleration
+	// Who the NetworkPolicy admits to TensorBoard's port, as NetworkPolicy peers:
+	// [{namespaceSelector: {}}] is every pod of the cluster, [{ipBlock: {cidr:
+	// 203.0.113.0/24}}] a range of addresses. Empty (the default): every pod of the
+	// namespace with serviceType ClusterIP; any source with LoadBalancer or NodePort, whose
+	// traffic comes from outside the cluster.
+	UIFrom []networkingv1.NetworkPolicyPeer
+	// Volume mounts added to every job container.
+	VolumeMounts []corev1.VolumeMount
+	// Volumes added to every pod.
+	Volumes []corev1.Volume
+}
+
+// TensorboardGcs holds the gcs parameters: Credentials for a gs:// logDir.
+type TensorboardGcs struct {
+	// Key of the key file in the Secret. Default "key.json".
+	Key string
+	// Secret holding a service account key file, mounted read-only and named by
+	// GOOGLE_APPLICATION_CREDENTIALS.
+	Secret string
+}
+
+// TensorboardS3 holds the s3 parameters: Credentials for an s3:// logDir (Kubeflow's s3* parameters).
+type TensorboardS3 struct {
+	// Key of the access key id in the Secret (AWS_ACCESS_KEY_ID). Default
+	// "AWS_ACCESS_KEY_ID".
+	AccessKeyIDKey string
+	// Endpoint URL of an S3-compatible store (MinIO, Ceph) as S3_ENDPOINT. Unset: AWS.
+	Endpoint string
+	// Region of the bucket, as AWS_REGION and AWS_DEFAULT_REGION.
+	Region string
+	// Secret with the access key id and secret access key.
+	Secret string
+	// Key of the secret access key in the Secret (AWS_SECRET_ACCESS_KEY). Default
+	// "AWS_SECRET_ACCESS_KEY".
+	SecretAccessKeyKey string
+}
+
+// TensorboardStorage holds the storage parameters: Shared storage for checkpoints, evaluation results and logs, mounted at storage.mountPath: an existing PersistentVolumeClaim (claim.name), an NFS export (nfs.server) or an Azure Files share (azure.shareName), at most one of them.
+type TensorboardStorage struct {
+	// An Azure Files share, mounted through the Azure Files CSI driver (file.csi.azure.com,
+	// which AKS installs; the charts used the in-tree azureFile volume, which Kubernetes
+	// removed). Its credentials come from an existing Secret (secret) or from the charts'
+	// base64 account name and key, which trainsonnet puts into a Secret of its own.
+	Azure TensorboardStorageAzure
+	// An existing PersistentVolumeClaim (ReadWriteMany when pods on several nodes share it).
+	// Also the way to NFS in a namespace whose Pod Security level is restricted, through a
+	// PersistentVolume.
+	Claim TensorboardStorageClaim
+	// Where the storage is mounted. Unset: /azure/<azure.shareName> with Azure Files (where
+	// the charts mounted the share), /storage otherwise.
+	MountPath string
+	// An NFS export, mounted as an inline nfs volume (Pod Security baseline; for restricted,
+	// make a PersistentVolume and claim of it and set claim.name).
+	NFS TensorboardStorageNFS
+}
+
+// TensorboardStorageAzure holds the storage.azure parameters: An Azure Files share, mounted through the Azure Files CSI driver (file.csi.azure.com, which AKS installs; the charts used the in-tree azureFile volume, which Kubernetes removed).
+type TensorboardStorageAzure struct {
+	// The storage account's name, base64-encoded (the charts' storage.accountbase64). With
+	// keyBase64, trainsonnet writes the Secret <name>-<component>-storage and warns that the
+	// output holds a credential: prefer secret.
+	AccountBase64 string
+	// The storage account's key, base64-encoded (the charts' storage.keybase64); see
+	// accountBase64.
+	KeyBase64 string
+	// Existing Secret with the storage account's name and key under azurestorageaccountname
+	// and azurestorageaccountkey (kubectl create secret generic NAME
+	// --from-literal=azurestorageaccountname=ACCOUNT
+	// --from-literal=azurestorageaccountkey=KEY). Nothing secret is then in the output.
+	Secret string
+	// Name of the file share (the charts' storage.sharename).
+	ShareName string
+}
+
+// TensorboardStorageClaim holds the storage.claim parameters: An existing PersistentVolumeClaim (ReadWriteMany when pods on several nodes share it).
+type TensorboardStorageClaim struct {
+	// Name of the claim.
+	Name string
+}
+
+// TensorboardStorageNFS holds the storage.nfs parameters: An NFS export, mounted as an inline nfs volume (Pod Security baseline; for restricted, make a PersistentVolume and claim of it and set claim.name).
+type TensorboardStorageNFS struct {
+	// Exported path on the server. Unset: /.
+	Path string
+	// Host name or IPv4 address of the NFS server.
+	Server string
+}
+
+// Params returns the parameters to render the tensorboard prototype with.
+func (p Tensorboard) Params() *Params {
+	ps := NewParams("tensorboard")
+	p.setOn(ps)
+	return ps
+}
+
+func (p Tensorboard) setOn(ps *Params) {
+	if p.Annotations != nil {
+		ps.Set("annotations", p.Annotations)
+	}
+	if p.AutomountServiceAccountToken != nil {
+		ps.Set("automountServiceAccountToken", *p.AutomountServiceAccountToken)
+	}
+	if p.CPU != nil {
+		ps.Set("cpu", *p.CPU)
+	}
+	if p.Env != nil {
+		ps.Set("env", p.Env)
+	}
+	if p.Exec != "" {
+		ps.Set("exec", p.Exec)
+	}
+	if p.FSGroup != nil {
+		ps.Set("fsGroup", *p.FSGroup)
+	}
+	p.Gcs.setOn(ps)
+	if p.GPU != nil {
+		ps.Set("gpu", *p.GPU)
+	}
+	if p.GPUResource != "" {
+		ps.Set("gpuResource", p.GPUResource)
+	}
+	if p.ImagePullPolicy != "" {
+		ps.Set("imagePullPolicy", p.ImagePullPolicy)
+	}
+	if p.ImagePullSecrets != nil {
+		ps.Set("imagePullSecrets", p.ImagePullSecrets)
+	}
+	if p.Labels != nil {
+		ps.Set("labels", p.Labels)
+	}
+	if p.LogDir != "" {
+		ps.Set("logDir", p.LogDir)
+	}
+	if p.Memory != nil {
+		ps.Set("memory", *p.Memory)
+	}
+	if p.Name != "" {
+		ps.Set("name", p.Name)
+	}
+	if p.Namespace != "" {
+		ps.Set("namespace", p.Namespace)
+	}
+	if p.NetworkPolicy != nil {
+		ps.Set("networkPolicy", *p.NetworkPolicy)
+	}
+	if p.NodeSelector != nil {
+		ps.Set("nodeSelector", p.NodeSelector)
+	}
+	if p.PriorityClassName != "" {
+		ps.Set("priorityClassName", p.PriorityClassName)
+	}
+	if p.RunAsGroup != nil {
+		ps.Set("runAsGroup", *p.RunAsGroup)
+	}
+	if p.RunAsUser != nil {
+		ps.Set("runAsUser", *p.RunAsUser)
+	}
+	p.S3.setOn(ps)
+	if p.SchedulerName != "" {
+		ps.Set("schedulerName", p.SchedulerName)
+	}
+	if p.ServiceAccountName != "" {
+		ps.Set("serviceAccountName", p.ServiceAccountName)
+	}
+	if p.ServicePort != nil {
+		ps.Set("servicePort", *p.ServicePort)
+	}
+	if p.ServiceType != "" {
+		ps.Set("serviceType", p.ServiceType)
+	}
+	p.Storage.setOn(ps)
+	if p.SupplementalGroups != nil {
+		ps.Set("supplementalGroups", p.SupplementalGroups)
+	}
+	if p.TargetPort != nil {
+		ps.Set("targetPort", *p.TargetPort)
+	}
+	if p.TensorboardImage != "" {
+		ps.Set("tensorboardImage", p.TensorboardImage)
+	}
+	if p.Tolerations != nil {
+		ps.Set("tolerations", p.Tolerations)
+	}
+	if p.UIFrom != nil {
+		ps.Set("uiFrom", p.UIFrom)
+	}
+	if p.VolumeMounts != nil {
+		ps.Set("volumeMounts", p.VolumeMounts)
+	}
+	if p.Volumes != nil {
+		ps.Set("volumes", p.Volumes)
+	}
+}
+
+func (p TensorboardGcs) setOn(ps *Params) {
+	if p.Key != "" {
+		ps.Set("gcs.key", p.Key)
+	}
+	if p.Secret != "" {
+		ps.Set("gcs.secret", p.Secret)
+	}
+}
+
+func (p TensorboardS3) setOn(ps *Params) {
+	if p.AccessKeyIDKey != "" {
+		ps.Set("s3.accessKeyIdKey", p.AccessKeyIDKey)
+	}
+	if p.Endpoint != "" {
+		ps.Set("s3.endpoint", p.Endpoint)
+	}
+	if p.Region != "" {
+		ps.Set("s3.region", p.Region)
+	}
+	if p.Secret != "" {
+		ps.Set("s3.secret", p.Secret)
+	}
+	if p.SecretAccessKeyKey != "" {
+		ps.Set("s3.secretAccessKeyKey", p.SecretAccessKeyKey)
+	}
+}
+
+func (p TensorboardStorage) setOn(ps *Params) {
+	p.Azure.setOn(ps)
+	p.Claim.setOn(ps)
+	if p.MountPath != "" {
+		ps.Set("storage.mountPath", p.MountPath)
+	}
+	p.NFS.setOn(ps)
+}
+
+func (p TensorboardStorageAzure) setOn(ps *Params) {
+	if p.AccountBase64 != "" {
+		ps.Set("storage.azure.accountBase64", p.AccountBase64)
+	}
+	if p.KeyBase64 != "" {
+		ps.Set("storage.azure.keyBase64", p.KeyBase64)
+	}
+	if p.Secret != "" {
+		ps.Set("storage.azure.secret", p.Secret)
+	}
+	if p.ShareName != "" {
+		ps.Set("storage.azure.shareName", p.ShareName)
+	}
+}
+
+func (p TensorboardStorageClaim) setOn(ps *Params) {
+	if p.Name != "" {
+		ps.Set("storage.claim.name", p.Name)
+	}
+}
+
+func (p TensorboardStorageNFS) setOn(ps *Params) {
+	if p.Path != "" {
+		ps.Set("storage.nfs.path", p.Path)
+	}
+	if p.Server != "" {
+		ps.Set("storage.nfs.server", p.Server)
 	}
 }

@@ -114,16 +114,18 @@ local params = import 'params.libsonnet';
       spec: spec,
     },
 
-  // networkPolicy admits traffic to the job's pods only from the job's pods.
-  networkPolicy(proto, p)::
+  // networkPolicy admits traffic to the job's pods only from the job's pods,
+  // and what the extra ingress rules admit (a server's port from its
+  // clients: TensorBoard's UI). name defaults to the job's name.
+  networkPolicy(proto, p, ingress=[], name=null)::
     if !p.networkPolicy then null else {
       apiVersion: 'networking.k8s.io/v1',
       kind: 'NetworkPolicy',
-      metadata: $.metadata(proto, p, p.name),
+      metadata: $.metadata(proto, p, if name == null then p.name else name),
       spec: {
         podSelector: { matchLabels: $.selector(proto, p) },
         policyTypes: ['Ingress'],
-        ingress: [{ from: [{ podSelector: { matchLabels: $.selector(proto, p) } }] }],
+        ingress: [{ from: [{ podSelector: { matchLabels: $.selector(proto, p) } }] }] + ingress,
       },
     },
 

@@ -43,15 +43,15 @@ func TestDrawnValuesPass(t *testing.T) {
 	}
 }
 
-func TestStorageURI(t *testing.T) {
-	f := Get("storageURI")
-	for _, ok := range []string{"/logs", "/trainsonnet/data/tb", "s3://bucket", "s3://bucket/runs/1", "gs://b/logs", "hdfs://namenode:8020/user/x"} {
+func TestAbsPathOrURI(t *testing.T) {
+	f := Get("absPathOrURI")
+	for _, ok := range []string{"/logs", "/trainsonnet/data/tb", "s3://bucket", "s3://bucket/runs/1", "gs://b/logs"} {
 		if rule := f.Check(ok); rule != "" {
 			t.Errorf("%q: %s", ok, rule)
 		}
 	}
 	for _, bad := range []string{"", "logs", "./logs", "/logs/", "/a//b", "file:///logs", "s3://", "s3:///key", "gs://b/x?y=1",
-		"gs://b/x#f", "s3://user:secret@bucket/x", "gs://b/with space", "http://example.com/logs"} {
+		"gs://b/x#f", "s3://user:secret@bucket/x", "gs://b/with space", "http://example.com/logs", "hdfs://namenode:8020/user/x"} {
 		if f.Check(bad) == "" {
 			t.Errorf("%q passes", bad)
 		}
@@ -70,5 +70,29 @@ func TestNames(t *testing.T) {
 	}
 	if _, ok := Lookup("nope"); ok {
 		t.Fatal(`Lookup("nope") succeeds`)
+	}
+}
+
+func TestFormatsOfStorage(t *testing.T) {
+	for _, c := range []struct {
+		format, value string
+		ok            bool
+	}{
+		{"absPathOrURI", "/azure/share/logs", true},
+		{"absPathOrURI", "gs://bucket/runs/1", true},
+		{"absPathOrURI", "s3://bucket", true},
+		{"absPathOrURI", "logs", false},
+		{"absPathOrURI", "/a/../b", false},
+		{"absPathOrURI", "hdfs://nn/logs", false},
+		{"absPathOrURI", "gs:///runs", false},
+		{"base64", "YWNjb3VudG5hbWU=", true},
+		{"base64", "accountname", false},
+		{"base64", "YWNjb3VudG5hbWU", false},
+		{"base64", "YWNj\nb3VudG5hbWU=", false},
+		{"base64", "", false},
+	} {
+		if rule := Get(c.format).Check(c.value); c.ok != (rule == "") {
+			t.Errorf("%s %q: ok %v, rule %q", c.format, c.value, c.ok, rule)
+		}
 	}
 }

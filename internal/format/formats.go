@@ -1,6 +1,7 @@
 package format
 
 import (
+	"encoding/base64"
 	"net/url"
 	"path"
 	"regexp"
@@ -141,16 +142,30 @@ var formats = []Format{
 	{
 		// Where a job reads or writes files that outlive it, such as
 		// TensorBoard's logdir: a path in the pod (a volume) or object
-		// storage that TensorFlow's file systems open.
-		Name:   "storageURI",
-		Rule:   "an absolute path, or an s3://, gs:// or hdfs:// URI",
-		Check:  checkStorageURI,
-		Schema: map[string]any{"pattern": "^(/|(s3|gs|hdfs)://[^/]+)"},
+		// storage that TensorFlow and TensorBoard open directly.
+		Name:   "absPathOrURI",
+		Rule:   "an absolute path, or an s3:// or gs:// URI",
+		Check:  checkAbsPathOrURI,
+		Schema: map[string]any{"pattern": "^(/|(s3|gs)://[^/]+)"},
 		Draw: func(r *Rand) string {
 			if r.IntN(3) == 0 {
 				return r.AbsPath()
 			}
-			return r.URI([]string{"s3", "gs", "hdfs"}[r.IntN(3)])
+			return r.URI([]string{"s3", "gs"}[r.IntN(2)])
+		},
+	},
+	{
+		// What the API server takes in a Secret's data.
+		Name:   "base64",
+		Rule:   "base64 text (standard alphabet, padded)",
+		Check:  checkBase64,
+		Schema: map[string]any{"pattern": "^[A-Za-z0-9+/]*={0,2}$", "minLength": 1},
+		Draw: func(r *Rand) string {
+			b := make([]byte, 1+r.IntN(48))
+			for i := range b {
+				b[i] = byte(r.IntN(256))
+			}
+			return base64.StdEncoding.EncodeToString(b)
 		},
 	},
 	{
@@ -321,17 +336,30 @@ func checkS3URI(s string) string {
 	return ""
 }
 
-// checkStorageURI: a clean absolute path, or a URI of a scheme
-// TensorFlow's file systems open, naming its bucket or name node, with
-// neither query, fragment nor credentials.
-func checkStorageURI(s string) string {
+// checkAbsPathOrURI: a clean absolute path, or an s3:// or gs:// URI
+// naming its bucket, with neither query, fragment nor credentials.
+func checkAbsPathOrURI(s string) string {
 	if strings.HasPrefix(s, "/") {
 		return checkAbsPath(s)
 	}
 	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "s3" && u.Scheme != "gs" && u.Scheme != "hdfs") || u.Host == "" ||
+	if err != nil || (u.Scheme != "s3" && u.Scheme != "gs") || u.Host == "" ||
 		u.User != nil || u.RawQuery != "" || u.Fragment != "" || strings.ContainsAny(s, " \t\r\n") {
-		return "must be an absolute path such as /logs, or an s3://, gs:// or hdfs:// URI such as gs://bucket/logs"
+		return "must be an absolute path, or an s3:// or gs:// URI such as gs://bucket/runs"
+	}
+	return ""
+}
+
+// checkBase64: what the API server takes in a Secret's data.
+func checkBase64(s string) string {
+	if s == "" {
+		return "must not be empty"
+	}
+	if strings.ContainsAny(s, " \t\r\n") {
+		return "must be base64 text on one line, without spaces"
+	}
+	if _, err := base64.StdEncoding.Strict().DecodeString(s); err != nil {
+		return "must be base64 text, as `echo -n ... | base64 -w0` prints it"
 	}
 	return ""
 }

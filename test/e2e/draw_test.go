@@ -63,6 +63,9 @@ type drawer struct {
 	*format.Rand
 	leaves []*generator.Param
 	caps   map[string]int64 // int parameters that scale the output -> max
+	// pathDefaults are the measured defaults of path parameters declared
+	// without one (mountPathDefaults).
+	pathDefaults map[string]string
 	// skipped records parameters no value can be drawn for (a format or
 	// object kind this file does not know); they stay unset.
 	skipped map[string]string
@@ -103,6 +106,63 @@ func sizeScalingInts(ctx context.Context, g *generator.Generator, pr *generator.
 	return caps, perStep
 }
 
+// probePath is the value mountPathDefaults sets a path parameter to.
+const probePath = "/trainsonnet-probe"
+
+// mountPathDefaults measures where the prototype mounts a volume when an
+// absolute-path parameter declared without a default (the storage's
+// mountPath, whose default the prototype works out) is left unset: the
+// defaults are rendered with the parameter unset and at probePath, and the
+// one mount path that moves is its default. Paths drawn later are drawn
+// under it, as under a declared default.
+func mountPathDefaults(ctx context.Context, g *generator.Generator, pr *generator.Prototype) map[string]string {
+	mounts := func(ps *generator.Params) map[string]bool {
+		res, err := g.Render(ctx, ps.Set("name", "probe"))
+		if err != nil {
+			return nil
+		}
+		out := map[string]bool{}
+		for _, o := range res.Objects {
+			objs, err := decodeObjects(o.JSON())
+			if err != nil || len(objs) != 1 {
+				continue
+			}
+			spec, _ := podSpecOf(objs[0])
+			for _, kind := range []string{"initContainers", "containers"} {
+				for _, c := range asList(spec[kind]) {
+					for _, m := range asList(asMap(c)["volumeMounts"]) {
+						if mp, ok := asMap(m)["mountPath"].(string); ok {
+							out[mp] = true
+						}
+					}
+				}
+			}
+		}
+		return out
+	}
+	base := mounts(generator.NewParams(pr.Name))
+	defaults := map[string]string{}
+	for _, p := range generator.Leaves(pr.Params) {
+		if p.Type != generator.TypeString || p.Format != "absPath" || p.Default != nil {
+			continue
+		}
+		probed := mounts(generator.NewParams(pr.Name).Set(p.Path, probePath))
+		if base == nil || probed == nil || !probed[probePath] {
+			continue
+		}
+		var moved []string
+		for mp := range base {
+			if !probed[mp] {
+				moved = append(moved, mp)
+			}
+		}
+		if len(moved) == 1 {
+			defaults[p.Path] = moved[0]
+		}
+	}
+	return defaults
+}
+
 // drawSet draws one parameter set. Top-level parameters are each set with
 // probability 0.4. A group (ssh, s3, launcher) is, as a whole, left unset
 // (50%), set completely (40%: "all of s3 set or none") or set member by
@@ -112,7 +172,7 @@ func sizeScalingInts(ctx context.Context, g *generator.Generator, pr *generator.
 // with ssh port 22), which the generator reports as a ValidationError.
 func (d *drawer) drawSet(pr *generator.Prototype, index int) []drawnValue {
 	set := map[string]bool{}
-	d.decide(pr.Params, "each", 40, set)
+	d.decide(pr.Params, "each", 40, set, false)
 	leaves := generator.Leaves(pr.Params)
 	d.leaves = leaves
 	// Volume mounts need volumes: when mounts are drawn but no volumes,
@@ -130,11 +190,16 @@ func (d *drawer) drawSet(pr *generator.Prototype, index int) []drawnValue {
 	values := map[string]drawnValue{}
 	// Objects referring to others come after them (volume mounts after
 	// volumes), absolute paths last: they are drawn relative to paths drawn
-	// before.
+	// before, those with a default (declared or measured) first.
+	hasDefault := func(p *generator.Param) bool {
+		_, measured := d.pathDefaults[p.Path]
+		return p.Default != nil || measured
+	}
 	passes := []func(*generator.Param) bool{
 		func(p *generator.Param) bool { return !isMount(p) && !isAbsPath(p) },
 		isMount,
-		isAbsPath,
+		func(p *generator.Param) bool { return isAbsPath(p) && hasDefault(p) },
+		func(p *generator.Param) bool { return isAbsPath(p) && !hasDefault(p) },
 	}
 	for _, pass := range passes {
 		for _, p := range leaves {
@@ -165,18 +230,30 @@ func (d *drawer) drawSet(pr *generator.Prototype, index int) []drawnValue {
 	return out
 }
 
-// decide marks which leaves get a value (see drawSet).
-func (d *drawer) decide(ps []*generator.Param, mode string, pct int, set map[string]bool) {
+// decide marks which leaves get a value (see drawSet). Within a group,
+// groups side by side are usually alternatives (a store is a claim, NFS or
+// Azure Files): at most one of them, picked at random, is drawn.
+func (d *drawer) decide(ps []*generator.Param, mode string, pct int, set map[string]bool, inGroup bool) {
+	var subgroups []*generator.Param
+	for _, p := range ps {
+		if p.Type == generator.TypeGroup {
+			subgroups = append(subgroups, p)
+		}
+	}
+	var chosen *generator.Param
+	if inGroup && mode != "none" && len(subgroups) > 1 {
+		chosen = subgroups[d.IntN(len(subgroups))]
+	}
 	for _, p := range ps {
 		if p.Type == generator.TypeGroup {
 			m := "each"
 			switch x := d.IntN(100); {
-			case mode == "none" || x < 50:
+			case mode == "none" || x < 50 || (chosen != nil && p != chosen):
 				m = "none"
 			case x < 90:
 				m = "all"
 			}
-			d.decide(p.Params, m, 50, set)
+			d.decide(p.Params, m, 50, set, true)
 			continue
 		}
 		switch mode {
@@ -199,7 +276,7 @@ func isVolume(p *generator.Param) bool {
 }
 
 func isAbsPath(p *generator.Param) bool {
-	return (p.Type == generator.TypeString || p.Type == generator.TypeList) && p.Format == "absPath"
+	return (p.Type == generator.TypeString || p.Type == generator.TypeList) && (p.Format == "absPath" || p.Format == "absPathOrURI")
 }
 
 // value draws a value for p; drawn holds the values drawn so far.
@@ -401,8 +478,9 @@ func (d *drawer) name(index int) string {
 }
 
 // absPathPool is where absolute paths are drawn from: the value of every
-// absolute-path parameter that has a default (a directory the prototype
-// mounts, such as openmpi's dataDir; as drawn so far, else the default),
+// absolute-path parameter that has a default, declared or measured (a
+// directory the prototype mounts, such as openmpi's dataDir or the
+// storage's mountPath; as drawn so far, else the default),
 // and the mount paths of volume mounts. A prototype's paths often have to
 // be under one of those (openmpi: S3 staging paths under dataDir or a
 // volume mount).
@@ -411,6 +489,9 @@ func (d *drawer) absPathPool(drawn map[string]drawnValue) []string {
 	for _, p := range d.leaves {
 		v, isDrawn := drawn[p.Path]
 		def, hasDefault := p.Default.(string)
+		if m, ok := d.pathDefaults[p.Path]; ok && !hasDefault {
+			def, hasDefault = m, true
+		}
 		switch {
 		case isAbsPath(p) && p.Type == generator.TypeString && hasDefault && isDrawn:
 			pool = append(pool, v.text)
@@ -530,6 +611,8 @@ func (d *drawer) object(p *generator.Param, drawn map[string]drawnValue) (any, b
 		}
 	case "core/v1.LocalObjectReference":
 		one = func(int, map[string]bool) map[string]any { return map[string]any{"name": d.Subdomain()} }
+	case "networking/v1.NetworkPolicyPeer":
+		one = func(int, map[string]bool) map[string]any { return d.peer() }
 	default:
 		return nil, false
 	}
@@ -615,4 +698,31 @@ func (d *drawer) toleration() map[string]any {
 		return map[string]any{"key": d.LabelKey(), "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": d.IntN(3600)}
 	}
 	return map[string]any{"key": d.LabelKey(), "operator": "Equal", "value": d.LabelValue(), "effect": effects[d.IntN(3)]}
+}
+
+// peer draws a NetworkPolicy peer: pods by label, namespaces by label,
+// both, or an IPv4 or IPv6 block (with an exception inside it, sometimes).
+func (d *drawer) peer() map[string]any {
+	selector := func() map[string]any {
+		if d.IntN(3) == 0 {
+			return map[string]any{}
+		}
+		return map[string]any{"matchLabels": map[string]any{d.LabelKey(): d.LabelValue()}}
+	}
+	switch d.IntN(5) {
+	case 0:
+		return map[string]any{"podSelector": selector()}
+	case 1:
+		return map[string]any{"namespaceSelector": selector()}
+	case 2:
+		return map[string]any{"podSelector": selector(), "namespaceSelector": selector()}
+	case 3:
+		return map[string]any{"ipBlock": map[string]any{"cidr": "2001:db8::/" + strconv.Itoa(32+d.IntN(33))}}
+	}
+	a, b := 1+d.IntN(223), d.IntN(256)
+	block := map[string]any{"cidr": fmt.Sprintf("%d.%d.0.0/16", a, b)}
+	if d.IntN(2) == 0 {
+		block["except"] = []any{fmt.Sprintf("%d.%d.%d.0/24", a, b, d.IntN(256))}
+	}
+	return map[string]any{"ipBlock": block}
 }

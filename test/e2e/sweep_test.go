@@ -212,9 +212,10 @@ func (sw *sweep) run(t *testing.T, n int) {
 		t.Logf("%s: %s scales the output (%d bytes per step): drawn from at most %d", sw.pr.Name, p, perStep[p], caps[p])
 	}
 	d := &drawer{
-		Rand:    format.NewRand(rand.New(rand.NewPCG(sw.seed, protoHash(sw.pr.Name)))),
-		caps:    caps,
-		skipped: map[string]string{},
+		Rand:         format.NewRand(rand.New(rand.NewPCG(sw.seed, protoHash(sw.pr.Name)))),
+		caps:         caps,
+		pathDefaults: mountPathDefaults(ctx, sw.g, sw.pr),
+		skipped:      map[string]string{},
 	}
 	sets := make([]*sweepSet, n)
 	for i := range sets {

@@ -15,7 +15,7 @@ ts.prototype({
     workers: ts.params.int('Worker pods.', default=2, min=1, max=1000),
     slots: ts.params.int('Slots (ranks) per worker.', default=1, min=1, max=64),
     queue: ts.params.string('Volcano queue of the job.', default='default', format='dns1123Label'),
-    logDir: ts.params.string('Where the ranks write their logs.', default='s3://pi-logs/runs', format='storageURI'),
+    logDir: ts.params.string('Where the ranks write their logs.', default='s3://pi-logs/runs', format='absPathOrURI'),
   },
   render(p)::
     local metadata(name) = {

@@ -1,0 +1,74 @@
+// One params file for the three TensorFlow prototypes.
+//
+// The distributed TensorFlow charts (seed 002) shared one
+// values.override.yaml, and their users kept one file per environment for
+// all three. tf-distributed, eval and tensorboard take such a file too: a
+// key that one of them declares (or still takes under the charts' name) is
+// accepted by the other two, which ignore it with a warning, instead of
+// refusing it as unknown. keys lists every such top-level key with the
+// prototypes that use it; a prototype passes its own declarations, and gets
+// the keys it must accept without using as its `removed` map.
+//
+// A key that one of the three adds must be listed here; the golden tests
+// render each prototype's full defaults with the other two, which fails
+// when one is missing.
+
+local all = 'one params file can feed tf-distributed, eval and tensorboard';
+
+// key -> the prototypes that use it, or a text for a key none of them uses.
+local keys = {
+  // the distrib-tensorflow chart's
+  clusterConfig: ['tf-distributed'],
+  cpuImage: ['tf-distributed'],
+  gpuImage: ['tf-distributed'],
+  trainDir: ['eval', 'tf-distributed'],
+  traindir: ['eval', 'tf-distributed'],
+  // Jobs
+  activeDeadlineSeconds: ['eval', 'tf-distributed'],
+  backoffLimit: ['eval', 'tf-distributed'],
+  ttlSecondsAfterFinished: ['eval', 'tf-distributed'],
+  // the eval-tensorflow chart's
+  image: ['eval'],
+  evalDir: ['eval'],
+  evaldir: ['eval'],
+  script: ['eval'],
+  args: ['eval'],
+  port: 'the eval-tensorflow chart\'s containerPort, which nothing used',
+  // the tensorboard chart's (and Kubeflow's tensorboard prototype's)
+  logDir: ['tensorboard'],
+  logdir: ['tensorboard'],
+  targetPort: ['tensorboard'],
+  tensorboardport: ['tensorboard'],
+  servicePort: ['tensorboard'],
+  serviceType: ['tensorboard'],
+  tensorboardImage: ['tensorboard'],
+  defaultTbImage: ['tensorboard'],
+  imagePullPolicy: ['tensorboard'],
+  uiFrom: ['tensorboard'],
+  s3: ['tensorboard'],
+  gcs: ['tensorboard'],
+};
+
+local users(list) =
+  if std.length(list) == 1 then list[0]
+  else std.join(', ', list[:std.length(list) - 1]) + ' and ' + list[std.length(list) - 1];
+
+{
+  keys:: keys,
+
+  // removed(proto, decls, own): the removed map of prototype proto, whose
+  // top-level declarations are decls: every key of the others it neither
+  // declares nor takes under an old name, then own (its own removed keys).
+  removed(proto, decls, own={})::
+    local oldNames = [decls[k].replaces for k in std.objectFields(decls) if std.objectHas(decls[k], 'replaces')];
+    local taken(k) = std.objectHas(decls, k) || std.member(oldNames, k);
+    {
+      [k]:
+        local u = keys[k];
+        if std.isString(u) then u + '; ' + proto + ' ignores it (' + all + ')'
+        else if std.member(u, proto) then error 'lib/tf.libsonnet lists ' + k + ' for ' + proto + ', which does not declare it'
+        else 'a key of ' + users(u) + ', which ' + proto + ' ignores (' + all + ')'
+      for k in std.objectFields(keys)
+      if !taken(k)
+    } + own,
+}

@@ -1,0 +1,122 @@
+// eval: one Job that evaluates the checkpoints of a training job. Replaces
+// the eval-tensorflow chart of the distributed TensorFlow charts (seed 002).
+
+local batch = import 'batch.libsonnet';
+local common = import 'common.libsonnet';
+local roles = import 'roles.libsonnet';
+local storage = import 'storage.libsonnet';
+local tf = import 'tf.libsonnet';
+local ts = import 'trainsonnet.libsonnet';
+
+local params = ts.params;
+local proto = 'eval';
+local component = 'eval';
+
+// TensorFlow's own images, pinned; the -gpu one has CUDA.
+local defaultRepository = 'tensorflow/tensorflow';
+local defaultTag = '2.18.0';
+// Where the chart's image had its evaluation script.
+local chartScript = '/src/python/eval.py';
+
+local roleParams = roles.params(
+  'the evaluator',
+  exec='Command the evaluator runs with sh -c instead of python <script> --checkpoint_dir=<trainDir> --eval_dir=<evalDir> <args>; $TRAIN_DIR and $EVAL_DIR hold the two directories. The Job ends with its exit code.',
+);
+
+local params_ = common.params('train') + batch.params('the evaluator') + storage.params(['trainDir', 'evalDir']) + {
+  [k]: roleParams[k]
+  for k in std.objectFields(roleParams)
+  if k != 'env'  // env is the common one: the evaluator is the only container
+} + {
+  runAsUser+: {
+    default: 1000,
+    doc: 'User id the evaluator runs as: 1000 by default, so it runs without root (Pod Security restricted); it must be able to write evalDir on the storage. 0 runs it as root. The user need not exist in the image.',
+  },
+  runAsGroup+: { default: 1000 },
+  image: params.group('Image of the evaluator, in the eval-tensorflow chart\'s shape: <repository>/<name>:<tag>, or <repository>:<tag> without name.', {
+    repository: params.string('Image repository (the chart\'s was the registry, <REPO NAME>).', default=defaultRepository, format='imageRepository'),
+    name: params.string('Image name under repository (the chart\'s distrib-tensorflow-cars). Unset: repository is the whole name.', format='imageRepository'),
+    tag: params.string('Image tag (the chart\'s worker-gpu). Unset: ' + defaultTag + ', or ' + defaultTag + '-gpu with gpu (TensorFlow\'s images).', format='imageTag'),
+    pullPolicy: params.enum('Image pull policy.', ['Always', 'IfNotPresent', 'Never'], default='IfNotPresent'),
+  }),
+  gpuResource: params.string('Extended resource that counts GPUs.', default='nvidia.com/gpu', format='extendedResourceName'),
+  script: params.string('Python script the evaluator runs as python <script> --checkpoint_dir=<trainDir> --eval_dir=<evalDir> <args>, the chart\'s command line (its image had ' + chartScript + '). Not used with exec.', default=chartScript, format='nonEmpty'),
+  args: params.list('More arguments after --checkpoint_dir and --eval_dir, one per --args flag (the chart passed --data_dir=/mnt/data/). Not used with exec.', separator=''),
+};
+
+local trainDir(p) = storage.dir(p, 'trainDir');
+local evalDir(p) = storage.dir(p, 'evalDir');
+
+local imageOf(p) =
+  local tag = if p.image.tag != null then p.image.tag else if p.gpu > 0 then defaultTag + '-gpu' else defaultTag;
+  p.image.repository + (if p.image.name != null then '/' + p.image.name else '') + ':' + tag;
+
+local ownEnv(p) = [
+  { name: 'TRAIN_DIR', value: trainDir(p) },
+  { name: 'EVAL_DIR', value: evalDir(p) },
+];
+
+local role(p) =
+  local store = storage.pod(p, component, [trainDir(p), evalDir(p)]);
+  {
+    name: component,
+    kind: 'Job',
+    dns: false,
+    backoffLimit: p.backoffLimit,
+    image: imageOf(p),
+    imagePullPolicy: p.image.pullPolicy,
+    command: if p.exec != null then ['sh', '-c', p.exec]
+    else ['python', p.script, '--checkpoint_dir=' + trainDir(p), '--eval_dir=' + evalDir(p)] + p.args,
+    env: ownEnv(p) + common.env(p.env),
+    resources: roles.resources(cpu=p.cpu, memory=p.memory, gpu=p.gpu, gpuResource=p.gpuResource),
+    nodeSelector: p.nodeSelector,
+    tolerations: p.tolerations,
+    volumes: store.volumes,
+    mounts: store.mounts,
+  };
+
+ts.prototype({
+  name: proto,
+  summary: 'One Job that evaluates a training job\'s checkpoints (replaces the distributed TensorFlow charts\' eval-tensorflow chart)',
+  replaces: 'the eval-tensorflow chart of the distributed TensorFlow charts (CatalystCode/autonomous-vehicle-control-development, 2017)',
+  description: |||
+    One Job, <name>-eval, that evaluates the checkpoints in trainDir and writes its results to
+    evalDir, both on the shared storage (storage.*: an existing claim, NFS, or an Azure Files
+    share through the CSI driver) or a volumeMount. It runs the chart's command line,
+    `python <script> --checkpoint_dir=<trainDir> --eval_dir=<evalDir> <args>`, or exec with
+    sh -c; either way TRAIN_DIR and EVAL_DIR hold the directories. The Job ends with the
+    command's exit code.
+
+    The chart's values work as a params file (-f): image.repository, image.name and
+    image.tag in its shape, storage.sharename, storage.accountbase64 and storage.keybase64
+    (now storage.azure.*), traindir and evaldir; so does the values.override.yaml the three
+    charts shared, with the keys only tf-distributed and tensorboard use ignored with a
+    warning. What changed: GPUs are nvidia.com/gpu through the device plugin (gpu), not
+    alpha.kubernetes.io/nvidia-gpu with the driver mounted from the node; the node pool is
+    nodeSelector (the chart hard-wired jobrole=worker); nothing is privileged, and the
+    evaluator runs as user 1000, not root. Objects are named after name, so evaluations of
+    several jobs share a namespace.
+  |||,
+
+  params: params_,
+
+  removed: tf.removed(proto, params_, {
+    port: 'the evaluator serves nothing (the chart\'s containerPort was never used)',
+  }),
+
+  validate(p):: storage.validate(p, ['trainDir', 'evalDir']) + [
+    ts.check(std.length(p.name) <= 58, 'name', 'must be at most 58 characters: the Job ' + p.name + '-eval must fit in 63'),
+  ] + roles.volumeChecks(p, [storage.volumeName], [m.mountPath for m in role(p).mounts])
+  + roles.envChecks({ env: p.env }, [e.name for e in ownEnv(p)]),
+
+  warnings(p):: storage.warnings(p, component, [trainDir(p), evalDir(p)]) + [
+    if p.exec != null && p.args != [] then 'args is not used with exec: put the arguments into exec',
+    if p.exec == null && p.script == chartScript && p.image.repository == defaultRepository && p.image.name == null then
+      'the default image (' + imageOf(p) + ') has no ' + chartScript + ': set image to your evaluation image (the chart\'s was <registry>/distrib-tensorflow-cars:worker-gpu) or set exec',
+  ],
+
+  render(p):: [
+    common.networkPolicy(proto, p, [], p.name + '-' + component),
+    storage.secret(proto, p, component),
+  ] + roles.objects(proto, p, [role(p)]),
+})
