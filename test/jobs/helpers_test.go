@@ -468,7 +468,7 @@ func requireWatchdogSawLauncher(t *testing.T, w pod, log string) {
 	t.Helper()
 	name := w.env("worker", "TS_LAUNCHER")
 	require.NotEmpty(t, name, "TS_LAUNCHER of worker %s", w.name())
-	require.NotEmpty(t, lineWith(log, "launcher "+name+" resolves"), "worker %s resolved the launcher %s; its log:\n%s", w.name(), name, log)
+	require.NotEmpty(t, lineWith(log, ": "+name+" resolves"), "worker %s resolved the launcher %s; its log:\n%s", w.name(), name, log)
 }
 
 // requireNothingRunning checks that no pod of the namespace is still
