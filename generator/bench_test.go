@@ -21,6 +21,28 @@ func BenchmarkRenderOpenMPI(b *testing.B) { benchRender(b, "openmpi", "workers")
 // by worker.number.
 func BenchmarkRenderHorovod(b *testing.B) { benchRender(b, "horovod", "worker.number") }
 
+// BenchmarkRenderTensorBoard and BenchmarkRenderEval: one pod each, on
+// the shared storage (a claim). Target as above: at most 2 ms.
+func BenchmarkRenderTensorBoard(b *testing.B) { benchRender1(b, "tensorboard") }
+func BenchmarkRenderEval(b *testing.B)        { benchRender1(b, "eval") }
+
+// benchRender1 renders a prototype whose size does not grow, with its
+// defaults and a storage claim.
+func benchRender1(b *testing.B, proto string) {
+	g, err := generator.New(generator.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	params := generator.NewParams(proto).Set("name", "bench").Set("storage.claim.name", "checkpoints")
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := g.Render(ctx, params); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkEncodeYAMLOpenMPI is the other half of `trainsonnet gen`:
 // encoding a rendered job as a YAML stream.
 func BenchmarkEncodeYAMLOpenMPI(b *testing.B) {
