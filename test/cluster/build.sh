@@ -8,6 +8,7 @@
 #
 # TARGET (default: all, or $TRAINSONNET_BUILD_TARGETS):
 #   k8s            kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet
+#                  kube-proxy
 #                  (one `go build` through a generated wrapper module)
 #   etcd           etcd server (wrapper module around go.etcd.io/etcd/server/v3)
 #   kwok           kwok (go install sigs.k8s.io/kwok/cmd/kwok@version)
@@ -15,7 +16,7 @@
 #   all            k8s + etcd + kwok: everything the e2e suite needs
 #
 # Cache layout (TRAINSONNET_CACHE, default /var/cache/trainsonnet):
-#   k8s-<ver>/{kube-apiserver,kube-controller-manager,kube-scheduler,kubectl,kubelet}
+#   k8s-<ver>/{kube-apiserver,kube-controller-manager,kube-scheduler,kubectl,kubelet,kube-proxy}
 #   etcd-<ver>/etcd
 #   kwok-<ver>/kwok
 #   build/{k8s,etcd}-<ver>/   wrapper modules and build logs

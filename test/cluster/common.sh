@@ -13,7 +13,8 @@ TS_KWOK_BIN="$TS_CACHE/kwok-$TRAINSONNET_KWOK_VERSION"
 TS_BUILD_ROOT="$TS_CACHE/build"
 
 # The Kubernetes binaries built together in one `go build`.
-TS_K8S_COMPONENTS=(kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet)
+# kubelet and kube-proxy are the real node's (test/node/).
+TS_K8S_COMPONENTS=(kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy)
 
 # Cluster state (PKI, data, logs, PIDs, kubeconfig, env file).
 TS_STATE="${TRAINSONNET_STATE:-/tmp/trainsonnet-cluster}"

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Build and cache everything the test node needs that test/cluster/build.sh
-# does not (that one builds kubelet and kubectl with the control plane):
+# does not (that one builds kubelet, kube-proxy and kubectl with the
+# control plane):
 #
 #   packages  Debian packages on the host (containerd, runc, CNI plugins,
-#             debootstrap, iptables, iproute2), installed only if missing
+#             debootstrap, iptables, iproute2, nftables), installed only if
+#             missing
 #   coredns   a slim CoreDNS    $CACHE/coredns-<version>/coredns
 #   tools     mkimage + pause   $CACHE/node-tools-<hash>/
 #   images    the pause image   $CACHE/pause-image-<hash>/image.tar

@@ -7,13 +7,16 @@
 # so the order matters:
 #   1. cordon the node and delete its pods through the API, while the kubelet
 #      still runs: it stops the containers, runs CNI DEL, removes the netns
-#   2. stop the kubelet; kill and delete any containerd task still left
+#   2. stop kube-proxy and the kubelet; kill and delete any containerd task
+#      still left
 #   3. stop containerd, then the shims serving THIS containerd's socket
 #      (found by their command line), then CoreDNS
 #   4. kill whatever still runs in the node's cgroups, unmount what is still
 #      mounted under the node's state dir, remove the cgroups, the network
-#      namespaces (under the state dir), any KUBE-* iptables chains, the bridge,
-#      the host directories up.sh saw created, the Node object
+#      namespaces (under the state dir), kube-proxy's rules (KUBE-* iptables
+#      chains, its nftables tables), the bridge (with it go the service CIDR
+#      route and the bridge's forwarding setting), the host directories up.sh
+#      saw created, the Node object
 #   5. restore the kernel settings the kubelet changed, and remove the node's
 #      block from $TRAINSONNET_STATE/env
 #
@@ -64,6 +67,7 @@ if [ "$api_ok" = 1 ] && tsn_pid kubelet >/dev/null && kc get node "$TSN_NODE_NAM
 fi
 
 # ---------------------------------------- 2. kubelet, then leftover tasks
+tsn_stop kube-proxy || fail "could not stop kube-proxy"
 tsn_stop kubelet || fail "could not stop the kubelet"
 if tsn_pid containerd >/dev/null; then
   ctr=(ctr --address "$SOCK" --timeout 10s)
@@ -126,16 +130,18 @@ for cg in "${cgroups[@]}"; do
   [ -d "$cg" ] && fail "could not remove cgroup $cg"
 done
 
-# makeIPTablesUtilChains=false keeps the kubelet from adding chains; remove
-# any that appear anyway (IPv4 and IPv6).
+# kube-proxy's rules (iptables mode), in IPv4 and IPv6. (The kubelet adds
+# none: makeIPTablesUtilChains=false.) The jumps into KUBE-* chains from the
+# built-in ones go by rule number, last first: kube-proxy's carry comments,
+# so "-D HOOK -j CHAIN" would not match them.
 for ipt in iptables ip6tables; do
   command -v "$ipt-save" >/dev/null || continue
   rules="$("$ipt-save" 2>/dev/null)"
   grep -q '^:KUBE-' <<<"$rules" || continue
   for table in filter nat mangle; do
     for hook in INPUT OUTPUT FORWARD PREROUTING POSTROUTING; do
-      for chain in $("$ipt" -t "$table" -S "$hook" 2>/dev/null | awk '$1 == "-A" && $0 ~ / -j KUBE-/ { print $NF }'); do
-        while "$ipt" -t "$table" -D "$hook" -j "$chain" 2>/dev/null; do :; done
+      for n in $("$ipt" -w -t "$table" -L "$hook" -n --line-numbers 2>/dev/null | awk '$2 ~ /^KUBE-/ { print $1 }' | sort -rn); do
+        "$ipt" -w -t "$table" -D "$hook" "$n" || fail "could not remove rule $n of $ipt $table $hook"
       done
     done
     chains="$("$ipt" -t "$table" -S 2>/dev/null | awk '$1 == "-N" && $2 ~ /^KUBE-/ { print $2 }')"
@@ -144,6 +150,32 @@ for ipt in iptables ip6tables; do
     [ -z "$chains" ] || tsn_log "removed $ipt $table chains: $(tr '\n' ' ' <<<"$chains")"
   done
 done
+# kube-proxy's rules (nftables mode): one table per family, all its own.
+if command -v nft >/dev/null; then
+  for family in ip ip6; do
+    nft list table "$family" kube-proxy >/dev/null 2>&1 || continue
+    nft delete table "$family" kube-proxy || fail "could not remove nftables table $family kube-proxy"
+    tsn_log "removed nftables table $family kube-proxy"
+  done
+fi
+# What iptables mode left (recorded by up.sh): the nftables tables that
+# iptables-nft made, if they hold no rule now, and kube-proxy's counters.
+while read -r kind a b; do
+  case "$kind" in
+    nft-table)
+      if ! command -v nft >/dev/null || ! nft list table "$a" "$b" >/dev/null 2>&1; then continue; fi
+      if nft list table "$a" "$b" | awk 'NF && $1 != "table" && $1 != "chain" && $1 != "type" && $1 != "}" { found = 1 } END { exit !found }'; then
+        tsn_log "keeping nftables table $a $b: it holds rules now"
+      else
+        nft delete table "$a" "$b" || fail "could not remove nftables table $a $b"
+      fi
+      ;;
+    nfacct)
+      if ! command -v nfacct >/dev/null || ! nfacct get "$a" >/dev/null 2>&1; then continue; fi
+      nfacct delete "$a" >/dev/null 2>&1 || fail "could not remove nfacct counter $a"
+      ;;
+  esac
+done <"$TSN_NODE/created"
 
 if is_created "bridge $TSN_BRIDGE" && ip link show "$TSN_BRIDGE" >/dev/null 2>&1; then
   ip link delete "$TSN_BRIDGE" || fail "could not delete the bridge $TSN_BRIDGE"

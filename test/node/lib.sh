@@ -33,19 +33,32 @@ TSN_POD_SUBNET="${TRAINSONNET_POD_SUBNET:-10.244.0.0/24}"
 TSN_KUBELET_PORT="${TRAINSONNET_KUBELET_PORT:-10250}"
 TSN_KUBELET_HEALTHZ_PORT="${TRAINSONNET_KUBELET_HEALTHZ_PORT:-10248}"
 TSN_DNS_READY_PORT="${TRAINSONNET_DNS_READY_PORT:-8181}"
+# kube-proxy: its health and metrics servers, on the node IP.
+TSN_PROXY_HEALTHZ_PORT="${TRAINSONNET_PROXY_HEALTHZ_PORT:-10256}"
+TSN_PROXY_METRICS_PORT="${TRAINSONNET_PROXY_METRICS_PORT:-10249}"
+# nftables: kube-proxy keeps its rules in tables of its own, which down.sh
+# deletes whole. iptables works too, but leaves more behind (see up.sh).
+TSN_PROXY_MODE="${TRAINSONNET_PROXY_MODE:-nftables}"
+# The ClusterIP range; empty: the one the API server allocates from (its
+# ServiceCIDR "kubernetes").
+TSN_SERVICE_CIDR="${TRAINSONNET_SERVICE_CIDR:-}"
 # The kubelet's cgroups live under this cgroup (every v1 hierarchy), so the
 # teardown removes exactly this node's cgroups and nothing else's.
 TSN_CGROUP_ROOT="${TRAINSONNET_NODE_CGROUP_ROOT:-/trainsonnet-node}"
 TSN_CNI_BIN_DIR="${TRAINSONNET_CNI_BIN_DIR:-/usr/lib/cni}"   # Debian's path
 TSN_WAIT="${TRAINSONNET_NODE_WAIT:-120}"
 
-# The kernel settings the kubelet rewrites (protectKernelDefaults=false);
-# up.sh saves them, down.sh restores them.
+# The kernel settings the kubelet rewrites (protectKernelDefaults=false),
+# and those kube-proxy would (up.sh's flags keep it from doing so: localhost
+# NodePorts set route_localnet, its conntrack defaults the rest); up.sh
+# saves them, down.sh restores any that changed.
 TSN_SYSCTLS=(vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops
-  kernel.keys.root_maxkeys kernel.keys.root_maxbytes net.ipv4.ip_forward)
+  kernel.keys.root_maxkeys kernel.keys.root_maxbytes net.ipv4.ip_forward
+  net.ipv4.conf.all.route_localnet net.netfilter.nf_conntrack_max
+  net.netfilter.nf_conntrack_tcp_timeout_established net.netfilter.nf_conntrack_tcp_timeout_close_wait)
 
-# Debian packages the node needs on the host.
-TSN_APT_PACKAGES=(containerd runc containernetworking-plugins debootstrap iptables iproute2)
+# Debian packages the node needs on the host (nftables: kube-proxy's nft).
+TSN_APT_PACKAGES=(containerd runc containernetworking-plugins debootstrap iptables iproute2 nftables)
 
 # Images. The tag of each is a hash of its recipe: change a file of the
 # recipe and the tag, the cache keys and the imported reference all change.
@@ -143,6 +156,14 @@ tsn_stop() {
   done
   rm -f "$TSN_NODE/pids/$1"
   tsn_log "$1 stopped in $(tsn_since "$t0")"
+}
+
+# tsn_http_get HOST PORT PATH: prints the whole HTTP/1.0 response to GET
+# PATH, status line and headers included (no curl needed).
+tsn_http_get() {
+  # shellcheck disable=SC2016  # expanded by the inner bash
+  timeout 2 bash -c 'exec 3<>"/dev/tcp/$1/$2" &&
+    printf "GET %s HTTP/1.0\r\nHost: %s\r\n\r\n" "$3" "$1" >&3 && cat <&3' _ "$@" 2>/dev/null
 }
 
 # tsn_http_ok HOST PORT PATH: succeeds if GET PATH answers 200 (no curl needed).

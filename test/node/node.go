@@ -31,6 +31,8 @@ const (
 	ImageEnv = "TRAINSONNET_TEST_IMAGE"
 	// NodeNameEnv holds the name of the node.
 	NodeNameEnv = "TRAINSONNET_NODE_NAME"
+	// NodeIPEnv holds the node's IP: its kubelet's and NodePorts' address.
+	NodeIPEnv = "TRAINSONNET_NODE_IP"
 	// UpIDEnv differs for every start of the node. FromEnv reads it so that
 	// go test's result cache, keyed on the environment variables a test
 	// reads, never replays a result obtained against an earlier node.
@@ -43,6 +45,7 @@ type Cluster struct {
 	Kubeconfig string // admin kubeconfig ($KUBECONFIG)
 	Image      string // the MPI test image ($TRAINSONNET_TEST_IMAGE)
 	NodeName   string // the node's name ($TRAINSONNET_NODE_NAME)
+	NodeIP     string // the node's IP ($TRAINSONNET_NODE_IP)
 }
 
 // FromEnv returns the cluster described by the environment. If node tests
@@ -57,10 +60,11 @@ func FromEnv() (*Cluster, string) {
 		Kubeconfig: os.Getenv("KUBECONFIG"),
 		Image:      os.Getenv(ImageEnv),
 		NodeName:   os.Getenv(NodeNameEnv),
+		NodeIP:     os.Getenv(NodeIPEnv),
 	}
 	_ = os.Getenv(UpIDEnv) // see UpIDEnv
 	var missing []string
-	for name, v := range map[string]string{"KUBECTL": c.Kubectl, "KUBECONFIG": c.Kubeconfig, ImageEnv: c.Image, NodeNameEnv: c.NodeName} {
+	for name, v := range map[string]string{"KUBECTL": c.Kubectl, "KUBECONFIG": c.Kubeconfig, ImageEnv: c.Image, NodeNameEnv: c.NodeName, NodeIPEnv: c.NodeIP} {
 		if v == "" {
 			missing = append(missing, name)
 		}

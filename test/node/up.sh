@@ -8,8 +8,11 @@
 #            pause and MPI test images imported from the cache (no registry)
 #   CoreDNS  a host process on the node IP, answering only the cluster zones
 #   kubelet  cgroupfs, cgroups under /trainsonnet-node, static client cert
+#   kube-proxy  nftables mode, a host process like the kubelet: ClusterIP
+#            and NodePort Services route, from pods and from this machine
 #
-# and wait until the Node is Ready. Then append to $STATE/env:
+# and wait until the Node is Ready and kube-proxy has written its rules.
+# Then append to $STATE/env:
 #   TRAINSONNET_E2E_NODE=1, TRAINSONNET_NODE_NAME, TRAINSONNET_NODE_IP,
 #   TRAINSONNET_TEST_IMAGE (localhost/trainsonnet-mpi:<recipe hash>)
 #
@@ -27,7 +30,10 @@
 #   TRAINSONNET_KUBELET_PORT (10250), TRAINSONNET_KUBELET_HEALTHZ_PORT (10248),
 #   TRAINSONNET_DNS_READY_PORT (8181), TRAINSONNET_NODE_CGROUP_ROOT
 #   (/trainsonnet-node), TRAINSONNET_NODE_WAIT (120 s per step),
-#   TRAINSONNET_KUBELET_VERBOSITY (1)
+#   TRAINSONNET_KUBELET_VERBOSITY (1), TRAINSONNET_PROXY_MODE (nftables),
+#   TRAINSONNET_PROXY_HEALTHZ_PORT (10256), TRAINSONNET_PROXY_METRICS_PORT
+#   (10249), TRAINSONNET_PROXY_VERBOSITY (1), TRAINSONNET_SERVICE_CIDR (the
+#   API server's ServiceCIDR "kubernetes")
 set -euo pipefail
 TSN_NAME="test/node/up.sh"
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -42,12 +48,21 @@ for plugin in bridge host-local loopback; do
   [ -x "$TSN_CNI_BIN_DIR/$plugin" ] || tsn_die "CNI plugin $plugin missing in $TSN_CNI_BIN_DIR; run test/node/build.sh"
 done
 KUBELET="$TSN_K8S_BIN/kubelet"
+KUBE_PROXY="$TSN_K8S_BIN/kube-proxy"
 KUBECTL="$TSN_K8S_BIN/kubectl"
 PAUSE_ARCHIVE="$(tsn_pause_archive)"
 IMAGE_ARCHIVE="$(tsn_image_archive)"
 PAUSE_IMAGE="$(tsn_pause_ref)"
 TEST_IMAGE="$(tsn_image_ref)"
-for f in "$KUBELET" "$KUBECTL" "$TSN_COREDNS_BIN"; do
+case "$TSN_PROXY_MODE" in
+  iptables) proxy_tools=(iptables iptables-restore ip6tables ip6tables-restore) ;;
+  nftables) proxy_tools=(nft) ;;
+  *) tsn_die "TRAINSONNET_PROXY_MODE must be iptables or nftables, not '$TSN_PROXY_MODE'" ;;
+esac
+for tool in "${proxy_tools[@]}"; do
+  command -v "$tool" >/dev/null || tsn_die "$tool missing (kube-proxy's $TSN_PROXY_MODE mode); run test/node/build.sh"
+done
+for f in "$KUBELET" "$KUBE_PROXY" "$KUBECTL" "$TSN_COREDNS_BIN"; do
   [ -x "$f" ] || tsn_die "missing $f; run test/cluster/build.sh and test/node/build.sh"
 done
 for f in "$PAUSE_ARCHIVE" "$IMAGE_ARCHIVE"; do
@@ -67,6 +82,16 @@ kc get --raw=/readyz >/dev/null 2>&1 || tsn_die "the API server of $ADMIN_KUBECO
 # The kubelet talks to the API server that the admin kubeconfig names.
 APISERVER="$(kc config view --minify -o 'jsonpath={.clusters[0].cluster.server}')"
 [ -n "$APISERVER" ] || tsn_die "no server URL in $ADMIN_KUBECONFIG"
+# The ClusterIP range: pods get a route for it, kube-proxy DNATs it. The
+# API server makes its default ServiceCIDR object shortly after it starts.
+SERVICE_CIDR="$TSN_SERVICE_CIDR"
+for _ in $(seq 50); do
+  [ -z "$SERVICE_CIDR" ] || break
+  SERVICE_CIDR="$(kc get servicecidr kubernetes -o 'jsonpath={range .spec.cidrs[*]}{@}{"\n"}{end}' 2>/dev/null | grep -m1 -F . || true)"
+  [ -n "$SERVICE_CIDR" ] || sleep 0.2
+done
+[[ "$SERVICE_CIDR" =~ ^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+/[0-9]+$ ]] ||
+  tsn_die "no IPv4 service CIDR (ServiceCIDR 'kubernetes' of the API server: '$SERVICE_CIDR'); set TRAINSONNET_SERVICE_CIDR"
 
 # Serialise with test/cluster/up.sh/down.sh and other node up/down runs on
 # this state dir. Every daemon started below gets the lock fd closed (8>&-),
@@ -76,7 +101,7 @@ flock -w 120 8 || tsn_die "could not lock $TSN_STATE within 120s (another up.sh/
 
 mkdir -p "$TSN_NODE/pids"
 running=()
-for name in containerd coredns kubelet; do
+for name in containerd coredns kubelet kube-proxy; do
   if pid="$(tsn_pid "$name")"; then running+=("$name=$pid"); fi
 done
 [ "${#running[@]}" -eq 0 ] || tsn_die "a node from $TSN_NODE is running (${running[*]}); run test/node/down.sh first"
@@ -95,6 +120,9 @@ if ip -o -4 addr show | awk -v ip="$TSN_NODE_IP" 'index($4, ip "/") == 1 { found
 fi
 if [ -n "$(ip -4 route show "$TSN_POD_SUBNET" 2>/dev/null)" ]; then
   tsn_die "a route for $TSN_POD_SUBNET exists; set TRAINSONNET_NODE_IP and TRAINSONNET_POD_SUBNET"
+fi
+if [ -n "$(ip -4 route show "$SERVICE_CIDR" 2>/dev/null)" ]; then
+  tsn_die "a route for the service CIDR $SERVICE_CIDR exists; remove it or use another cluster's range"
 fi
 
 # CAP_SYS_RESOURCE (bit 24) missing from the bounding set: nothing here may
@@ -119,8 +147,8 @@ trap 'exit 143' TERM
 if awk -v n="$TSN_NODE/" 'index($5, n) == 1 { found = 1 } END { exit !found }' /proc/self/mountinfo; then
   tsn_die "mounts left under $TSN_NODE; run test/node/down.sh"
 fi
-rm -rf "$TSN_NODE"/{logs,pki,cni,containerd,coredns,kubelet,pod-logs}
-mkdir -p "$TSN_NODE"/{logs,pki,cni/net.d,cni/ipam,containerd,coredns,kubelet,pod-logs}
+rm -rf "$TSN_NODE"/{logs,pki,cni,containerd,coredns,kubelet,kube-proxy,pod-logs}
+mkdir -p "$TSN_NODE"/{logs,pki,cni/net.d,cni/ipam,containerd,coredns,kubelet,kube-proxy,pod-logs}
 : >"$TSN_NODE/created"
 # created: one line per thing up.sh made outside $TSN_NODE, for down.sh.
 created() { printf '%s\n' "$*" >>"$TSN_NODE/created"; }
@@ -164,21 +192,49 @@ wait_for() {
 }
 
 # ---------------------------------------------------------------------- PKI
-# The kubelet's client identity: the Node authorizer and NodeRestriction
-# accept CN=system:node:<name>, O=system:nodes; no TLS bootstrap needed.
-# Signed on every start, so it always matches the cluster's current CA.
-(
+# client_cert NAME SUBJECT: pki/NAME.{crt,key}, a client certificate signed
+# by the cluster's CA. Signed on every start, so it always matches the
+# cluster's current CA.
+client_cert() (
   umask 077
+  k="$TSN_NODE/pki/$1"
   openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-    -subj "/O=system:nodes/CN=system:node:$TSN_NODE_NAME" \
-    -keyout "$TSN_NODE/pki/kubelet.key" -out "$TSN_NODE/pki/kubelet.csr" 2>/dev/null
+    -subj "$2" -keyout "$k.key" -out "$k.csr" 2>/dev/null
   printf '%s\n' "basicConstraints=critical,CA:FALSE" "keyUsage=critical,digitalSignature" \
-    "extendedKeyUsage=clientAuth" >"$TSN_NODE/pki/kubelet.ext"
-  openssl x509 -req -in "$TSN_NODE/pki/kubelet.csr" -CA "$PKI/ca.crt" -CAkey "$PKI/ca.key" \
-    -set_serial "0x$(openssl rand -hex 16)" -days 365 -extfile "$TSN_NODE/pki/kubelet.ext" \
-    -out "$TSN_NODE/pki/kubelet.crt" 2>/dev/null
-  rm -f "$TSN_NODE/pki/kubelet.csr" "$TSN_NODE/pki/kubelet.ext"
+    "extendedKeyUsage=clientAuth" >"$k.ext"
+  openssl x509 -req -in "$k.csr" -CA "$PKI/ca.crt" -CAkey "$PKI/ca.key" \
+    -set_serial "0x$(openssl rand -hex 16)" -days 365 -extfile "$k.ext" -out "$k.crt" 2>/dev/null
+  rm -f "$k.csr" "$k.ext"
 )
+# The kubelet: the Node authorizer and NodeRestriction accept
+# CN=system:node:<name>, O=system:nodes; no TLS bootstrap needed.
+client_cert kubelet "/O=system:nodes/CN=system:node:$TSN_NODE_NAME"
+# kube-proxy: the default ClusterRoleBinding system:node-proxier grants the
+# user system:kube-proxy what it needs (Services, EndpointSlices, Nodes,
+# Events).
+client_cert kube-proxy "/CN=system:kube-proxy"
+
+# kubeconfig FILE USER: a kubeconfig for the API server with pki/USER.*.
+kubeconfig() {
+  cat >"$1" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: trainsonnet
+  cluster:
+    server: $APISERVER
+    certificate-authority: $PKI/ca.crt
+users:
+- name: $2
+  user:
+    client-certificate: $TSN_NODE/pki/$2.crt
+    client-key: $TSN_NODE/pki/$2.key
+contexts:
+- name: $2
+  context: {cluster: trainsonnet, user: $2}
+current-context: $2
+EOF
+}
 
 # ------------------------------------------------------- host state records
 # The kubelet rewrites these kernel settings; down.sh puts them back.
@@ -195,13 +251,27 @@ done
 # ------------------------------------------------------------------ network
 # One Linux bridge holds the node IP. The CNI bridge plugin attaches each pod
 # with a veth pair. isGateway=false and ipMasq=false: the plugin then neither
-# turns on net.ipv4.ip_forward nor adds NAT rules, and pods get only the
-# on-link route: they reach each other, the node IP (DNS, kubelet) and
-# nothing beyond this machine.
+# turns on net.ipv4.ip_forward nor adds NAT rules, and pods get the on-link
+# route plus one for the service CIDR via the node IP: they reach each
+# other, the node IP (DNS, kubelet), ClusterIPs, and nothing beyond this
+# machine.
+#
+# A ClusterIP packet from a pod arrives on the bridge, kube-proxy's DNAT
+# turns it into one for a pod on the same bridge, and the node routes it
+# back out there. That needs forwarding on the bridge alone (where
+# br_netfilter's bridge-nf-call-iptables is on, as here, the kernel sends
+# such "bridged DNAT" packets on without it, but not elsewhere). The
+# global net.ipv4.ip_forward stays as it is, so nothing arriving on another
+# interface is forwarded. The service CIDR's route on the bridge sends the
+# node's own ClusterIP traffic there too, and keeps a packet to a ClusterIP
+# without a Service from leaving the machine. Route and setting go with the
+# bridge.
 ip link add "$TSN_BRIDGE" type bridge
 created "bridge $TSN_BRIDGE"
 ip addr add "$TSN_NODE_IP/${TSN_POD_SUBNET#*/}" dev "$TSN_BRIDGE"
 ip link set "$TSN_BRIDGE" up
+ip route add "$SERVICE_CIDR" dev "$TSN_BRIDGE" src "$TSN_NODE_IP"
+sysctl -q -w "net.ipv4.conf.$TSN_BRIDGE.forwarding=1"
 cat >"$TSN_NODE/cni/net.d/10-trainsonnet.conflist" <<EOF
 {
   "cniVersion": "1.0.0",
@@ -216,7 +286,8 @@ cat >"$TSN_NODE/cni/net.d/10-trainsonnet.conflist" <<EOF
       "ipam": {
         "type": "host-local",
         "dataDir": "$TSN_NODE/cni/ipam",
-        "ranges": [[{ "subnet": "$TSN_POD_SUBNET", "gateway": "$TSN_NODE_IP" }]]
+        "ranges": [[{ "subnet": "$TSN_POD_SUBNET", "gateway": "$TSN_NODE_IP" }]],
+        "routes": [{ "dst": "$SERVICE_CIDR", "gw": "$TSN_NODE_IP" }]
       }
     }
   ]
@@ -337,24 +408,7 @@ start coredns "$TSN_COREDNS_BIN" -conf "$TSN_NODE/coredns/Corefile"
 wait_for coredns "CoreDNS ($TSN_NODE_IP:53)" tsn_http_ok "$TSN_NODE_IP" "$TSN_DNS_READY_PORT" /ready
 
 # ------------------------------------------------------------------ kubelet
-cat >"$TSN_NODE/kubelet/kubeconfig" <<EOF
-apiVersion: v1
-kind: Config
-clusters:
-- name: trainsonnet
-  cluster:
-    server: $APISERVER
-    certificate-authority: $PKI/ca.crt
-users:
-- name: kubelet
-  user:
-    client-certificate: $TSN_NODE/pki/kubelet.crt
-    client-key: $TSN_NODE/pki/kubelet.key
-contexts:
-- name: kubelet
-  context: {cluster: trainsonnet, user: kubelet}
-current-context: kubelet
-EOF
+kubeconfig "$TSN_NODE/kubelet/kubeconfig" kubelet
 if [ "$restrict_oom" = true ]; then oom_score_adj=0; else oom_score_adj=-999; fi
 cat >"$TSN_NODE/kubelet/config.yaml" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
@@ -411,6 +465,72 @@ node_ready() {
 wait_for kubelet "node $TSN_NODE_NAME Ready" node_ready
 tsn_log "kubelet start -> Ready: $(tsn_since "$t_kubelet"); node (containerd -> Ready): $(tsn_since "$t_node")"
 
+# --------------------------------------------------------------- kube-proxy
+# A host process like the kubelet, started once the Node exists (it reads
+# its Node). The flags keep it off what is not its to change on a shared
+# machine:
+#   --bind-address       the node's primary IP (it binds nothing there)
+#   --cluster-cidr       the pod range: traffic from elsewhere is "external"
+#   --masquerade-all     SNAT every ClusterIP connection to the node IP, so
+#                        that the backend pod answers through the node, which
+#                        undoes the DNAT. Without it a pod that reaches a pod
+#                        on the same bridge gets the reply straight from the
+#                        pod IP and drops it, unless br_netfilter is on.
+#   --nodeport-addresses NodePorts on the node IP only: not on the machine's
+#                        other addresses, and not on 127.0.0.1, for which it
+#                        would set net.ipv4.conf.all.route_localnet=1
+#   --conntrack-*=0      leave the host's nf_conntrack_max and TCP timeouts
+#                        as they are (by default it lowers or raises them)
+#   --oom-score-adj      -999 needs CAP_SYS_RESOURCE (as for the kubelet)
+#   --healthz/metrics-bind-address  on the node IP, not 0.0.0.0
+kubeconfig "$TSN_NODE/kube-proxy/kubeconfig" kube-proxy
+# nftables mode: kube-proxy's rules live in its tables "ip kube-proxy" and
+# "ip6 kube-proxy", and nothing else is touched. iptables mode also leaves
+# behind the nftables tables iptables-nft made for it (ip/ip6 filter, nat,
+# mangle; empty once down.sh has removed the KUBE-* chains) and two nfacct
+# counters. Record those that do not exist yet, for down.sh (which needs
+# nft and nfacct to remove them).
+if [ "$TSN_PROXY_MODE" = iptables ]; then
+  if command -v nft >/dev/null; then
+    for family in ip ip6; do
+      for table in filter nat mangle; do
+        nft list table "$family" "$table" >/dev/null 2>&1 || created "nft-table $family $table"
+      done
+    done
+  fi
+  if command -v nfacct >/dev/null; then
+    for counter in ct_state_invalid_dropped_pkts localhost_nps_accepted_pkts; do
+      nfacct get "$counter" >/dev/null 2>&1 || created "nfacct $counter"
+    done
+  fi
+fi
+t_proxy=$(date +%s.%N)
+start kube-proxy "$KUBE_PROXY" \
+  --kubeconfig="$TSN_NODE/kube-proxy/kubeconfig" \
+  --hostname-override="$TSN_NODE_NAME" \
+  --bind-address="$TSN_NODE_IP" \
+  --proxy-mode="$TSN_PROXY_MODE" \
+  --cluster-cidr="$TSN_POD_SUBNET" \
+  --masquerade-all \
+  --nodeport-addresses="$TSN_NODE_IP/32" \
+  --conntrack-max-per-core=0 \
+  --conntrack-tcp-timeout-established=0 \
+  --conntrack-tcp-timeout-close-wait=0 \
+  --oom-score-adj="$oom_score_adj" \
+  --healthz-bind-address="$TSN_NODE_IP:$TSN_PROXY_HEALTHZ_PORT" \
+  --metrics-bind-address="$TSN_NODE_IP:$TSN_PROXY_METRICS_PORT" \
+  --v="${TRAINSONNET_PROXY_VERBOSITY:-1}"
+# /healthz answers 200 before the first sync; this metric appears with it.
+# (grep without -q reads to the end: with pipefail, an early exit would fail
+# the pipeline through the writer's SIGPIPE.)
+proxy_synced() {
+  tsn_http_get "$TSN_NODE_IP" "$TSN_PROXY_METRICS_PORT" /metrics |
+    grep '^kubeproxy_sync_proxy_rules_last_timestamp_seconds{ip_family="IPv4"} [1-9]' >/dev/null
+}
+wait_for kube-proxy "kube-proxy ($TSN_PROXY_MODE mode) rules synced" proxy_synced
+wait_for kube-proxy "kube-proxy healthz" tsn_http_ok "$TSN_NODE_IP" "$TSN_PROXY_HEALTHZ_PORT" /healthz
+tsn_log "kube-proxy start -> synced: $(tsn_since "$t_proxy")"
+
 # ----------------------------------------------------------------- env file
 tsn_env_strip
 {
@@ -428,6 +548,6 @@ tsn_env_strip
 } >>"$TSN_STATE/env"
 
 started=()
-for name in containerd coredns kubelet; do started+=("$name=$(tsn_pid "$name")"); done
+for name in containerd coredns kubelet kube-proxy; do started+=("$name=$(tsn_pid "$name")"); done
 tsn_log "node $TSN_NODE_NAME up in $(tsn_since): ${started[*]}"
 tsn_log "test image: $TEST_IMAGE"

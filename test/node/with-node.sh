@@ -5,8 +5,8 @@
 #   test/node/with-node.sh CMD [ARG...]
 #   test/node/with-node.sh go test ./test/node/ -run Smoke -v
 #
-# 1. builds what is missing: test/cluster/build.sh control-plane (kubelet
-#    and kubectl included), test/node/build.sh
+# 1. builds what is missing: test/cluster/build.sh control-plane (kubelet,
+#    kube-proxy and kubectl included), test/node/build.sh
 # 2. test/cluster/up.sh, then test/node/up.sh
 # 3. runs CMD with $TRAINSONNET_STATE/env sourced: KUBECONFIG, KUBECTL,
 #    TRAINSONNET_E2E_NODE=1, TRAINSONNET_TEST_IMAGE, TRAINSONNET_NODE_NAME, ...
