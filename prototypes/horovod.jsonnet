@@ -41,7 +41,9 @@ local digits(n) = std.length(std.toString(n));
 // top. Slots are its GPUs (1 without).
 local or(a, b) = if a != null then a else b;
 local resourcesOf(p, r) = roles.resources(or(r.resources, p.resources), or(r.cpu, p.cpu), or(r.memory, p.memory), or(r.gpu, p.gpu), p.gpuResource);
-local slotsOf(p, r) = if p.slots != null then p.slots else std.max(1, roles.gpus(resourcesOf(p, r), p.gpuResource));
+// (the typed gpu wins over the resources' limit, as in resourcesOf)
+local gpusOf(p, r) = local g = or(r.gpu, p.gpu); if g != null then g else roles.gpus(or(r.resources, p.resources), p.gpuResource);
+local slotsOf(p, r) = if p.slots != null then p.slots else std.max(1, gpusOf(p, r));
 
 // The hostfile: the driver first (it is a rank), then the workers.
 local driverHost(p) = mpi.host(p, p.name + '-driver');
