@@ -77,10 +77,10 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
   },
 
   // validate: the rules every MPI job obeys: every pod's host name fits
-  // (launcher: the launcher's role; workers: their count), and sshd can bind
-  // its port.
+  // (the workers' are the longest: '-worker-<n>' against '-launcher' or
+  // '-driver'), and sshd can bind its port.
   validate(p, launcher, workers, port):: [
-    roles.nameFits(p, [{ name: launcher }, { name: 'worker', kind: 'IndexedJob', count: workers }]),
+    roles.indexedNameFits(p, 'worker', workers),
     roles.nonRootPort(p, 'ssh.port', port, 'sshd'),
   ],
 

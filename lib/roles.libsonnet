@@ -261,6 +261,15 @@ local digits(n) = std.length(std.toString(n));
              + (if 'kind' in longest && longest.kind == 'IndexedJob' then ' with ' + longest.count + ' ' + longest.name + 's' else '')
              + ': pod host names such as ' + p.name + suffix(longest) + ' must fit in 63'),
 
+  // indexedNameFits: nameFits for a job whose longest host name is that
+  // of the last pod of its indexed role name (count pods), as in MPI jobs
+  // ('-worker-<n>' is never shorter than '-launcher'); cheaper per render.
+  indexedNameFits(p, name, count)::
+    local max = 62 - std.length(name) - 1 - std.length(std.toString(count - 1));
+    ts.check(std.length(p.name) <= max, 'name',
+             'must be at most ' + max + ' characters with ' + count + ' ' + name + 's'
+             + ': pod host names such as ' + p.name + '-' + name + '-' + (count - 1) + ' must fit in 63'),
+
   // hostNetworkPort: a port that host-network pods bind must not be one
   // the node itself uses (22: the node's sshd). who: "the workers share".
   hostNetworkPort(param, port, hostNetwork, who, note='')::
