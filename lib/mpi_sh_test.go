@@ -24,6 +24,7 @@ var mpiCases = []scriptCase{
 	{"launcher/home_ssh_config_is_best_effort", false, launcherHomeSSHConfigIsBestEffort},
 	{"launcher/waits_for_late_worker", false, launcherWaitsForLateWorker},
 	{"launcher/gives_up_on_unreachable_workers", true, launcherGivesUpOnUnreachableWorkers},
+	{"launcher/retries_a_failed_stop", false, launcherRetriesAFailedStop},
 	{"launcher/gives_up_when_ssh_hangs", true, launcherGivesUpWhenSSHHangs(false)},
 	{"launcher/gives_up_when_ssh_hangs_without_timeout", true, launcherGivesUpWhenSSHHangs(true)},
 	{"launcher/interactive_mode_exits_0_on_SIGTERM", true, launcherInteractiveModeExitsZeroOnSIGTERM},
@@ -189,6 +190,27 @@ func launcherGivesUpOnUnreachableWorkers(t *testing.T, f *fixture) {
 	assert.Contains(t, out, "trainsonnet: gave up after 2s waiting for workers; not reachable over ssh on port 2022: ")
 	assert.NoFileExists(t, filepath.Join(f.runDir, "exec-ran"))
 	assert.Equal(t, []string{worker0}, f.hostsCalledWith(f.stopCommand()), "the worker that answered is told to stop")
+}
+
+// launcherRetriesAFailedStop: a worker whose "please stop" call fails is
+// tried once more, and one that fails twice is named in the log.
+func launcherRetriesAFailedStop(t *testing.T, f *fixture) {
+	// Once every worker has answered, exec makes the next ssh call to
+	// worker0 fail once and every call to worker1 fail.
+	f.env["TS_EXEC"] = `echo "fail-first 1" > "$STUB_DIR/hosts/` + worker0 + `"; echo down > "$STUB_DIR/hosts/` + worker1 + `"`
+	code, p := f.run("launcher")
+	out := p.output()
+	require.Equal(t, 0, code, out)
+	var stops []string
+	for _, c := range f.sshCalls() {
+		if c.args == f.stopCommand() {
+			stops = append(stops, c.host)
+		}
+	}
+	slices.Sort(stops)
+	assert.Equal(t, []string{worker0, worker0, worker1, worker1}, stops, "each failed stop tried twice")
+	assert.Contains(t, out, "trainsonnet: told "+worker0+" to stop on a second try")
+	assert.Contains(t, out, "trainsonnet: could not tell "+worker1+" to stop (ssh exit code 255); it stops once the launcher is gone")
 }
 
 // launcherGivesUpWhenSSHHangs: a probe that never returns still ends at

@@ -279,19 +279,44 @@ wait_for_workers() {
 }
 
 # stop_workers HOSTS...: creates $TS_RUN_DIR/stop on every host, in
-# parallel, each try bounded; failures are fine (a worker may be gone).
+# parallel, each try bounded; a host whose call failed is tried once more,
+# then named in the log (a worker may be gone; it then stops by itself once
+# the launcher is).
 stop_workers() {
     [ "$#" -eq 0 ] && return 0
     log "telling $# worker(s) to stop: $*"
-    _sw_pids=''
+    _sw_pids='' _sw_n=0
     for _sw_host in "$@"; do
-        { run_bounded "$STOP_MAX" ssh -n -F "$SSH_CONFIG" "$_sw_host" "touch '$TS_RUN_DIR/stop'" & } >/dev/null 2>&1
+        _sw_n=$((_sw_n + 1))
+        # Each call's status goes to a file: the background job's own
+        # output is discarded from its start (bash would otherwise print
+        # job notices into the pod's log).
+        { tell_stop "$_sw_host" "$SSH_DIR/stop-rc.$_sw_n" & } >/dev/null 2>&1
         _sw_pids="$_sw_pids $!"
     done
     # Not a bare `wait`: that would also wait for our own sshd.
     for _sw_pid in $_sw_pids; do
         wait "$_sw_pid"
     done
+    _sw_n=0
+    for _sw_host in "$@"; do
+        _sw_n=$((_sw_n + 1))
+        [ "$(cat "$SSH_DIR/stop-rc.$_sw_n" 2>/dev/null)" = 0 ] && continue
+        if tell_stop "$_sw_host" "$SSH_DIR/stop-rc.$_sw_n"; then
+            log "told $_sw_host to stop on a second try"
+        else
+            log "could not tell $_sw_host to stop (ssh exit code $(cat "$SSH_DIR/stop-rc.$_sw_n" 2>/dev/null)); it stops once the launcher is gone"
+        fi
+    done
+}
+
+# tell_stop HOST FILE: one bounded `ssh HOST touch stop`; its exit code goes
+# to FILE and is returned.
+tell_stop() {
+    run_bounded "$STOP_MAX" ssh -n -F "$SSH_CONFIG" "$1" "touch '$TS_RUN_DIR/stop'" >/dev/null 2>&1
+    _ts_rc=$?
+    echo "$_ts_rc" >"$2"
+    return "$_ts_rc"
 }
 
 launcher_cleanup() {
