@@ -353,7 +353,7 @@ type Horovod struct {
 	// mpirun starts there get them too.
 	Env map[string]string
 	// Command the driver runs with sh -c once every worker answers, as one string: the same
-	// as driver.args (set one of them).
+	// as driver.args, which it replaces when both are set (a warning says so).
 	Exec string
 	// Group that owns the pods' volumes.
 	FSGroup *int

@@ -296,7 +296,13 @@ func (d *drawer) value(p *generator.Param, drawn map[string]drawnValue) (drawnVa
 		b := d.IntN(2) == 0
 		return drawnValue{p, strconv.FormatBool(b), b}, true
 	case generator.TypeEnum:
+		// Half the time the default, as most users leave it: a value a
+		// prototype always refuses (horovod's OrderedReady) must not
+		// make most sets invalid.
 		s := p.Values[d.IntN(len(p.Values))]
+		if def, ok := p.Default.(string); ok && d.IntN(2) == 0 {
+			s = def
+		}
 		return drawnValue{p, s, s}, true
 	case generator.TypeQuantity:
 		var q string
