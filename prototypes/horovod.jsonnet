@@ -39,10 +39,17 @@ local digits(n) = std.length(std.toString(n));
 // The effective resources of a role: its resources (or the shared ones),
 // with the typed gpu, cpu and memory (the role's, or the shared ones) on
 // top. Slots are its GPUs (1 without).
-local or(a, b) = if a != null then a else b;
-local resourcesOf(p, r) = roles.resources(or(r.resources, p.resources), or(r.cpu, p.cpu), or(r.memory, p.memory), or(r.gpu, p.gpu), p.gpuResource);
+local resourcesOf(p, r) = roles.resources(
+  if r.resources != null then r.resources else p.resources,
+  if r.cpu != null then r.cpu else p.cpu,
+  if r.memory != null then r.memory else p.memory,
+  if r.gpu != null then r.gpu else p.gpu,
+  p.gpuResource,
+);
 // (the typed gpu wins over the resources' limit, as in resourcesOf)
-local gpusOf(p, r) = local g = or(r.gpu, p.gpu); if g != null then g else roles.gpus(or(r.resources, p.resources), p.gpuResource);
+local gpusOf(p, r) =
+  if r.gpu != null then r.gpu else if p.gpu != null then p.gpu
+  else roles.gpus(if r.resources != null then r.resources else p.resources, p.gpuResource);
 local slotsOf(p, r) = if p.slots != null then p.slots else std.max(1, gpusOf(p, r));
 
 // The hostfile: the driver first (it is a rank), then the workers.
