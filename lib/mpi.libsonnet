@@ -79,8 +79,8 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
   // validate: the rules every MPI job obeys: every pod's host name fits
   // (the workers' are the longest: '-worker-<n>' against '-launcher' or
   // '-driver'), and sshd can bind its port.
-  validate(p, launcher, workers, port):: [
-    roles.indexedNameFits(p, 'worker', workers),
+  validate(p, workers, port):: [
+    roles.nameFits(p, [{ name: 'worker', kind: 'IndexedJob', count: workers }]),
     roles.nonRootPort(p, 'ssh.port', port, 'sshd'),
   ],
 
@@ -181,6 +181,8 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
     local l = j.launcher;
     local w = j.worker;
     local ssh = [{ name: 'ssh', port: j.port }];
+    local volumes = $.volumes(p, j.secretName, j.volumes);
+    local mounts = ownMounts + j.mounts;
     // A pod in its node's network binds the ssh port on the node: at most
     // one pod of the group j.oneNode (a component, or null: the whole job)
     // per node.
@@ -194,8 +196,8 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
       hostNetwork: r.hostNetwork,
       hostPID: r.hostPID,
       affinity: if r.hostNetwork then roles.onePodPerNode(proto, p, j.oneNode) else null,
-      volumes: $.volumes(p, j.secretName, j.volumes),
-      mounts: ownMounts + j.mounts,
+      volumes: volumes,
+      mounts: mounts,
     };
     local rs = [
       shared(l) + {
@@ -259,29 +261,13 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
   // mounts, by the parameter that sets them ({ dataDir: p.dataDir }); fixed
   // the ones no parameter sets; envMaps the env maps, by parameter.
   checks(p, mounts, envMaps, fixed=[])::
-    local volumeNames = [v.name for v in p.volumes];
     local own = [$.configDir, $.keyDir, $.runDir] + fixed;
-    local taken = own + [mounts[k] for k in std.objectFields(mounts)];
-    local userPaths = [m.mountPath for m in p.volumeMounts];
-    [
-      ts.check(!std.member($.reservedVolumes, v.name), 'volumes', 'volume name "' + v.name + '" is reserved for trainsonnet')
-      for v in p.volumes
-    ] + [
-      ts.check(std.member(volumeNames, m.name), 'volumeMounts', 'mount "' + m.name + '" names no volume in volumes')
-      for m in p.volumeMounts
-    ] + [
+    roles.volumeChecks(p, $.reservedVolumes, own + [mounts[k] for k in std.objectFields(mounts)]) + [
       ts.check(!std.member(own, mounts[k]), k, 'must not be ' + mounts[k] + ', where trainsonnet mounts its own files')
       for k in std.objectFields(mounts)
     ] + [
       ts.check(mounts[k] != '/', k, 'must not be /: a volume there would hide the whole image')
       for k in std.objectFields(mounts)
-    ] + [
-      ts.check(m.mountPath != '/', 'volumeMounts', 'mount "' + m.name + '" must not be at /: it would hide the whole image')
-      for m in p.volumeMounts
-    ] + [
-      ts.check(!std.member(taken, m.mountPath) && std.length([x for x in userPaths if x == m.mountPath]) == 1, 'volumeMounts',
-               'mount path ' + m.mountPath + ' is used twice (trainsonnet mounts ' + std.join(', ', taken) + ')')
-      for m in p.volumeMounts
     ] + [
       ts.check(!reservedEnv(k), param, 'variable ' + k + ' is set by trainsonnet'
                                        + (if std.startsWith(k, 'OMPI_MCA_') then '; set Open MPI parameters with --mca ' + std.substr(k, 9, std.length(k) - 9) + '=...' else ''))

@@ -247,28 +247,21 @@ local digits(n) = std.length(std.toString(n));
   // The rules every job obeys, reported against the parameter that breaks
   // them (a list of ts.check lists).
 
-  // nameFits: every pod host name and Service name is a DNS label (at most
-  // 63 characters); countParam is the parameter that sets the count of an
-  // indexed role, whose largest index makes the longest name.
+  // nameFits: every pod host name and object name of the roles rs is a
+  // DNS label (at most 63 characters); the longest is a role's name, or the
+  // last host name of an indexed role. A caller that knows which role has
+  // the longest names (MPI: the workers) may pass that one alone.
   nameFits(p, rs)::
-    local suffix(r) = if 'kind' in r && r.kind == 'IndexedJob' then '-' + r.name + '-' + (r.count - 1) else '-' + r.name;
-    local suffixes = [suffix(r) for r in rs];
-    local most = std.maxArray([std.length(x) for x in suffixes]);
-    // only for the message: the role of the longest name
-    local longest = [r for r in rs if std.length(suffix(r)) == most][0];
-    ts.check(std.length(p.name) + most <= 63, 'name',
-             'must be at most ' + (63 - most) + ' characters'
-             + (if 'kind' in longest && longest.kind == 'IndexedJob' then ' with ' + longest.count + ' ' + longest.name + 's' else '')
-             + ': pod host names such as ' + p.name + suffix(longest) + ' must fit in 63'),
-
-  // indexedNameFits: nameFits for a job whose longest host name is that
-  // of the last pod of its indexed role name (count pods), as in MPI jobs
-  // ('-worker-<n>' is never shorter than '-launcher'); cheaper per render.
-  indexedNameFits(p, name, count)::
-    local max = 62 - std.length(name) - 1 - std.length(std.toString(count - 1));
+    local indexed(r) = 'kind' in r && r.kind == 'IndexedJob';
+    local suffix(r) = '-' + r.name + (if indexed(r) then '-' + (r.count - 1) else '');
+    local longest = if std.length(rs) == 1 then rs[0]
+    else std.foldl(function(a, r) if std.length(suffix(r)) > std.length(suffix(a)) then r else a, rs[1:], rs[0]);
+    local max = 63 - std.length(suffix(longest));
+    local hosts = if 'dns' in longest then longest.dns else !('kind' in longest && longest.kind == 'Deployment');
     ts.check(std.length(p.name) <= max, 'name',
-             'must be at most ' + max + ' characters with ' + count + ' ' + name + 's'
-             + ': pod host names such as ' + p.name + '-' + name + '-' + (count - 1) + ' must fit in 63'),
+             'must be at most ' + max + ' characters'
+             + (if indexed(longest) then ' with ' + longest.count + ' ' + longest.name + 's' else '')
+             + ': ' + (if hosts then 'pod host names' else 'names') + ' such as ' + p.name + suffix(longest) + ' must fit in 63'),
 
   // hostNetworkPort: a port that host-network pods bind must not be one
   // the node itself uses (22: the node's sshd). who: "the workers share".

@@ -105,7 +105,7 @@ ts.prototype({
   }),
 
   validate(p):: storage.validate(p, ['trainDir', 'evalDir']) + [
-    ts.check(std.length(p.name) <= 58, 'name', 'must be at most 58 characters: the Job ' + p.name + '-eval must fit in 63'),
+    roles.nameFits(p, [role(p)]),
   ] + roles.volumeChecks(p, [storage.volumeName], [m.mountPath for m in role(p).mounts])
   + roles.envChecks({ env: p.env }, [e.name for e in ownEnv(p)]),
 

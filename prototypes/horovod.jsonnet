@@ -173,7 +173,7 @@ ts.prototype({
     capabilities: 'containers keep the default capabilities (root sshd needs them); add more with a kustomize patch if you must',
   },
 
-  validate(p):: mpi.validate(p, 'driver', p.worker.number, p.ssh.port) + [
+  validate(p):: mpi.validate(p, p.worker.number, p.ssh.port) + [
     roles.hostNetworkPort('ssh.port', p.ssh.port, p.useHostNetwork, 'the pods share', ' (the chart\'s pods stayed Pending)'),
     ts.check(p.worker.podManagementPolicy == 'Parallel', 'worker.podManagementPolicy',
              'must be Parallel: the workers are an Indexed Job, whose pods always start together; an MPI job needs all of them anyway'),

@@ -178,7 +178,7 @@ ts.prototype({
     launcher: launcherParams,
   },
 
-  validate(p):: mpi.validate(p, 'launcher', p.workers, p.ssh.port) + [
+  validate(p):: mpi.validate(p, p.workers, p.ssh.port) + [
     roles.hostNetworkPort('ssh.port', p.ssh.port, p.useHostNetwork, 'the workers share'),
     ts.check((p.s3.downloadFrom == null) == (p.s3.downloadTo == null), 's3.downloadTo',
              'set s3.downloadFrom and s3.downloadTo together'),

@@ -162,7 +162,7 @@ ts.prototype({
   }),
 
   validate(p):: storage.validate(p, ['logDir']) + [
-    ts.check(std.length(p.name) <= 51, 'name', 'must be at most 51 characters: the Service ' + p.name + '-tensorboard must fit in 63'),
+    roles.nameFits(p, [role(p)]),
     ts.check(!(scheme(p) == 's3' && p.exec == null && p.tensorboardImage == defaultImage), 'logDir',
              'an s3:// logDir needs another tensorboardImage: TensorFlow 2.6 and later (this default image) read S3 only through tensorflow-io, which TensorBoard does not load; use an image with tensorboard and boto3 but without TensorFlow, where TensorBoard reads S3 itself'),
   ] + roles.volumeChecks(p, [storage.volumeName, 'trainsonnet-gcs'], [m.mountPath for m in role(p).mounts])
