@@ -26,8 +26,7 @@ import (
 // with a kustomization.yaml, beside a <prototype>/params.yaml for its base
 // (golden.ExampleOverlays finds them; the e2e suite applies the same). It
 // pins what each builds in its expected.yaml, where the runtime scripts of
-// lib/assets are one marker line each (their golden files are
-// golden/assets/).
+// lib/assets are one marker line each (pinned in golden/assets.txt).
 func TestOverlays(t *testing.T) {
 	g, err := generator.New(generator.Options{})
 	require.NoError(t, err)

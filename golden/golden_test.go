@@ -2,7 +2,9 @@ package golden
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -21,9 +23,9 @@ import (
 	"github.com/trainsonnet/trainsonnet/lib"
 )
 
-// libAssets are the runtime scripts of lib/assets: pinned once, in
-// assets/, and a marker line naming each (and its sha256) in every other
-// golden file.
+// libAssets are the runtime scripts of lib/assets: pinned once, by their
+// sha256 and size in assets.txt, and a marker line naming each (and its
+// sha256) in every other golden file. Their text is lib/assets itself.
 var libAssets = sync.OnceValues(func() (*goldentest.Assets, error) { return goldentest.LoadAssets(lib.FS, "assets") })
 
 func assets(t *testing.T) *goldentest.Assets {
@@ -35,13 +37,17 @@ func assets(t *testing.T) *goldentest.Assets {
 	return a
 }
 
-// TestAssets pins every asset in assets/<name>, and checks that each is
-// marked however it is written: as trainsonnet writes YAML and JSON, and as
-// kustomize writes YAML (the examples).
+// TestAssets pins every asset by its sha256 and size in assets.txt, and
+// checks that each is marked however it is written: as trainsonnet writes
+// YAML and JSON, and as kustomize writes YAML (the examples).
 func TestAssets(t *testing.T) {
 	a := assets(t)
 	files := a.Files()
-	goldentest.AssertDir(t, files, "assets")
+	var pins strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		fmt.Fprintf(&pins, "assets/%s sha256:%x %d bytes\n", name, sha256.Sum256(files[name]), len(files[name]))
+	}
+	goldentest.Assert(t, []byte(pins.String()), "assets.txt")
 	for name, data := range files {
 		cm := map[string]any{"data": map[string]string{name: string(data)}}
 		v2, err := yamlv2.Marshal(cm)

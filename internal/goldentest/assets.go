@@ -68,7 +68,7 @@ func LoadAssets(fsys fs.FS, dir string) (*Assets, error) {
 }
 
 // Files returns the assets by name relative to their directory, to pin
-// each once (AssertDir).
+// each once (golden/assets.txt: its sha256 and size).
 func (a *Assets) Files() map[string][]byte { return maps.Clone(a.files) }
 
 // Mark replaces each asset in out by its marker: a YAML literal block

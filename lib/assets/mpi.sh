@@ -444,14 +444,6 @@ case ${1:-} in
 launcher) cmd_launcher ;;
 worker) cmd_worker ;;
 -h | --help | help) usage ;;
-'')
-    log "missing subcommand"
-    usage >&2
-    exit 2
-    ;;
-*)
-    log "unknown subcommand '$1'"
-    usage >&2
-    exit 2
-    ;;
+'') usage_error "missing subcommand" ;;
+*) usage_error "unknown subcommand '$1'" ;;
 esac

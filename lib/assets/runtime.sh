@@ -266,9 +266,15 @@ stop_helpers() {
 
 # ------------------------------------------------------------ the command
 
+# usage: this script's; mpi.sh and s3.sh define their own after sourcing it.
+usage() {
+    echo "usage: sh runtime.sh run [--wait-tcp HOST:PORT]... [--watch NAME] -- CMD [ARG]..."
+}
+
+# usage_error MESSAGE: exits 2 after MESSAGE and the script's usage.
 usage_error() {
     log "$*"
-    echo "usage: sh runtime.sh run [--wait-tcp HOST:PORT]... [--watch NAME] -- CMD [ARG]..." >&2
+    usage >&2
     exit 2
 }
 

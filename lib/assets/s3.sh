@@ -102,14 +102,6 @@ case ${1:-} in
 s3-download) cmd_s3_download ;;
 s3-upload) cmd_s3_upload ;;
 -h | --help | help) usage ;;
-'')
-    log "missing subcommand"
-    usage >&2
-    exit 2
-    ;;
-*)
-    log "unknown subcommand '$1'"
-    usage >&2
-    exit 2
-    ;;
+'') usage_error "missing subcommand" ;;
+*) usage_error "unknown subcommand '$1'" ;;
 esac
