@@ -36,7 +36,7 @@ local params = import 'params.libsonnet';
     automountServiceAccountToken: params.bool('Mount the ServiceAccount token into the pods (off: nothing in them talks to the API).'),
     schedulerName: params.string('Scheduler of every pod (for gang schedulers such as Volcano or the coscheduling plugin).', format='dns1123Subdomain'),
     priorityClassName: params.string('PriorityClass of every pod.', format='dns1123Subdomain'),
-    labels: params.map('Labels added to every object and pod (never to selectors).', keys='labelKey', values='labelValue'),
+    labels: params.map('Labels added to every object and pod (never to selectors).', keys='userLabelKey', values='labelValue'),
     annotations: params.map('Annotations added to every object and pod.', keys='labelKey'),
     env: params.map('Environment variables of every job container.', keys='envName'),
     volumes: params.object('Volumes added to every pod.', 'core/v1.Volume', list=true),

@@ -22,7 +22,7 @@ local base(type, doc, default, aliases, replaces) =
 
 {
   // Text. format names a check: nonEmpty, dns1035Label, dns1123Label,
-  // dns1123Subdomain, labelKey, labelValue, resourceName, envName, image,
+  // dns1123Subdomain, labelKey, userLabelKey, labelValue, resourceName, envName, image,
   // absPath, s3URI.
   string(doc, default=null, format='', aliases=[], replaces=null)::
     base('string', doc, default, aliases, replaces) + { format: format },

@@ -62,6 +62,22 @@ var formats = []Format{
 		Draw:  (*Rand).LabelKey,
 	},
 	{
+		// userLabelKey: a label key a user may add to a job's objects and
+		// pods: not one that trainsonnet sets, whose Services,
+		// NetworkPolicy and workloads select on them, nor one that the
+		// Job or Deployment controller sets on the pods.
+		Name:  "userLabelKey",
+		Rule:  "a label key other than those trainsonnet and the Kubernetes controllers set (app.kubernetes.io/name, instance, component, managed-by; job-name, controller-uid, batch.kubernetes.io/*, pod-template-hash)",
+		Check: checkUserLabelKey,
+		Draw: func(r *Rand) string {
+			for {
+				if k := r.LabelKey(); checkUserLabelKey(k) == "" {
+					return k
+				}
+			}
+		},
+	},
+	{
 		Name:  "labelValue",
 		Rule:  "a label value",
 		Check: joinMsgs(content.IsLabelValue),
@@ -360,6 +376,25 @@ func checkBase64(s string) string {
 	}
 	if _, err := base64.StdEncoding.Strict().DecodeString(s); err != nil {
 		return "must be base64 text, as `echo -n ... | base64 -w0` prints it"
+	}
+	return ""
+}
+
+// checkUserLabelKey: a label key, and not one of the keys trainsonnet or a
+// controller sets (a user's value would silently break the job: the pods
+// would no longer match their Services and NetworkPolicy, or the Job
+// controller would refuse them).
+func checkUserLabelKey(k string) string {
+	if msg := joinMsgs(content.IsLabelKey)(k); msg != "" {
+		return msg
+	}
+	switch {
+	case k == "app.kubernetes.io/name" || k == "app.kubernetes.io/instance" || k == "app.kubernetes.io/component":
+		return "is set by trainsonnet: the job's Services, NetworkPolicy and workloads select on it (name the job with --name)"
+	case k == "app.kubernetes.io/managed-by":
+		return "is set by trainsonnet"
+	case k == "job-name" || k == "controller-uid" || strings.HasPrefix(k, "batch.kubernetes.io/") || k == "pod-template-hash":
+		return "is set by Kubernetes on the pods (the Job and Deployment controllers)"
 	}
 	return ""
 }
