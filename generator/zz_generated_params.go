@@ -371,6 +371,10 @@ type Horovod struct {
 	InitTimeout *time.Duration
 	// Labels added to every object and pod (never to selectors).
 	Labels map[string]string
+	// How long a worker waits, once the launcher is gone without telling it to stop, before
+	// it stops on its own. A launcher that is preempted, evicted or retried must be back
+	// within it, or its workers are gone. Default 420. Whole seconds.
+	LauncherGrace *time.Duration
 	// Open MPI MCA parameters for the driver (OMPI_MCA_<name>), added to or replacing the
 	// defaults (see describe openmpi).
 	MCA map[string]string
@@ -403,6 +407,11 @@ type Horovod struct {
 	// ServiceAccount the pods run as. The pods never need the Kubernetes API, so none is
 	// created and no RBAC is granted.
 	ServiceAccountName string
+	// Size limit of /dev/shm in the launcher and the workers: a memory-backed volume (NCCL
+	// and Open MPI's shared-memory transport need more than the container runtime's 64 MiB),
+	// counted against the pod's memory. Unset: no limit of its own. A volumeMount of your
+	// own at /dev/shm replaces it.
+	ShmSize *resource.Quantity
 	// MPI slots per pod in the hostfile. Unset: the GPUs of the pod, or 1 without GPUs (the
 	// chart's template bug made it always 1).
 	Slots *int
@@ -575,6 +584,9 @@ func (p Horovod) setOn(ps *Params) {
 	if p.Labels != nil {
 		ps.Set("labels", p.Labels)
 	}
+	if p.LauncherGrace != nil {
+		ps.Set("launcherGrace", *p.LauncherGrace)
+	}
 	if p.MCA != nil {
 		ps.Set("mca", p.MCA)
 	}
@@ -607,6 +619,9 @@ func (p Horovod) setOn(ps *Params) {
 	}
 	if p.ServiceAccountName != "" {
 		ps.Set("serviceAccountName", p.ServiceAccountName)
+	}
+	if p.ShmSize != nil {
+		ps.Set("shmSize", *p.ShmSize)
 	}
 	if p.Slots != nil {
 		ps.Set("slots", *p.Slots)
@@ -785,10 +800,16 @@ type OpenMPI struct {
 	// called it "master"). The top-level cpu, memory, gpu, nodeSelector and tolerations
 	// describe the workers; these describe the launcher.
 	Launcher OpenMPILauncher
+	// How long a worker waits, once the launcher is gone without telling it to stop, before
+	// it stops on its own. A launcher that is preempted, evicted or retried must be back
+	// within it, or its workers are gone. Default 420. Whole seconds.
+	LauncherGrace *time.Duration
 	// Open MPI MCA parameters for the launcher (OMPI_MCA_<name>), added to or replacing the
 	// defaults: orte_keep_fqdn_hostnames=true, orte_default_hostfile, plm_rsh_args (the ssh
-	// config), btl_tcp_if_exclude=lo,docker0, hwloc_base_binding_policy=none,
-	// rmaps_base_mapping_policy=slot.
+	// config), btl_tcp_if_exclude and oob_tcp_if_exclude=lo and the bridges and tunnels of
+	// runtimes and CNI plugins (docker0, cni0, flannel.1, tunl0, vxlan.calico, cilium_*,
+	// kube-ipvs0, ...), hwloc_base_binding_policy=none, rmaps_base_mapping_policy=slot. The
+	// defaults are also set under Open MPI 5's PRRTE names (PRTE_MCA_<name>).
 	MCA map[string]string
 	// Memory limit of each worker.
 	Memory *resource.Quantity
@@ -821,6 +842,11 @@ type OpenMPI struct {
 	// ServiceAccount the pods run as. The pods never need the Kubernetes API, so none is
 	// created and no RBAC is granted.
 	ServiceAccountName string
+	// Size limit of /dev/shm in the launcher and the workers: a memory-backed volume (NCCL
+	// and Open MPI's shared-memory transport need more than the container runtime's 64 MiB),
+	// counted against the pod's memory. Unset: no limit of its own. A volumeMount of your
+	// own at /dev/shm replaces it.
+	ShmSize *resource.Quantity
 	// MPI slots per worker in the hostfile. Unset: gpu, or 1 without GPUs.
 	Slots *int
 	// ssh between the pods.
@@ -849,7 +875,7 @@ type OpenMPI struct {
 
 // OpenMPILauncher holds the launcher parameters: The launcher pod, which waits for the workers and runs exec (the Kubeflow prototype called it "master").
 type OpenMPILauncher struct {
-	// CPU limit of the launcher.
+	// CPU limit of the launcher. Unset: it requests 100m, so that it is never BestEffort.
 	CPU *resource.Quantity
 	// Environment variables of the launcher only, on top of env.
 	Env map[string]string
@@ -858,7 +884,7 @@ type OpenMPILauncher struct {
 	GPU *int
 	// Image of the launcher. Unset: the job image.
 	Image string
-	// Memory limit of the launcher.
+	// Memory limit of the launcher. Unset: it requests 128Mi.
 	Memory *resource.Quantity
 	// Node labels the launcher must run on.
 	NodeSelector map[string]string
@@ -960,6 +986,9 @@ func (p OpenMPI) setOn(ps *Params) {
 		ps.Set("labels", p.Labels)
 	}
 	p.Launcher.setOn(ps)
+	if p.LauncherGrace != nil {
+		ps.Set("launcherGrace", *p.LauncherGrace)
+	}
 	if p.MCA != nil {
 		ps.Set("mca", p.MCA)
 	}
@@ -993,6 +1022,9 @@ func (p OpenMPI) setOn(ps *Params) {
 	}
 	if p.ServiceAccountName != "" {
 		ps.Set("serviceAccountName", p.ServiceAccountName)
+	}
+	if p.ShmSize != nil {
+		ps.Set("shmSize", *p.ShmSize)
 	}
 	if p.Slots != nil {
 		ps.Set("slots", *p.Slots)

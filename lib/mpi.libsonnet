@@ -10,6 +10,7 @@
 // name has been gone for a while (the launcher died without telling it).
 
 local common = import 'common.libsonnet';
+local params = import 'params.libsonnet';
 local roles = import 'roles.libsonnet';
 local ssh = import 'ssh.libsonnet';
 local ts = import 'trainsonnet.libsonnet';
@@ -40,28 +41,58 @@ local sshFiles(port) =
 local defaultSSHFiles = sshFiles(2022);
 local sshFilesOf(port) = if port == 2022 then defaultSSHFiles else sshFiles(port);
 
+// Interfaces MPI must not use between pods: loopback, and the bridges and
+// tunnels of container runtimes and CNI plugins, which a pod in its node's
+// network sees (Open MPI takes names, not patterns).
+local ifExclude = 'lo,docker0,cni0,flannel.1,tunl0,vxlan.calico,cilium_host,cilium_net,cilium_vxlan,kube-ipvs0,kube-bridge,weave,virbr0';
+// Open MPI 4 (ORTE) reads OMPI_MCA_<name>: these, with the user's --mca.
 local ompiDefaults = {
   orte_keep_fqdn_hostnames: 'true',
   orte_default_hostfile: hostfilePath,
   plm_rsh_args: '-F ' + sshConfigPath,
-  btl_tcp_if_exclude: 'lo,docker0',
+  btl_tcp_if_exclude: ifExclude,
+  oob_tcp_if_exclude: ifExclude,
   hwloc_base_binding_policy: 'none',
   rmaps_base_mapping_policy: 'slot',
 };
+// Open MPI 5 runs its daemons with PRRTE, which ignores the ORTE names
+// above and reads PRTE_MCA_<name>: the same settings under its names.
+// (btl_tcp_if_exclude is still Open MPI's own in 5.)
+local prteEnv = [
+  { name: 'PRTE_MCA_' + k[0], value: k[1] }
+  for k in [
+    ['hwloc_default_binding_policy', 'none'],
+    ['plm_ssh_args', '-F ' + sshConfigPath],
+    ['prte_default_hostfile', hostfilePath],
+    ['prte_if_exclude', ifExclude],
+    ['prte_keep_fqdn_hostnames', 'true'],
+    ['rmaps_default_mapping_policy', 'slot'],
+  ]
+];
 local ompiRoot = [
   { name: 'OMPI_ALLOW_RUN_AS_ROOT', value: '1' },
   { name: 'OMPI_ALLOW_RUN_AS_ROOT_CONFIRM', value: '1' },
 ];
-local ompiDefaultEnv = [{ name: 'OMPI_MCA_' + k, value: ompiDefaults[k] } for k in std.objectFields(ompiDefaults)] + ompiRoot;
+local ompiDefaultEnv = [{ name: 'OMPI_MCA_' + k, value: ompiDefaults[k] } for k in std.objectFields(ompiDefaults)] + prteEnv + ompiRoot;
+// /dev/shm: the container runtime's default is 64 MiB, too small for NCCL
+// and for Open MPI's shared-memory transport between ranks of one pod.
+local shmDir = '/dev/shm';
+local keyMode(p) =
+  if !common.nonRoot(p) then 256  // 0400
+  else if p.fsGroup != null || p.runAsGroup != null then 288  // 0440
+  else 292;  // 0444
 local ownMounts = [
   { name: 'trainsonnet-config', mountPath: configDir, readOnly: true },
   { name: 'trainsonnet-ssh', mountPath: keyDir, readOnly: true },
   { name: 'trainsonnet-run', mountPath: runDir },
 ];
+local shmMount = { name: 'trainsonnet-shm', mountPath: shmDir };
+// ownShm: trainsonnet mounts /dev/shm unless the user's volumeMounts do.
+local ownShm(p) = !std.member([m.mountPath for m in p.volumeMounts], shmDir);
 
 // reservedEnv: the variables of the runtime script and of Open MPI that
 // trainsonnet sets itself.
-local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_') || std.startsWith(k, 'OMPI_ALLOW_RUN_AS_ROOT');
+local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_') || std.startsWith(k, 'PRTE_MCA_') || std.startsWith(k, 'OMPI_ALLOW_RUN_AS_ROOT');
 
 {
   configDir:: configDir,
@@ -74,6 +105,8 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
   // params: how the common parameters read in an MPI prototype.
   params:: {
     env+: { doc: 'Environment variables of every job container. In pods that serve ssh, the processes mpirun starts there get them too.' },
+    shmSize: params.quantity('Size limit of /dev/shm in the launcher and the workers: a memory-backed volume (NCCL and Open MPI\'s shared-memory transport need more than the container runtime\'s 64 MiB), counted against the pod\'s memory. Unset: no limit of its own. A volumeMount of your own at /dev/shm replaces it.', unit='bytes'),
+    launcherGrace: params.seconds('How long a worker waits, once the launcher is gone without telling it to stop, before it stops on its own. A launcher that is preempted, evicted or retried must be back within it, or its workers are gone.', default=420, min=10, max=86400),
   },
 
   // validate: the rules every MPI job obeys: every pod's host name fits
@@ -112,7 +145,9 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
   generatedKeyWarning(p, existing, flag)::
     if existing != null then null
     else 'the output holds a private ssh key generated for this job (Secret ' + $.generatedSecretName(p)
-         + '); keep it out of version control, or create the Secret yourself and pass its name with ' + flag,
+         + '), and every render makes a new one: keep it out of version control, and apply a new render only in place of a finished job '
+         + '(applied to a running one, its pods end up with different keys and ssh between them fails); '
+         + 'to keep one key, create the Secret yourself and pass its name with ' + flag,
 
   // maxConfigBytes: the API server refuses a ConfigMap whose data is larger.
   maxConfigBytes:: 1048576,
@@ -182,7 +217,7 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
     local w = j.worker;
     local ssh = [{ name: 'ssh', port: j.port }];
     local volumes = $.volumes(p, j.secretName, j.volumes);
-    local mounts = ownMounts + j.mounts;
+    local mounts = ownMounts + (if ownShm(p) then [shmMount] else []) + j.mounts;
     // A pod in its node's network binds the ssh port on the node: at most
     // one pod of the group j.oneNode (a component, or null: the whole job)
     // per node.
@@ -204,6 +239,7 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
         name: l.role,
         kind: 'Job',
         backoffLimit: p.backoffLimit,
+        resources: roles.withRequests(l.resources, $.launcherRequests),
         command: $.command(l.init, 'launcher'),
         env: $.scriptEnv(j.port, j.initTimeout)
              + (if l.rankHost != null then [{ name: 'TS_SELF', value: l.rankHost }] else [])
@@ -231,6 +267,10 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
     ];
     [roles.presence(proto, p, l.role)] + roles.objects(proto, p, rs),
 
+  // launcherRequests: what the launcher asks for unless its cpu or memory
+  // is set: it runs mpirun and ssh, little, but never BestEffort.
+  launcherRequests:: { cpu: '100m', memory: '128Mi' },
+
   // sshEnv: the user's env of a pod that runs sshd, named in TS_SSH_ENV so
   // that the processes mpirun starts there over ssh see it too (sshd gives
   // sessions a fresh environment).
@@ -239,21 +279,24 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
   // watchEnv: how a worker (or a sidecar of one) knows the launcher is gone.
   watchEnv(p, role='launcher'):: [
     { name: 'TS_LAUNCHER', value: $.launcherServiceName(p, role) },
-    { name: 'TS_LAUNCHER_GRACE', value: std.toString($.launcherGrace(p.backoffLimit)) },
+    { name: 'TS_LAUNCHER_GRACE', value: std.toString(p.launcherGrace) },
   ],
 
   // volumes of every MPI pod. The key files are read-only: 0400 for root,
-  // 0440 with the pod's fsGroup for a non-root user (the script copies the
-  // private key to a 0600 file of its own).
+  // 0440 with the pod's fsGroup for a non-root user, 0444 for a non-root
+  // user without a group (runAsUser alone: the files stay root's, and
+  // only the pod's own containers see them). The script copies the private
+  // key to a 0600 file of its own.
   volumes(p, secretName, extra=[])::
     [
       { name: 'trainsonnet-config', configMap: { name: $.configName(p), defaultMode: 292 } },  // 0444
-      { name: 'trainsonnet-ssh', secret: { secretName: secretName, defaultMode: if common.nonRoot(p) then 288 else 256 } },
+      { name: 'trainsonnet-ssh', secret: { secretName: secretName, defaultMode: keyMode(p) } },
       { name: 'trainsonnet-run', emptyDir: {} },
-    ] + extra,
+    ] + (if ownShm(p) then [{ name: 'trainsonnet-shm', emptyDir: { medium: 'Memory', [if p.shmSize != null then 'sizeLimit']: p.shmSize } }] else [])
+    + extra,
 
 
-  reservedVolumes:: ['trainsonnet-config', 'trainsonnet-ssh', 'trainsonnet-run', 'trainsonnet-data', 'trainsonnet-hostfile'],
+  reservedVolumes:: ['trainsonnet-config', 'trainsonnet-ssh', 'trainsonnet-run', 'trainsonnet-shm', 'trainsonnet-data', 'trainsonnet-hostfile'],
 
   // checks: the rules every MPI prototype applies to the common volume and
   // env parameters, so that what the API server would refuse is refused
@@ -265,6 +308,8 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
     roles.volumeChecks(p, $.reservedVolumes, own + [mounts[k] for k in std.objectFields(mounts)]) + [
       ts.check(!std.member(own, mounts[k]), k, 'must not be ' + mounts[k] + ', where trainsonnet mounts its own files')
       for k in std.objectFields(mounts)
+    ] + [
+      ts.check(p.shmSize == null || ownShm(p), 'shmSize', 'your volumeMounts mount /dev/shm: size that volume instead'),
     ] + [
       ts.check(mounts[k] != '/', k, 'must not be /: a volume there would hide the whole image')
       for k in std.objectFields(mounts)
@@ -286,19 +331,13 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
     if mca == {} then ompiDefaultEnv
     else
       local all = ompiDefaults + mca;
-      [{ name: 'OMPI_MCA_' + k, value: all[k] } for k in std.objectFields(all)] + ompiRoot,
+      [{ name: 'OMPI_MCA_' + k, value: all[k] } for k in std.objectFields(all)] + prteEnv + ompiRoot,
 
   // scriptEnv: the settings of mpi.sh common to every role.
   scriptEnv(port, initTimeout):: [
     { name: 'TS_SSH_PORT', value: std.toString(port) },
     { name: 'TS_INIT_TIMEOUT', value: std.toString(initTimeout) },
   ],
-
-  // launcherGrace is how long a worker waits, once the launcher's name is
-  // gone, before it stops on its own: a minute, or longer than the Job
-  // controller's retry back-off (10 s doubling, at most 6 min) when the
-  // launcher may be retried.
-  launcherGrace(backoffLimit):: if backoffLimit > 0 then 420 else 60,
 
   // sshProbe: workers are ready once sshd accepts connections.
   readinessProbe(port):: {

@@ -306,6 +306,16 @@ local digits(n) = std.length(std.toString(n));
       for k in std.objectFields(envMaps[param])
     ],
 
+  // withRequests: resources with the default requests of the resources it
+  // neither limits nor requests. A pod without requests is BestEffort: the
+  // first evicted under pressure, and refused where a ResourceQuota counts
+  // requests. A limit alone is also the request, so it stays untouched.
+  withRequests(resources, requests)::
+    local r = if resources == null then {} else resources;
+    local limits = std.get(r, 'limits', {}), asked = std.get(r, 'requests', {});
+    local add = { [k]: requests[k] for k in std.objectFields(requests) if !std.objectHas(limits, k) && !std.objectHas(asked, k) };
+    if add == {} then resources else r + { requests: asked + add },
+
   // hostNetworkWarning: a NetworkPolicy does not cover host-network pods.
   hostNetworkWarning(p, hostNetwork, what)::
     if hostNetwork && p.networkPolicy then

@@ -52,7 +52,7 @@
 //	test/node/with-node.sh env TRAINSONNET_E2E=1 go test -count=1 ./test/jobs/ -v
 //
 // The whole suite takes about 150 s here (the launcher-gone case alone
-// about 80 s, most of it the workers' grace period).
+// about 50 s, most of it the workers' grace period, launcherGrace 30 s).
 //
 // TRAINSONNET_KEEP_NAMESPACE=1 keeps each case's namespace for inspection.
 package jobs

@@ -62,7 +62,7 @@ func testNonRootExistingSecret(t *testing.T, s *suite) {
 	uid := 1000 // mpiuser in the test image
 	p := jc.params(rankExec)
 	p.SSH.Secret = secret
-	p.RunAsUser, p.RunAsGroup = &uid, &uid
+	p.RunAsUser = &uid // alone, with no group: the key files must still be readable
 	p.MCA = map[string]string{"routed_radix": "1"}
 	res := jc.render(p)
 	require.NotContains(t, kinds(res.Objects), "Secret", "with ssh.secret nothing secret is rendered")
@@ -173,14 +173,16 @@ func testExecExit3(t *testing.T, s *suite) {
 // here because it gets SIGTERM while exec runs, as when its pod is deleted,
 // and then leaves the workers to notice by themselves. The workers' watchdog
 // sees the launcher's DNS name (the headless Service, through CoreDNS) go
-// away once its pod has ended, and after the grace period (60 s without
-// launcher retries) they exit 0: no pod is left running, with no RBAC.
+// away once its pod has ended, and after the grace period (launcherGrace,
+// 30 s here) they exit 0: no pod is left running, with no RBAC.
 func testLauncherGone(t *testing.T, s *suite) {
-	const grace = 60 * time.Second // mpi.libsonnet's launcherGrace with backoffLimit 0
+	grace := 30 * time.Second // launcherGrace, shorter than its default (420 s) to keep the test short
 	jc := s.start(t, "gone", kube.Baseline)
 	// PID 1 of the launcher container is mpi.sh: it passes the signal on
 	// to exec and exits 143 without stopping the workers.
-	jc.apply(jc.yaml(jc.render(jc.params("mpirun -np 2 hostname && kill -TERM 1 && sleep 30"))))
+	params := jc.params("mpirun -np 2 hostname && kill -TERM 1 && sleep 30")
+	params.LauncherGrace = &grace
+	jc.apply(jc.yaml(jc.render(params)))
 
 	require.Equal(t, "Failed", jc.waitJob(jc.name+"-launcher"), "launcher Job")
 	launcherEnded := time.Now()
