@@ -92,6 +92,7 @@ func checkObject(v any) string {
 		if msgs := validation.IsDNS1123Label(o.Name); len(msgs) > 0 {
 			return "volume name \"" + o.Name + "\": " + strings.Join(msgs, "; ")
 		}
+		return checkVolumeSource(o)
 	case corev1.VolumeMount:
 		if msgs := validation.IsDNS1123Label(o.Name); len(msgs) > 0 {
 			return "volume mount name \"" + o.Name + "\": " + strings.Join(msgs, "; ")
@@ -178,6 +179,44 @@ func checkPeer(p networkingv1.NetworkPolicyPeer) string {
 		if !cidr.Contains(ip) || exOnes <= ones {
 			return "ipBlock.except " + strconv.Quote(e) + " must be a strict subset of ipBlock.cidr " + p.IPBlock.CIDR
 		}
+	}
+	return ""
+}
+
+// checkVolumeSource applies the API server's rules for a volume's source:
+// exactly one, with the fields that name what it mounts.
+func checkVolumeSource(v corev1.Volume) string {
+	src := reflect.ValueOf(v.VolumeSource)
+	var kinds []string
+	for i := 0; i < src.NumField(); i++ {
+		if !src.Field(i).IsNil() {
+			name, _, _ := strings.Cut(src.Type().Field(i).Tag.Get("json"), ",")
+			kinds = append(kinds, name)
+		}
+	}
+	what := "volume \"" + v.Name + "\""
+	switch {
+	case len(kinds) == 0:
+		return what + " needs a source (emptyDir, persistentVolumeClaim, configMap, secret, nfs, csi, ...)"
+	case len(kinds) > 1:
+		return what + " must have one source, not " + strings.Join(kinds, " and ")
+	}
+	missing := func(field string) string { return what + ": " + kinds[0] + "." + field + " is required" }
+	switch s := v.VolumeSource; {
+	case s.PersistentVolumeClaim != nil && s.PersistentVolumeClaim.ClaimName == "":
+		return missing("claimName")
+	case s.Secret != nil && s.Secret.SecretName == "":
+		return missing("secretName")
+	case s.ConfigMap != nil && s.ConfigMap.Name == "":
+		return missing("name")
+	case s.HostPath != nil && s.HostPath.Path == "":
+		return missing("path")
+	case s.NFS != nil && (s.NFS.Server == "" || s.NFS.Path == ""):
+		return what + ": nfs.server and nfs.path are required"
+	case s.CSI != nil && s.CSI.Driver == "":
+		return missing("driver")
+	case s.Ephemeral != nil && s.Ephemeral.VolumeClaimTemplate == nil:
+		return missing("volumeClaimTemplate")
 	}
 	return ""
 }
