@@ -24,7 +24,13 @@ func BenchmarkRenderHorovod(b *testing.B) { benchRender(b, "horovod", "worker.nu
 // BenchmarkRenderTensorBoard and BenchmarkRenderEval: one pod each, on
 // the shared storage (a claim). Target as above: at most 2 ms.
 func BenchmarkRenderTensorBoard(b *testing.B) { benchRender1(b, "tensorboard") }
-func BenchmarkRenderEval(b *testing.B)        { benchRender1(b, "eval") }
+
+// BenchmarkRenderTFDistributed: parameter servers and workers at 4 and
+// 1,000 workers (its most is 2,000); the host lists are built in Go.
+func BenchmarkRenderTFDistributed(b *testing.B) {
+	benchSizes(b, "tf-distributed", "worker.number", []int{4, 1000}, false)
+}
+func BenchmarkRenderEval(b *testing.B) { benchRender1(b, "eval") }
 
 // benchRender1 renders a prototype whose size does not grow, with its
 // defaults and a storage claim.
@@ -68,12 +74,12 @@ func BenchmarkEncodeYAMLOpenMPI(b *testing.B) {
 func BenchmarkGenOpenMPI(b *testing.B) { benchGen(b, "openmpi", "workers") }
 func BenchmarkGenHorovod(b *testing.B) { benchGen(b, "horovod", "worker.number") }
 
-func benchRender(b *testing.B, proto, count string) { bench(b, proto, count, false) }
-func benchGen(b *testing.B, proto, count string)    { bench(b, proto, count, true) }
+func benchRender(b *testing.B, proto, count string) { benchSizes(b, proto, count, benchWorkers, false) }
+func benchGen(b *testing.B, proto, count string)    { benchSizes(b, proto, count, benchWorkers, true) }
 
-// bench renders (and with encode, encodes as YAML) a job of each size.
-func bench(b *testing.B, proto, count string, encode bool) {
-	for _, workers := range benchWorkers {
+// benchSizes renders (and with encode, encodes as YAML) a job of each size.
+func benchSizes(b *testing.B, proto, count string, sizes []int, encode bool) {
+	for _, workers := range sizes {
 		b.Run("workers="+strconv.Itoa(workers), func(b *testing.B) {
 			g, params := job(b, proto, count, workers)
 			ctx := context.Background()

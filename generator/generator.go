@@ -327,6 +327,20 @@ func (g *Generator) renderNatives(w *pooledVM) []*jsonnet.NativeFunction {
 				return w.blobs.value(text.(string)), nil
 			},
 		},
+		{
+			// indexedList(prefix, suffix, sep, from, to) stands for the
+			// items prefix+i+suffix for every i in [from, to), joined by
+			// sep: a list of hosts, built in Go like indexedLines.
+			Name:   "indexedList",
+			Params: ast.Identifiers{"prefix", "suffix", "sep", "from", "to"},
+			Func: func(args []any) (any, error) {
+				text, err := indexedList(args)
+				if err != nil {
+					return nil, err
+				}
+				return w.blobs.value(text.(string)), nil
+			},
+		},
 	}
 }
 

@@ -79,17 +79,45 @@ func indexedLines(args []any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	return indexed(head, prefix, suffix, "\n", from, to, true), nil
+}
+
+// indexedList(prefix, suffix, sep, from, to): prefix+i+suffix for every i
+// in [from, to), joined by sep (a host list such as a-0:2222,a-1:2222).
+func indexedList(args []any) (any, error) {
+	if len(args) != 5 {
+		return nil, fmt.Errorf("indexedList(prefix, suffix, sep, from, to) wants five arguments")
+	}
+	sep, ok := args[2].(string)
+	if !ok {
+		return nil, fmt.Errorf("indexedList(prefix, suffix, sep, from, to) wants sep as a string")
+	}
+	_, prefix, suffix, from, to, err := linesArgs("indexedList", []any{"", args[0], args[1], args[3], args[4]})
+	if err != nil {
+		return nil, err
+	}
+	return indexed("", prefix, suffix, sep, from, to, false), nil
+}
+
+// indexed: head, then prefix+i+suffix for every i in [from, to), each
+// followed by sep (terminated) or with sep between them.
+func indexed(head, prefix, suffix, sep string, from, to int, terminated bool) string {
 	var b strings.Builder
-	b.Grow(len(head) + (to-from)*(len(prefix)+len(suffix)+7))
+	b.Grow(len(head) + (to-from)*(len(prefix)+len(suffix)+len(sep)+6))
 	b.WriteString(head)
 	var num [20]byte
 	for i := from; i < to; i++ {
+		if !terminated && i > from {
+			b.WriteString(sep)
+		}
 		b.WriteString(prefix)
 		b.Write(strconv.AppendInt(num[:0], int64(i), 10))
 		b.WriteString(suffix)
-		b.WriteByte('\n')
+		if terminated {
+			b.WriteString(sep)
+		}
 	}
-	return b.String(), nil
+	return b.String()
 }
 
 func sshKeyPair(args []any) (any, error) {

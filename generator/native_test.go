@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
 	yamlv2 "go.yaml.in/yaml/v2"
 )
 
@@ -64,4 +65,22 @@ func checkLiteralBlock(t *testing.T, s string) {
 	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
 		t.Errorf("%q:\n got  %q\n want %q", s, lines, want)
 	}
+}
+
+func TestIndexedList(t *testing.T) {
+	for _, c := range []struct {
+		from, to int
+		want     string
+	}{
+		{0, 0, ""},
+		{0, 1, `"a-0.a:2222"`},
+		{0, 3, `"a-0.a:2222","a-1.a:2222","a-2.a:2222"`},
+		{9, 11, `"a-9.a:2222","a-10.a:2222"`},
+	} {
+		got, err := indexedList([]any{`"a-`, `.a:2222"`, ",", float64(c.from), float64(c.to)})
+		require.NoError(t, err)
+		require.Equal(t, c.want, got)
+	}
+	_, err := indexedList([]any{"a", "b", 1.0, 0.0, 1.0})
+	require.Error(t, err)
 }

@@ -252,7 +252,7 @@ func (pr *Prototype) applyFile(r *resolved, it input, add func(*ParamError)) {
 				// The replaced system's name, such as the Helm chart's master.
 				r.warnings = append(r.warnings, given+": "+renamed(k, prm.Path))
 			} else {
-				if !pr.removedKey(r, given, k) {
+				if !pr.removedKey(r, given, k) && !pr.applyOldGroup(r, m[k], k, given, add) {
 					add(pr.unknownIn(given, nil, k))
 				}
 				continue
@@ -260,6 +260,43 @@ func (pr *Prototype) applyFile(r *resolved, it input, add func(*ParamError)) {
 		}
 		pr.applyValue(r, prm, m[k], given, k, add)
 	}
+}
+
+// applyOldGroup applies a map that the replaced system had under a key
+// that is no parameter or group here (the distrib-tensorflow chart's
+// clusterConfig), member by member: each is the old path of a parameter,
+// a removed key, or another such group. It reports whether written is such
+// a group; what else is in it is unknown.
+func (pr *Prototype) applyOldGroup(r *resolved, v any, written, given string, add func(*ParamError)) bool {
+	prefix := written + "."
+	isPrefix := func(k string) bool { return strings.HasPrefix(k, prefix) }
+	if !slices.ContainsFunc(slices.Collect(maps.Keys(pr.byOldPath)), isPrefix) && !slices.ContainsFunc(slices.Collect(maps.Keys(pr.Removed)), isPrefix) {
+		return false
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		var example string
+		for _, k := range slices.Sorted(slices.Values(append(slices.Collect(maps.Keys(pr.byOldPath)), slices.Collect(maps.Keys(pr.Removed))...))) {
+			if isPrefix(k) {
+				example = k
+				break
+			}
+		}
+		add(&ParamError{Given: given, Value: showValue(v), Rule: "must be a map of keys such as " + example})
+		return true
+	}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		w, g := prefix+k, given+"."+k
+		if prm := pr.byOldPath[w]; prm != nil {
+			r.warnings = append(r.warnings, g+": "+renamed(w, prm.Path))
+			pr.applyValue(r, prm, m[k], g, w, add)
+			continue
+		}
+		if !pr.removedKey(r, g, w) && !pr.applyOldGroup(r, m[k], w, g, add) {
+			add(&ParamError{Given: g, Rule: fmt.Sprintf("unknown parameter %q for %s", w, pr.Name)})
+		}
+	}
+	return true
 }
 
 // mapEntry splits "nodeSelector.cloud.google.com/gpu" into a map parameter

@@ -100,10 +100,31 @@ func addOldKeys(root map[string]any, pr *Prototype) {
 		}
 		return "", key
 	}
+	// group returns the properties of the group at path, making a
+	// deprecated old group (the chart's clusterConfig) where a key of the
+	// replaced system sits in a group that is no longer there.
+	var group func(path string) map[string]any
+	group = func(path string) map[string]any {
+		if props, ok := groups[path]; ok {
+			return props
+		}
+		parent, name := split(path)
+		up := group(parent)
+		if _, copied := up[name]; up == nil || copied {
+			return nil // an old group copied whole, keys and all (master)
+		}
+		props := map[string]any{}
+		up[name] = map[string]any{
+			"type": "object", "deprecated": true, "properties": props, "additionalProperties": false,
+			"description": "Of the replaced system: its keys are read as their descriptions say.",
+		}
+		groups[path] = props
+		return props
+	}
 	for _, p := range all {
 		for _, old := range p.OldPaths {
 			parent, name := split(old)
-			if props, ok := groups[parent]; ok {
+			if props := group(parent); props != nil {
 				s := paramSchema(p)
 				s["deprecated"] = true
 				s["description"] = "Now called " + p.Path + ". " + s["description"].(string)
@@ -113,7 +134,7 @@ func addOldKeys(root map[string]any, pr *Prototype) {
 	}
 	for key, why := range pr.Removed {
 		parent, name := split(key)
-		if props, ok := groups[parent]; ok {
+		if props := group(parent); props != nil {
 			props[name] = map[string]any{"deprecated": true, "description": "Not used: " + why + "."}
 		}
 	}

@@ -1464,3 +1464,661 @@ func (p TensorboardStorageNFS) setOn(ps *Params) {
 		ps.Set("storage.nfs.server", p.Server)
 	}
 }
+
+// TFDistributed holds the parameters of the tf-distributed prototype: Distributed TensorFlow with parameter servers that stop when training ends (replaces the distributed TensorFlow charts' distrib-tensorflow chart).
+// A field left at its zero value (nil, "") takes the prototype's default.
+// Render it with g.Render(ctx, p.Params()).
+type TFDistributed struct {
+	// Fail the job, and stop all its pods, if it runs longer than this. Whole seconds.
+	ActiveDeadlineSeconds *time.Duration
+	// Annotations added to every object and pod.
+	Annotations map[string]string
+	// More arguments at the end of the default command, one per --args flag.
+	Args []string
+	// Mount the ServiceAccount token into the pods (off: nothing in them talks to the API).
+	// Default false.
+	AutomountServiceAccountToken *bool
+	// Retries of the workers (the chief, when there is one)'s pod before the job fails. With
+	// retries the other pods wait for the next attempt. Default 0.
+	BackoffLimit *int
+	// Batch size, passed as --batch_size (the chart's clusterConfig.batchSize). Default 32.
+	BatchSize *int
+	// An optional chief (TensorFlow 2's coordinator, or a worker that leads): with one, the
+	// job ends when it does, and the workers stop with the parameter servers. Its gpu, cpu,
+	// memory, nodeSelector and tolerations default to the top-level ones.
+	Chief TFDistributedChief
+	// CPU limit of each worker and of the chief.
+	CPU *resource.Quantity
+	// Image of the tasks without GPUs, in the chart's shape <repository>/<name>:<tag> (its
+	// tag was ps). A role's image replaces it.
+	CPUImage TFDistributedCPUImage
+	// Environment variables of every job container.
+	Env map[string]string
+	// An optional evaluator: it evaluates the checkpoints while training runs (not part of
+	// the cluster in TF_CONFIG), and stops with the parameter servers.
+	Evaluator TFDistributedEvaluator
+	// Command every task runs with sh -c instead of the default command (a role's exec
+	// replaces it). TF_CONFIG, PSHOSTS, WORKERHOSTS, JOBNAME, TASKID and TRAIN_DIR are in
+	// its environment.
+	Exec string
+	// Group that owns the pods' volumes.
+	FSGroup *int
+	// GPUs of each worker and of the chief (a limit of gpuResource). Default 0.
+	GPU *int
+	// Image of the tasks with GPUs, in the chart's shape <repository>/<name>:<tag> (its tag
+	// was worker-gpu). A role's image replaces it.
+	GPUImage TFDistributedGPUImage
+	// Extended resource that counts GPUs. Default "nvidia.com/gpu".
+	GPUResource string
+	// Port every task serves TensorFlow's gRPC on (the chart's clusterConfig.port). No
+	// hostPort: tasks share nodes. Default 2222.
+	GrpcPort *int
+	// More arguments of the default command, each passed when set (as the helm/charts
+	// distributed-tensorflow chart did).
+	Hyperparameters TFDistributedHyperparameters
+	// Image pull policy of every container. Default "IfNotPresent".
+	ImagePullPolicy string
+	// Names of Secrets to pull images with.
+	ImagePullSecrets []string
+	// How long the workers, the chief and the evaluator wait for every parameter server to
+	// accept connections before they fail with exit code 124; also how long the parameter
+	// servers wait for the workers (or the chief) to appear. Default 300. Whole seconds.
+	InitTimeout *time.Duration
+	// Labels added to every object and pod (never to selectors).
+	Labels map[string]string
+	// Memory limit of each worker and of the chief.
+	Memory *resource.Quantity
+	// Name of the job. It prefixes every object, so two jobs in one namespace never collide,
+	// and becomes the app.kubernetes.io/instance label. Default "train".
+	Name string
+	// Namespace of every object. Unset, the objects carry no namespace and land where
+	// kubectl (or a kustomize overlay) puts them.
+	Namespace string
+	// Create a NetworkPolicy that admits only this job's own pods. Turn off only if your
+	// cluster manages policies elsewhere. Default true.
+	NetworkPolicy *bool
+	// Node labels the workers and the chief must run on (the chart hard-wired jobrole=worker
+	// and jobrole=ps).
+	NodeSelector map[string]string
+	// PriorityClass of every pod.
+	PriorityClassName string
+	// The parameter servers: they hold the variables and serve them to the other tasks until
+	// the workers (or the chief) are done, then stop.
+	Ps TFDistributedPs
+	// Group id the containers run as; also the pods' fsGroup unless fsGroup is set. Default
+	// 1000.
+	RunAsGroup *int
+	// User id every task runs as: 1000 by default, so the tasks run without root (Pod
+	// Security restricted); it must be able to write trainDir on the storage. 0 runs them as
+	// root. The user need not exist in the image. Default 1000.
+	RunAsUser *int
+	// Scheduler of every pod (for gang schedulers such as Volcano or the coscheduling
+	// plugin).
+	SchedulerName string
+	// Where every task has node-local scratch space (an emptyDir; the chart mounted the
+	// node's /mnt through hostPath). Default "/scratch".
+	ScratchDir string
+	// Python script of the default command: python <script> --ps_hosts=...
+	// --worker_hosts=... --job_name=... --task_id=... --train_dir=<trainDir>
+	// --batch_size=<batchSize> <hyperparameters> <args> (the chart's, whose image had
+	// /src/python/train.py). Default "/src/python/train.py".
+	Script string
+	// ServiceAccount the pods run as. The pods never need the Kubernetes API, so none is
+	// created and no RBAC is granted.
+	ServiceAccountName string
+	// How long the parameter servers (and the evaluator, and with a chief the workers) wait,
+	// once the workers (or the chief) are gone, before they stop: a retried or preempted
+	// worker must be back within it. Default 420. Whole seconds.
+	StopGrace *time.Duration
+	// Shared storage for checkpoints, evaluation results and logs, mounted at
+	// storage.mountPath: an existing PersistentVolumeClaim (claim.name), an NFS export
+	// (nfs.server) or an Azure Files share (azure.shareName), at most one of them. None of
+	// them: an emptyDir, which lives and dies with the pod.
+	Storage TFDistributedStorage
+	// Extra group ids of the containers.
+	SupplementalGroups []int64
+	// Tolerations of the workers and of the chief.
+	Tolerations []corev1.Toleration
+	// Directory of the checkpoints (the charts' traindir): under storage.mountPath or a
+	// volumeMount, so that every pod sees the same files. Unset: <storage.mountPath>/train.
+	TrainDir string
+	// Delete the finished Jobs (and their pods) this long after they end. Unset, they stay
+	// until deleted. Whole seconds.
+	TTLSecondsAfterFinished *time.Duration
+	// Volume mounts added to every job container.
+	VolumeMounts []corev1.VolumeMount
+	// Volumes added to every pod.
+	Volumes []corev1.Volume
+	// The workers. Their gpu, cpu, memory, nodeSelector and tolerations default to the
+	// top-level ones.
+	Worker TFDistributedWorker
+}
+
+// TFDistributedChief holds the chief parameters: An optional chief (TensorFlow 2's coordinator, or a worker that leads): with one, the job ends when it does, and the workers stop with the parameter servers.
+type TFDistributedChief struct {
+	// CPU limit of the chief.
+	CPU *resource.Quantity
+	// Environment variables of the chief only, on top of env.
+	Env map[string]string
+	// Command the chief runs with sh -c instead of exec (or the default command). TF_CONFIG,
+	// PSHOSTS, WORKERHOSTS, JOBNAME and TASKID are in its environment.
+	Exec string
+	// GPUs of the chief (a limit of gpuResource).
+	GPU *int
+	// Container image of the chief. Unset: gpuImage with GPUs, cpuImage without.
+	Image string
+	// Command run with sh -c before the chief starts, in an init container with the same
+	// image, environment and volumes: to prepare data into scratchDir (the chart ran
+	// prepare_cars_data.sh on the workers).
+	Init string
+	// Memory limit of the chief.
+	Memory *resource.Quantity
+	// Node labels the chief must run on.
+	NodeSelector map[string]string
+	// Chief tasks: 0 or 1. Default 0.
+	Number *int
+	// Tolerations of the chief.
+	Tolerations []corev1.Toleration
+}
+
+// TFDistributedCPUImage holds the cpuImage parameters: Image of the tasks without GPUs, in the chart's shape <repository>/<name>:<tag> (its tag was ps).
+type TFDistributedCPUImage struct {
+	// Image name under repository (the chart's distrib-tensorflow-cars). Unset: repository
+	// is the whole name. Default "tensorflow".
+	Name string
+	// Image repository (the chart's was the registry). Default "tensorflow".
+	Repository string
+	// Image tag. Default "2.18.0".
+	Tag string
+}
+
+// TFDistributedEvaluator holds the evaluator parameters: An optional evaluator: it evaluates the checkpoints while training runs (not part of the cluster in TF_CONFIG), and stops with the parameter servers.
+type TFDistributedEvaluator struct {
+	// CPU limit of the evaluator.
+	CPU *resource.Quantity
+	// Environment variables of the evaluator only, on top of env.
+	Env map[string]string
+	// Command the evaluator runs with sh -c instead of exec (or the default command).
+	// TF_CONFIG, PSHOSTS, WORKERHOSTS, JOBNAME and TASKID are in its environment.
+	Exec string
+	// GPUs of the evaluator (a limit of gpuResource).
+	GPU *int
+	// Container image of the evaluator. Unset: gpuImage with GPUs, cpuImage without.
+	Image string
+	// Command run with sh -c before the evaluator starts, in an init container with the same
+	// image, environment and volumes: to prepare data into scratchDir (the chart ran
+	// prepare_cars_data.sh on the workers).
+	Init string
+	// Memory limit of the evaluator.
+	Memory *resource.Quantity
+	// Node labels the evaluator must run on.
+	NodeSelector map[string]string
+	// Evaluator tasks: 0 or 1. Default 0.
+	Number *int
+	// Tolerations of the evaluator.
+	Tolerations []corev1.Toleration
+}
+
+// TFDistributedGPUImage holds the gpuImage parameters: Image of the tasks with GPUs, in the chart's shape <repository>/<name>:<tag> (its tag was worker-gpu).
+type TFDistributedGPUImage struct {
+	// Image name under repository (the chart's distrib-tensorflow-cars). Unset: repository
+	// is the whole name. Default "tensorflow".
+	Name string
+	// Image repository (the chart's was the registry). Default "tensorflow".
+	Repository string
+	// Image tag. Default "2.18.0-gpu".
+	Tag string
+}
+
+// TFDistributedHyperparameters holds the hyperparameters parameters: More arguments of the default command, each passed when set (as the helm/charts distributed-tensorflow chart did).
+type TFDistributedHyperparameters struct {
+	// --data_dir (the chart's /mnt/data/, prepared on the workers; here under scratchDir).
+	DataDir string
+	// --hidden_units.
+	HiddenUnits string
+	// --learning_rate.
+	LearningRate string
+	// --train_steps (the chart passed --max_steps=300; pass that with args).
+	TrainSteps *int
+}
+
+// TFDistributedPs holds the ps parameters: The parameter servers: they hold the variables and serve them to the other tasks until the workers (or the chief) are done, then stop.
+type TFDistributedPs struct {
+	// CPU limit of each parameter server.
+	CPU *resource.Quantity
+	// Environment variables of each parameter server only, on top of env.
+	Env map[string]string
+	// Command each parameter server runs with sh -c instead of exec (or the default
+	// command). TF_CONFIG, PSHOSTS, WORKERHOSTS, JOBNAME and TASKID are in its environment.
+	Exec string
+	// GPUs of each parameter server (a limit of gpuResource).
+	GPU *int
+	// Container image of each parameter server. Unset: gpuImage with GPUs, cpuImage without.
+	Image string
+	// Command run with sh -c before each parameter server starts, in an init container with
+	// the same image, environment and volumes: to prepare data into scratchDir (the chart
+	// ran prepare_cars_data.sh on the workers).
+	Init string
+	// Memory limit of each parameter server.
+	Memory *resource.Quantity
+	// Node labels each parameter server must run on.
+	NodeSelector map[string]string
+	// Number of parameter servers (the chart's clusterConfig.jobs.ps.num). Default 2.
+	Number *int
+	// Tolerations of each parameter server.
+	Tolerations []corev1.Toleration
+}
+
+// TFDistributedStorage holds the storage parameters: Shared storage for checkpoints, evaluation results and logs, mounted at storage.mountPath: an existing PersistentVolumeClaim (claim.name), an NFS export (nfs.server) or an Azure Files share (azure.shareName), at most one of them.
+type TFDistributedStorage struct {
+	// An Azure Files share, mounted through the Azure Files CSI driver (file.csi.azure.com,
+	// which AKS installs; the charts used the in-tree azureFile volume, which Kubernetes
+	// removed). Its credentials come from an existing Secret (secret) or from the charts'
+	// base64 account name and key, which trainsonnet puts into a Secret of its own.
+	Azure TFDistributedStorageAzure
+	// An existing PersistentVolumeClaim (ReadWriteMany when pods on several nodes share it).
+	// Also the way to NFS in a namespace whose Pod Security level is restricted, through a
+	// PersistentVolume.
+	Claim TFDistributedStorageClaim
+	// Where the storage is mounted. Unset: /azure/<azure.shareName> with Azure Files (where
+	// the charts mounted the share), /storage otherwise.
+	MountPath string
+	// An NFS export, mounted as an inline nfs volume (Pod Security baseline; for restricted,
+	// make a PersistentVolume and claim of it and set claim.name).
+	NFS TFDistributedStorageNFS
+}
+
+// TFDistributedStorageAzure holds the storage.azure parameters: An Azure Files share, mounted through the Azure Files CSI driver (file.csi.azure.com, which AKS installs; the charts used the in-tree azureFile volume, which Kubernetes removed).
+type TFDistributedStorageAzure struct {
+	// The storage account's name, base64-encoded (the charts' storage.accountbase64). With
+	// keyBase64, trainsonnet writes the Secret <name>-<component>-storage and warns that the
+	// output holds a credential: prefer secret.
+	AccountBase64 string
+	// The storage account's key, base64-encoded (the charts' storage.keybase64); see
+	// accountBase64.
+	KeyBase64 string
+	// Existing Secret with the storage account's name and key under azurestorageaccountname
+	// and azurestorageaccountkey (kubectl create secret generic NAME
+	// --from-literal=azurestorageaccountname=ACCOUNT
+	// --from-literal=azurestorageaccountkey=KEY). Nothing secret is then in the output.
+	Secret string
+	// Name of the file share (the charts' storage.sharename).
+	ShareName string
+}
+
+// TFDistributedStorageClaim holds the storage.claim parameters: An existing PersistentVolumeClaim (ReadWriteMany when pods on several nodes share it).
+type TFDistributedStorageClaim struct {
+	// Name of the claim.
+	Name string
+}
+
+// TFDistributedStorageNFS holds the storage.nfs parameters: An NFS export, mounted as an inline nfs volume (Pod Security baseline; for restricted, make a PersistentVolume and claim of it and set claim.name).
+type TFDistributedStorageNFS struct {
+	// Exported path on the server. Unset: /.
+	Path string
+	// Host name or IPv4 address of the NFS server.
+	Server string
+}
+
+// TFDistributedWorker holds the worker parameters: The workers.
+type TFDistributedWorker struct {
+	// CPU limit of each worker.
+	CPU *resource.Quantity
+	// Environment variables of each worker only, on top of env.
+	Env map[string]string
+	// Command each worker runs with sh -c instead of exec (or the default command).
+	// TF_CONFIG, PSHOSTS, WORKERHOSTS, JOBNAME and TASKID are in its environment.
+	Exec string
+	// GPUs of each worker (a limit of gpuResource).
+	GPU *int
+	// Container image of each worker. Unset: gpuImage with GPUs, cpuImage without.
+	Image string
+	// Command run with sh -c before each worker starts, in an init container with the same
+	// image, environment and volumes: to prepare data into scratchDir (the chart ran
+	// prepare_cars_data.sh on the workers).
+	Init string
+	// Memory limit of each worker.
+	Memory *resource.Quantity
+	// Node labels each worker must run on.
+	NodeSelector map[string]string
+	// Number of workers (the chart's clusterConfig.jobs.worker.num). Default 2.
+	Number *int
+	// Tolerations of each worker.
+	Tolerations []corev1.Toleration
+}
+
+// Params returns the parameters to render the tf-distributed prototype with.
+func (p TFDistributed) Params() *Params {
+	ps := NewParams("tf-distributed")
+	p.setOn(ps)
+	return ps
+}
+
+func (p TFDistributed) setOn(ps *Params) {
+	if p.ActiveDeadlineSeconds != nil {
+		ps.Set("activeDeadlineSeconds", *p.ActiveDeadlineSeconds)
+	}
+	if p.Annotations != nil {
+		ps.Set("annotations", p.Annotations)
+	}
+	if p.Args != nil {
+		ps.Set("args", p.Args)
+	}
+	if p.AutomountServiceAccountToken != nil {
+		ps.Set("automountServiceAccountToken", *p.AutomountServiceAccountToken)
+	}
+	if p.BackoffLimit != nil {
+		ps.Set("backoffLimit", *p.BackoffLimit)
+	}
+	if p.BatchSize != nil {
+		ps.Set("batchSize", *p.BatchSize)
+	}
+	p.Chief.setOn(ps)
+	if p.CPU != nil {
+		ps.Set("cpu", *p.CPU)
+	}
+	p.CPUImage.setOn(ps)
+	if p.Env != nil {
+		ps.Set("env", p.Env)
+	}
+	p.Evaluator.setOn(ps)
+	if p.Exec != "" {
+		ps.Set("exec", p.Exec)
+	}
+	if p.FSGroup != nil {
+		ps.Set("fsGroup", *p.FSGroup)
+	}
+	if p.GPU != nil {
+		ps.Set("gpu", *p.GPU)
+	}
+	p.GPUImage.setOn(ps)
+	if p.GPUResource != "" {
+		ps.Set("gpuResource", p.GPUResource)
+	}
+	if p.GrpcPort != nil {
+		ps.Set("grpcPort", *p.GrpcPort)
+	}
+	p.Hyperparameters.setOn(ps)
+	if p.ImagePullPolicy != "" {
+		ps.Set("imagePullPolicy", p.ImagePullPolicy)
+	}
+	if p.ImagePullSecrets != nil {
+		ps.Set("imagePullSecrets", p.ImagePullSecrets)
+	}
+	if p.InitTimeout != nil {
+		ps.Set("initTimeout", *p.InitTimeout)
+	}
+	if p.Labels != nil {
+		ps.Set("labels", p.Labels)
+	}
+	if p.Memory != nil {
+		ps.Set("memory", *p.Memory)
+	}
+	if p.Name != "" {
+		ps.Set("name", p.Name)
+	}
+	if p.Namespace != "" {
+		ps.Set("namespace", p.Namespace)
+	}
+	if p.NetworkPolicy != nil {
+		ps.Set("networkPolicy", *p.NetworkPolicy)
+	}
+	if p.NodeSelector != nil {
+		ps.Set("nodeSelector", p.NodeSelector)
+	}
+	if p.PriorityClassName != "" {
+		ps.Set("priorityClassName", p.PriorityClassName)
+	}
+	p.Ps.setOn(ps)
+	if p.RunAsGroup != nil {
+		ps.Set("runAsGroup", *p.RunAsGroup)
+	}
+	if p.RunAsUser != nil {
+		ps.Set("runAsUser", *p.RunAsUser)
+	}
+	if p.SchedulerName != "" {
+		ps.Set("schedulerName", p.SchedulerName)
+	}
+	if p.ScratchDir != "" {
+		ps.Set("scratchDir", p.ScratchDir)
+	}
+	if p.Script != "" {
+		ps.Set("script", p.Script)
+	}
+	if p.ServiceAccountName != "" {
+		ps.Set("serviceAccountName", p.ServiceAccountName)
+	}
+	if p.StopGrace != nil {
+		ps.Set("stopGrace", *p.StopGrace)
+	}
+	p.Storage.setOn(ps)
+	if p.SupplementalGroups != nil {
+		ps.Set("supplementalGroups", p.SupplementalGroups)
+	}
+	if p.Tolerations != nil {
+		ps.Set("tolerations", p.Tolerations)
+	}
+	if p.TrainDir != "" {
+		ps.Set("trainDir", p.TrainDir)
+	}
+	if p.TTLSecondsAfterFinished != nil {
+		ps.Set("ttlSecondsAfterFinished", *p.TTLSecondsAfterFinished)
+	}
+	if p.VolumeMounts != nil {
+		ps.Set("volumeMounts", p.VolumeMounts)
+	}
+	if p.Volumes != nil {
+		ps.Set("volumes", p.Volumes)
+	}
+	p.Worker.setOn(ps)
+}
+
+func (p TFDistributedChief) setOn(ps *Params) {
+	if p.CPU != nil {
+		ps.Set("chief.cpu", *p.CPU)
+	}
+	if p.Env != nil {
+		ps.Set("chief.env", p.Env)
+	}
+	if p.Exec != "" {
+		ps.Set("chief.exec", p.Exec)
+	}
+	if p.GPU != nil {
+		ps.Set("chief.gpu", *p.GPU)
+	}
+	if p.Image != "" {
+		ps.Set("chief.image", p.Image)
+	}
+	if p.Init != "" {
+		ps.Set("chief.init", p.Init)
+	}
+	if p.Memory != nil {
+		ps.Set("chief.memory", *p.Memory)
+	}
+	if p.NodeSelector != nil {
+		ps.Set("chief.nodeSelector", p.NodeSelector)
+	}
+	if p.Number != nil {
+		ps.Set("chief.number", *p.Number)
+	}
+	if p.Tolerations != nil {
+		ps.Set("chief.tolerations", p.Tolerations)
+	}
+}
+
+func (p TFDistributedCPUImage) setOn(ps *Params) {
+	if p.Name != "" {
+		ps.Set("cpuImage.name", p.Name)
+	}
+	if p.Repository != "" {
+		ps.Set("cpuImage.repository", p.Repository)
+	}
+	if p.Tag != "" {
+		ps.Set("cpuImage.tag", p.Tag)
+	}
+}
+
+func (p TFDistributedEvaluator) setOn(ps *Params) {
+	if p.CPU != nil {
+		ps.Set("evaluator.cpu", *p.CPU)
+	}
+	if p.Env != nil {
+		ps.Set("evaluator.env", p.Env)
+	}
+	if p.Exec != "" {
+		ps.Set("evaluator.exec", p.Exec)
+	}
+	if p.GPU != nil {
+		ps.Set("evaluator.gpu", *p.GPU)
+	}
+	if p.Image != "" {
+		ps.Set("evaluator.image", p.Image)
+	}
+	if p.Init != "" {
+		ps.Set("evaluator.init", p.Init)
+	}
+	if p.Memory != nil {
+		ps.Set("evaluator.memory", *p.Memory)
+	}
+	if p.NodeSelector != nil {
+		ps.Set("evaluator.nodeSelector", p.NodeSelector)
+	}
+	if p.Number != nil {
+		ps.Set("evaluator.number", *p.Number)
+	}
+	if p.Tolerations != nil {
+		ps.Set("evaluator.tolerations", p.Tolerations)
+	}
+}
+
+func (p TFDistributedGPUImage) setOn(ps *Params) {
+	if p.Name != "" {
+		ps.Set("gpuImage.name", p.Name)
+	}
+	if p.Repository != "" {
+		ps.Set("gpuImage.repository", p.Repository)
+	}
+	if p.Tag != "" {
+		ps.Set("gpuImage.tag", p.Tag)
+	}
+}
+
+func (p TFDistributedHyperparameters) setOn(ps *Params) {
+	if p.DataDir != "" {
+		ps.Set("hyperparameters.dataDir", p.DataDir)
+	}
+	if p.HiddenUnits != "" {
+		ps.Set("hyperparameters.hiddenUnits", p.HiddenUnits)
+	}
+	if p.LearningRate != "" {
+		ps.Set("hyperparameters.learningRate", p.LearningRate)
+	}
+	if p.TrainSteps != nil {
+		ps.Set("hyperparameters.trainSteps", *p.TrainSteps)
+	}
+}
+
+func (p TFDistributedPs) setOn(ps *Params) {
+	if p.CPU != nil {
+		ps.Set("ps.cpu", *p.CPU)
+	}
+	if p.Env != nil {
+		ps.Set("ps.env", p.Env)
+	}
+	if p.Exec != "" {
+		ps.Set("ps.exec", p.Exec)
+	}
+	if p.GPU != nil {
+		ps.Set("ps.gpu", *p.GPU)
+	}
+	if p.Image != "" {
+		ps.Set("ps.image", p.Image)
+	}
+	if p.Init != "" {
+		ps.Set("ps.init", p.Init)
+	}
+	if p.Memory != nil {
+		ps.Set("ps.memory", *p.Memory)
+	}
+	if p.NodeSelector != nil {
+		ps.Set("ps.nodeSelector", p.NodeSelector)
+	}
+	if p.Number != nil {
+		ps.Set("ps.number", *p.Number)
+	}
+	if p.Tolerations != nil {
+		ps.Set("ps.tolerations", p.Tolerations)
+	}
+}
+
+func (p TFDistributedStorage) setOn(ps *Params) {
+	p.Azure.setOn(ps)
+	p.Claim.setOn(ps)
+	if p.MountPath != "" {
+		ps.Set("storage.mountPath", p.MountPath)
+	}
+	p.NFS.setOn(ps)
+}
+
+func (p TFDistributedStorageAzure) setOn(ps *Params) {
+	if p.AccountBase64 != "" {
+		ps.Set("storage.azure.accountBase64", p.AccountBase64)
+	}
+	if p.KeyBase64 != "" {
+		ps.Set("storage.azure.keyBase64", p.KeyBase64)
+	}
+	if p.Secret != "" {
+		ps.Set("storage.azure.secret", p.Secret)
+	}
+	if p.ShareName != "" {
+		ps.Set("storage.azure.shareName", p.ShareName)
+	}
+}
+
+func (p TFDistributedStorageClaim) setOn(ps *Params) {
+	if p.Name != "" {
+		ps.Set("storage.claim.name", p.Name)
+	}
+}
+
+func (p TFDistributedStorageNFS) setOn(ps *Params) {
+	if p.Path != "" {
+		ps.Set("storage.nfs.path", p.Path)
+	}
+	if p.Server != "" {
+		ps.Set("storage.nfs.server", p.Server)
+	}
+}
+
+func (p TFDistributedWorker) setOn(ps *Params) {
+	if p.CPU != nil {
+		ps.Set("worker.cpu", *p.CPU)
+	}
+	if p.Env != nil {
+		ps.Set("worker.env", p.Env)
+	}
+	if p.Exec != "" {
+		ps.Set("worker.exec", p.Exec)
+	}
+	if p.GPU != nil {
+		ps.Set("worker.gpu", *p.GPU)
+	}
+	if p.Image != "" {
+		ps.Set("worker.image", p.Image)
+	}
+	if p.Init != "" {
+		ps.Set("worker.init", p.Init)
+	}
+	if p.Memory != nil {
+		ps.Set("worker.memory", *p.Memory)
+	}
+	if p.NodeSelector != nil {
+		ps.Set("worker.nodeSelector", p.NodeSelector)
+	}
+	if p.Number != nil {
+		ps.Set("worker.number", *p.Number)
+	}
+	if p.Tolerations != nil {
+		ps.Set("worker.tolerations", p.Tolerations)
+	}
+}

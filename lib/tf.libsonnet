@@ -23,6 +23,16 @@ local keys = {
   gpuImage: ['tf-distributed'],
   trainDir: ['eval', 'tf-distributed'],
   traindir: ['eval', 'tf-distributed'],
+  ps: ['tf-distributed'],
+  worker: ['tf-distributed'],
+  chief: ['tf-distributed'],
+  evaluator: ['tf-distributed'],
+  grpcPort: ['tf-distributed'],
+  batchSize: ['tf-distributed'],
+  hyperparameters: ['tf-distributed'],
+  scratchDir: ['tf-distributed'],
+  initTimeout: ['tf-distributed'],
+  stopGrace: ['tf-distributed'],
   // Jobs
   activeDeadlineSeconds: ['eval', 'tf-distributed'],
   backoffLimit: ['eval', 'tf-distributed'],
@@ -31,8 +41,8 @@ local keys = {
   image: ['eval'],
   evalDir: ['eval'],
   evaldir: ['eval'],
-  script: ['eval'],
-  args: ['eval'],
+  script: ['eval', 'tf-distributed'],
+  args: ['eval', 'tf-distributed'],
   port: 'the eval-tensorflow chart\'s containerPort, which nothing used',
   // the tensorboard chart's (and Kubeflow's tensorboard prototype's)
   logDir: ['tensorboard'],
@@ -43,7 +53,7 @@ local keys = {
   serviceType: ['tensorboard'],
   tensorboardImage: ['tensorboard'],
   defaultTbImage: ['tensorboard'],
-  imagePullPolicy: ['tensorboard'],
+  imagePullPolicy: ['tensorboard', 'tf-distributed'],
   uiFrom: ['tensorboard'],
   s3: ['tensorboard'],
   gcs: ['tensorboard'],
@@ -60,8 +70,13 @@ local users(list) =
   // top-level declarations are decls: every key of the others it neither
   // declares nor takes under an old name, then own (its own removed keys).
   removed(proto, decls, own={})::
-    local oldNames = [decls[k].replaces for k in std.objectFields(decls) if std.objectHas(decls[k], 'replaces')];
-    local taken(k) = std.objectHas(decls, k) || std.member(oldNames, k);
+    local replaced(d) =
+      (if std.objectHas(d, 'replaces') then [d.replaces] else [])
+      + (if std.objectHas(d, 'params') then std.join([], [replaced(d.params[k]) for k in std.objectFields(d.params)]) else []);
+    local oldNames = std.join([], [replaced(decls[k]) for k in std.objectFields(decls)]);
+    // a key is taken when declared, or read under an old name (of its own,
+    // or of a key inside it: clusterConfig.port)
+    local taken(k) = std.objectHas(decls, k) || std.length([o for o in oldNames if o == k || std.startsWith(o, k + '.')]) > 0;
     {
       [k]:
         local u = keys[k];

@@ -21,6 +21,7 @@ local params = import 'params.libsonnet';
 // stock jsonnet binary, where the Jsonnet fallbacks below take over.
 local nativeLines = std.native('indexedLines');
 local nativeLinesBytes = std.native('indexedLinesBytes');
+local nativeList = std.native('indexedList');
 local nativeKeyPair = std.native('sshKeyPair');
 local nativeEmit = std.native('emit');
 local nativeAsset = std.native('asset');
@@ -72,6 +73,13 @@ local nativeAssetBytes = std.native('assetBytes');
   indexedLines(prefix, suffix, from, to, head='')::
     if nativeLines != null then nativeLines(head, prefix, suffix, from, to)
     else head + std.join('', [prefix + i + suffix + '\n' for i in std.range(from, to - 1)]),
+
+  // indexedList(prefix, suffix, sep, from, to): prefix + i + suffix for
+  // every i in [from, to), joined by sep, such as a list of hosts. Built in
+  // Go under trainsonnet, like indexedLines, and as opaque.
+  indexedList(prefix, suffix, sep, from, to)::
+    if nativeList != null then nativeList(prefix, suffix, sep, from, to)
+    else std.join(sep, [prefix + i + suffix for i in std.range(from, to - 1)]),
 
   // asset(path, content): a file the pods need verbatim, such as a script
   // in a ConfigMap: asset('assets/mpi.sh', importstr 'assets/mpi.sh').

@@ -1,0 +1,297 @@
+// tf-distributed: distributed TensorFlow with parameter servers, workers,
+// an optional chief and an optional evaluator, that find each other by
+// stable names and end together. Replaces the distrib-tensorflow chart of
+// the distributed TensorFlow charts (seed 002).
+
+local batch = import 'batch.libsonnet';
+local common = import 'common.libsonnet';
+local roles = import 'roles.libsonnet';
+local storage = import 'storage.libsonnet';
+local tf = import 'tf.libsonnet';
+local ts = import 'trainsonnet.libsonnet';
+
+local params = ts.params;
+local proto = 'tf-distributed';
+
+local configDir = '/etc/trainsonnet';
+local runtimePath = configDir + '/runtime.sh';
+local runtimeScript = importstr 'assets/runtime.sh';
+// Where the chart's image had its training script.
+local chartScript = '/src/python/train.py';
+local defaultTag = '2.18.0';
+
+// The chart's image blocks, <repository>/<name>:<tag>: tasks without GPUs
+// run cpuImage, tasks with GPUs gpuImage (TensorFlow's own images, pinned,
+// by default).
+local imageGroup(which, tag, chartTag) = params.group(
+  'Image of the tasks ' + which + ' GPUs, in the chart\'s shape <repository>/<name>:<tag> (its tag was ' + chartTag + '). A role\'s image replaces it.',
+  {
+    repository: params.string('Image repository (the chart\'s was the registry).', default='tensorflow', format='imageRepository'),
+    name: params.string('Image name under repository (the chart\'s distrib-tensorflow-cars). Unset: repository is the whole name.', default='tensorflow', format='imageRepository'),
+    tag: params.string('Image tag.', default=tag, format='imageTag'),
+  }
+);
+
+// A role's parameters. who: "each parameter server".
+local roleGroup(doc, who, number, numberDoc, min, max, replaces=null) = params.group(doc, roles.params(
+  who,
+  gpu=null,
+  exec='Command ' + who + ' runs with sh -c instead of exec (or the default command). TF_CONFIG, PSHOSTS, WORKERHOSTS, JOBNAME and TASKID are in its environment.',
+) + {
+  number: params.int(numberDoc, default=number, min=min, max=max, replaces=replaces),
+  image: params.string('Container image of ' + who + '. Unset: gpuImage with GPUs, cpuImage without.', format='image'),
+  init: params.string('Command run with sh -c before ' + who + ' starts, in an init container with the same image, environment and volumes: to prepare data into scratchDir (the chart ran prepare_cars_data.sh on the workers).', format='nonEmpty'),
+});
+
+local roleNames = ['ps', 'worker', 'chief', 'evaluator'];
+
+local params_ = common.params('train') + batch.params('the workers (the chief, when there is one)') + storage.params(['trainDir']) + {
+  ps: roleGroup('The parameter servers: they hold the variables and serve them to the other tasks until the workers (or the chief) are done, then stop.',
+                'each parameter server', 2, 'Number of parameter servers (the chart\'s clusterConfig.jobs.ps.num).', 1, 100, 'clusterConfig.jobs.ps.num'),
+  worker: roleGroup('The workers. Their gpu, cpu, memory, nodeSelector and tolerations default to the top-level ones.',
+                    'each worker', 2, 'Number of workers (the chart\'s clusterConfig.jobs.worker.num).', 1, 2000, 'clusterConfig.jobs.worker.num'),
+  chief: roleGroup('An optional chief (TensorFlow 2\'s coordinator, or a worker that leads): with one, the job ends when it does, and the workers stop with the parameter servers. Its gpu, cpu, memory, nodeSelector and tolerations default to the top-level ones.',
+                   'the chief', 0, 'Chief tasks: 0 or 1.', 0, 1),
+  evaluator: roleGroup('An optional evaluator: it evaluates the checkpoints while training runs (not part of the cluster in TF_CONFIG), and stops with the parameter servers.',
+                       'the evaluator', 0, 'Evaluator tasks: 0 or 1.', 0, 1),
+  gpu: params.int('GPUs of each worker and of the chief (a limit of gpuResource).', default=0, min=0, max=1024),
+  cpu: params.quantity('CPU limit of each worker and of the chief.'),
+  memory: params.quantity('Memory limit of each worker and of the chief.', unit='bytes'),
+  nodeSelector: params.map('Node labels the workers and the chief must run on (the chart hard-wired jobrole=worker and jobrole=ps).', keys='labelKey', values='labelValue'),
+  tolerations: params.object('Tolerations of the workers and of the chief.', 'core/v1.Toleration', list=true),
+  gpuResource: params.string('Extended resource that counts GPUs.', default='nvidia.com/gpu', format='extendedResourceName'),
+  cpuImage: imageGroup('without', defaultTag, 'ps'),
+  gpuImage: imageGroup('with', defaultTag + '-gpu', 'worker-gpu'),
+  imagePullPolicy: params.enum('Image pull policy of every container.', ['Always', 'IfNotPresent', 'Never'], default='IfNotPresent'),
+  grpcPort: params.int('Port every task serves TensorFlow\'s gRPC on (the chart\'s clusterConfig.port). No hostPort: tasks share nodes.', default=2222, min=1024, max=65535, replaces='clusterConfig.port'),
+  exec: params.string('Command every task runs with sh -c instead of the default command (a role\'s exec replaces it). TF_CONFIG, PSHOSTS, WORKERHOSTS, JOBNAME, TASKID and TRAIN_DIR are in its environment.', format='nonEmpty'),
+  script: params.string('Python script of the default command: python <script> --ps_hosts=... --worker_hosts=... --job_name=... --task_id=... --train_dir=<trainDir> --batch_size=<batchSize> <hyperparameters> <args> (the chart\'s, whose image had ' + chartScript + ').', default=chartScript, format='nonEmpty'),
+  batchSize: params.int('Batch size, passed as --batch_size (the chart\'s clusterConfig.batchSize).', default=32, min=1, replaces='clusterConfig.batchSize'),
+  hyperparameters: params.group('More arguments of the default command, each passed when set (as the helm/charts distributed-tensorflow chart did).', {
+    learningRate: params.string('--learning_rate.', format='nonEmpty'),
+    trainSteps: params.int('--train_steps (the chart passed --max_steps=300; pass that with args).', min=1),
+    dataDir: params.string('--data_dir (the chart\'s /mnt/data/, prepared on the workers; here under scratchDir).', format='absPath'),
+    hiddenUnits: params.string('--hidden_units.', format='nonEmpty'),
+  }),
+  args: params.list('More arguments at the end of the default command, one per --args flag.', separator=''),
+  scratchDir: params.string('Where every task has node-local scratch space (an emptyDir; the chart mounted the node\'s /mnt through hostPath).', default='/scratch', format='absPath'),
+  initTimeout: params.seconds('How long the workers, the chief and the evaluator wait for every parameter server to accept connections before they fail with exit code 124; also how long the parameter servers wait for the workers (or the chief) to appear.', default=300, min=1, max=86400),
+  stopGrace: params.seconds('How long the parameter servers (and the evaluator, and with a chief the workers) wait, once the workers (or the chief) are gone, before they stop: a retried or preempted worker must be back within it.', default=420, min=10, max=86400),
+};
+
+local trainDir(p) = storage.dir(p, 'trainDir');
+
+// The lead: the role whose end is the job's end.
+local lead(p) = if p.chief.number > 0 then 'chief' else 'worker';
+local count(p, r) = p[r].number;
+
+// A role's hosts, <name>-<role>-<i>.<name>:<port> (the chief's and the
+// evaluator's are Jobs of one pod, <name>-<role>).
+local indexed(r) = r == 'ps' || r == 'worker';
+local hostPrefix(p, r) = p.name + '-' + r + (if indexed(r) then '-' else '');
+local hostSuffix(p) = '.' + p.name + ':' + p.grpcPort;
+local hostList(p, r, quote) =
+  local q = if quote then '"' else '';
+  if indexed(r) then ts.indexedList(q + hostPrefix(p, r), hostSuffix(p) + q, ',', 0, count(p, r))
+  else if count(p, r) > 0 then q + hostPrefix(p, r) + hostSuffix(p) + q
+  else '';
+
+// The cluster (TF_CONFIG's, without the evaluator) by ConfigMap key.
+local clusterRoles(p) = ['ps', 'worker'] + (if p.chief.number > 0 then ['chief'] else []);
+local configName(p) = p.name + '-cluster';
+
+local config(p) = {
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: common.metadata(proto, p, configName(p)),
+  data: {
+    'runtime.sh': ts.asset('assets/runtime.sh', runtimeScript),
+  } + {
+    [r + 'hosts']: hostList(p, r, false)
+    for r in clusterRoles(p)
+  } + {
+    [r + '.json']: hostList(p, r, true)
+    for r in clusterRoles(p)
+  },
+};
+
+// The env of a task: where it is in the cluster, both as TF_CONFIG and as
+// the chart's variables.
+local clusterEnv(p, r) =
+  local fromConfig(name, key) = { name: name, valueFrom: { configMapKeyRef: { name: configName(p), key: key } } };
+  [
+    if indexed(r) then { name: 'TASKID', valueFrom: { fieldRef: { fieldPath: "metadata.annotations['batch.kubernetes.io/job-completion-index']" } } }
+    else { name: 'TASKID', value: '0' },
+    { name: 'JOBNAME', value: r },
+    fromConfig('PSHOSTS', 'pshosts'),
+    fromConfig('WORKERHOSTS', 'workerhosts'),
+  ] + (if p.chief.number > 0 then [fromConfig('CHIEFHOSTS', 'chiefhosts')] else [])
+  + [fromConfig('TS_CLUSTER_' + std.asciiUpper(x), x + '.json') for x in clusterRoles(p)]
+  + [{
+    name: 'TF_CONFIG',
+    value: '{"cluster":{' + std.join(',', ['"' + x + '":[$(TS_CLUSTER_' + std.asciiUpper(x) + ')]' for x in clusterRoles(p)])
+           + '},"task":{"type":"' + r + '","index":$(TASKID)}}',
+  }]
+  + [
+    { name: 'TRAIN_DIR', value: trainDir(p) },
+    { name: 'TS_INIT_TIMEOUT', value: std.toString(p.initTimeout) },
+    { name: 'TS_WATCH_GRACE', value: std.toString(p.stopGrace) },
+  ];
+local ownEnvNames = ['TASKID', 'JOBNAME', 'PSHOSTS', 'WORKERHOSTS', 'CHIEFHOSTS', 'TF_CONFIG', 'TRAIN_DIR', 'TS_INIT_TIMEOUT', 'TS_WATCH_GRACE', 'TS_CLUSTER_PS', 'TS_CLUSTER_WORKER', 'TS_CLUSTER_CHIEF'];
+
+// The default command, in the chart's shape; Kubernetes puts in $(VAR).
+local defaultCommand(p) =
+  local h = p.hyperparameters;
+  ['python', p.script,
+   '--ps_hosts=$(PSHOSTS)', '--worker_hosts=$(WORKERHOSTS)', '--job_name=$(JOBNAME)', '--task_id=$(TASKID)',
+   '--train_dir=' + trainDir(p), '--batch_size=' + p.batchSize]
+  + (if h.learningRate != null then ['--learning_rate=' + h.learningRate] else [])
+  + (if h.trainSteps != null then ['--train_steps=' + h.trainSteps] else [])
+  + (if h.dataDir != null then ['--data_dir=' + h.dataDir] else [])
+  + (if h.hiddenUnits != null then ['--hidden_units=' + h.hiddenUnits] else [])
+  + p.args;
+
+local execOf(p, r) = if p[r].exec != null then p[r].exec else p.exec;
+
+// Every task runs under the lifecycle runtime (lib/assets/runtime.sh):
+// the tasks that need the parameter servers wait for them (bounded); the
+// ones that would never end by themselves stop once the lead is gone.
+local command(p, r) =
+  local waits = if r == 'ps' then [] else std.join([], [['--wait-tcp', p.name + '-ps-' + i + hostSuffix(p)] for i in std.range(0, p.ps.number - 1)]);
+  local watched = r == 'ps' || r == 'evaluator' || r == 'worker' && lead(p) == 'chief';
+  ['sh', runtimePath, 'run'] + waits + (if watched then ['--watch', roles.presenceName(p, lead(p))] else []) + ['--']
+  + (if execOf(p, r) != null then ['sh', '-c', execOf(p, r)] else defaultCommand(p));
+
+// A role's effective scheduling: its own, or (workers and chief) the
+// top-level ones.
+local shares(r) = r == 'worker' || r == 'chief';
+local gpuOf(p, r) = if p[r].gpu != null then p[r].gpu else if shares(r) then p.gpu else 0;
+local orShared(p, r, k, none) = if p[r][k] != null && p[r][k] != none then p[r][k] else if shares(r) then p[k] else none;
+
+local imageOf(p, r) =
+  local img = if gpuOf(p, r) > 0 then p.gpuImage else p.cpuImage;
+  if p[r].image != null then p[r].image
+  else img.repository + (if img.name != null then '/' + img.name else '') + ':' + img.tag;
+
+local scratch = { name: 'trainsonnet-scratch', emptyDir: {} };
+local configVolume(p) = { name: 'trainsonnet-config', configMap: { name: configName(p), defaultMode: 292 } };  // 0444
+
+local role(p, r) =
+  local store = storage.pod(p, 'train', [trainDir(p)]);
+  local mounts = [
+    { name: 'trainsonnet-config', mountPath: configDir, readOnly: true },
+    { name: 'trainsonnet-scratch', mountPath: p.scratchDir },
+  ] + store.mounts;
+  local env = clusterEnv(p, r) + common.env(p.env + p[r].env);
+  local image = imageOf(p, r);
+  {
+    name: r,
+    kind: if indexed(r) then 'IndexedJob' else 'Job',
+    count: count(p, r),
+    backoffLimit: if r == lead(p) then p.backoffLimit else 0,
+    image: image,
+    imagePullPolicy: p.imagePullPolicy,
+    command: command(p, r),
+    env: env,
+    ports: if r == 'evaluator' then [] else [{ name: 'grpc', port: p.grpcPort }],
+    resources: roles.resources(cpu=orShared(p, r, 'cpu', null), memory=orShared(p, r, 'memory', null), gpu=gpuOf(p, r), gpuResource=p.gpuResource),
+    nodeSelector: orShared(p, r, 'nodeSelector', {}),
+    tolerations: orShared(p, r, 'tolerations', []),
+    volumes: [configVolume(p), scratch] + store.volumes,
+    mounts: mounts,
+    initContainers: if p[r].init == null then [] else [{
+      name: 'init',
+      image: image,
+      imagePullPolicy: p.imagePullPolicy,
+      command: ['sh', '-c', p[r].init],
+      env: env,
+      securityContext: common.containerSecurityContext(p),
+      volumeMounts: mounts + p.volumeMounts,
+    }],
+  };
+
+local rolesOf(p) = [role(p, r) for r in roleNames if count(p, r) > 0];
+
+ts.prototype({
+  name: proto,
+  summary: 'Distributed TensorFlow with parameter servers that stop when training ends (replaces the distributed TensorFlow charts\' distrib-tensorflow chart)',
+  replaces: 'the distrib-tensorflow chart of the distributed TensorFlow charts (CatalystCode/autonomous-vehicle-control-development, 2017)',
+  description: |||
+    Parameter servers (ps), workers, and optionally a chief and an evaluator, each an
+    Indexed Job (ps, workers) or a Job of one pod (chief, evaluator), found by stable DNS
+    names through the job's headless Service: <name>-ps-<i>.<name>:<grpcPort>,
+    <name>-worker-<i>.<name>:<grpcPort>, <name>-chief.<name>:<grpcPort>.
+
+    Every task gets the cluster two ways. TF_CONFIG, as TensorFlow reads it:
+    {"cluster": {"ps": [...], "worker": [...], "chief": [...]}, "task": {"type": <role>,
+    "index": <i>}}, the evaluator left out of the cluster as TensorFlow wants. And the
+    chart's variables: PSHOSTS and WORKERHOSTS (host:port lists, the chart's cluster-map,
+    here the ConfigMap <name>-cluster), JOBNAME (ps, worker, chief, evaluator) and TASKID
+    (the pod's completion index). The default command is the chart's: python <script>
+    --ps_hosts=$PSHOSTS --worker_hosts=$WORKERHOSTS --job_name=$JOBNAME --task_id=$TASKID
+    --train_dir=<trainDir> --batch_size=<batchSize>, then the hyperparameters that are set
+    and args; exec (or a role's exec) replaces it.
+
+    The job ends by itself, with no operator and no RBAC. The lead is the chief when there
+    is one, else the workers: the job's end is the lead Job's. The workers, the chief and
+    the evaluator wait (at most initTimeout) until every parameter server accepts
+    connections. The parameter servers and the evaluator (with a chief, the workers too)
+    watch the lead's ready-only Service <name>-<lead>, and once it has been gone for
+    stopGrace they stop and exit 0: the chart's parameter servers ran until helm delete. A
+    failing worker fails the worker Job (backoffLimit retries), whose other pods the Job
+    controller then stops, and the rest follow. Disruptions do not count as failures.
+
+    Checkpoints go to trainDir on the shared storage (storage.*: an existing claim, NFS, or
+    an Azure Files share through the CSI driver), which eval and tensorboard read with the
+    same params file. Every task has node-local scratch space at scratchDir, where a role's
+    init command can prepare data first (the chart's prepare_cars_data.sh on the workers).
+
+    The chart's values work as a params file (-f): clusterConfig.port, clusterConfig.batchSize
+    and clusterConfig.jobs.*.num are read with a warning naming the new key, cpuImage and
+    gpuImage keep their shape, traindir and storage.* are the shared storage's. What changed:
+    no hostPort (the chart's forced one task per node); node selectors per role instead of the
+    chart's jobrole node labels; GPUs are nvidia.com/gpu (gpu, worker.gpu), not
+    alpha.kubernetes.io/nvidia-gpu with the driver mounted from the node; nothing is
+    privileged and the tasks run as user 1000; object names start with name, so two jobs
+    share a namespace (the chart's cluster-map and ps-0 collided).
+  |||,
+
+  params: params_ + {
+    runAsUser+: {
+      default: 1000,
+      doc: 'User id every task runs as: 1000 by default, so the tasks run without root (Pod Security restricted); it must be able to write trainDir on the storage. 0 runs them as root. The user need not exist in the image.',
+    },
+    runAsGroup+: { default: 1000 },
+  },
+
+  removed: tf.removed(proto, params_, {
+    'clusterConfig.jobs.ps.isGPU': 'set ps.gpu: GPUs of each parameter server (a task with GPUs runs gpuImage)',
+    'clusterConfig.jobs.worker.isGPU': 'set gpu (or worker.gpu): GPUs of each worker (a task with GPUs runs gpuImage)',
+    'clusterConfig.jobs.ps.image': 'a task runs gpuImage with GPUs and cpuImage without; ps.image names another image',
+    'clusterConfig.jobs.worker.image': 'a task runs gpuImage with GPUs and cpuImage without; worker.image names another image',
+  }),
+
+  validate(p):: storage.validate(p, ['trainDir']) + [
+    // the longest names: the last worker's (or a parameter server's)
+    roles.nameFits(p, [{ name: 'worker', kind: 'IndexedJob', count: p.worker.number }, { name: 'ps', kind: 'IndexedJob', count: p.ps.number }]
+                      + [{ name: r } for r in ['chief', 'evaluator'] if count(p, r) > 0]),
+    ts.check(!std.member([storage.mountPath(p), configDir], p.scratchDir), 'scratchDir',
+             'must not be ' + p.scratchDir + ', where trainsonnet mounts ' + (if p.scratchDir == configDir then 'its own files' else 'the storage')),
+  ] + roles.volumeChecks(p, [storage.volumeName, 'trainsonnet-config', 'trainsonnet-scratch'], [configDir, p.scratchDir] + (if storage.kind(p) != null || storage.onStorage(p, [trainDir(p)]) != [] then [storage.mountPath(p)] else []))
+  + roles.envChecks({ env: p.env } + { [r + '.env']: p[r].env for r in roleNames }, ownEnvNames),
+
+  warnings(p):: storage.warnings(p, 'train', [trainDir(p)]) + [
+    if p.args != [] && std.length([r for r in roleNames if count(p, r) > 0 && execOf(p, r) == null]) == 0 then
+      'args is not used: every task runs an exec',
+    if p.exec == null && p.script == chartScript && p.cpuImage.repository == 'tensorflow' && p.gpuImage.repository == 'tensorflow'
+       && std.length([r for r in roleNames if count(p, r) > 0 && p[r].exec == null && p[r].image == null]) > 0 then
+      'the default images (tensorflow/tensorflow) have no ' + chartScript + ': set cpuImage and gpuImage (or a role\'s image) to your training image, or set exec',
+  ],
+
+  render(p):: [
+    common.networkPolicy(proto, p),
+    storage.secret(proto, p, 'train'),
+    config(p),
+    roles.presence(proto, p, lead(p)),
+  ] + roles.objects(proto, p, rolesOf(p)),
+})
