@@ -1,0 +1,160 @@
+package jobs_test
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/trainsonnet/trainsonnet/generator"
+	"github.com/trainsonnet/trainsonnet/test/kube"
+)
+
+// TestTFDistributed runs tf-distributed on the real node with 2 parameter
+// servers and 2 workers of a stand-in TensorFlow program (standInTF,
+// Debian's python3 in the test image: no reachable registry has
+// TensorFlow). Each task reads TF_CONFIG, checks it against the chart's
+// PSHOSTS, WORKERHOSTS, JOBNAME and TASKID, and finds its own address
+// there; the parameter servers listen on theirs, every worker connects to
+// every parameter server over the TF_CONFIG addresses and exchanges a
+// value, and worker 0 writes a checkpoint into trainDir on the shared
+// storage. What trainsonnet adds is what is under test: the stable names,
+// the wiring, the bounded wait for the parameter servers, and the end.
+//
+//   - complete: the workers complete, the parameter servers then stop by
+//     themselves (stopGrace after the workers' Service is gone) and their
+//     Job completes too; then eval reads the checkpoint on the same store.
+//   - worker-fails: worker 1 exits 1; the worker Job fails, and nothing
+//     keeps running: the parameter servers stop as well.
+func TestTFDistributed(t *testing.T) {
+	runCases(t, []jobTest{
+		{"complete", testTFComplete},
+		{"worker-fails", testTFWorkerFails},
+	})
+}
+
+// standInTF stands in for a TensorFlow program in the parameter server
+// architecture, over plain TCP on the addresses TF_CONFIG gives.
+const standInTF = `import json, os, socket, sys, time
+cfg = json.loads(os.environ["TF_CONFIG"])
+kind, index, cluster = cfg["task"]["type"], cfg["task"]["index"], cfg["cluster"]
+assert os.environ["JOBNAME"] == kind, (os.environ["JOBNAME"], kind)
+assert int(os.environ["TASKID"]) == index, (os.environ["TASKID"], index)
+assert os.environ["PSHOSTS"] == ",".join(cluster["ps"]), os.environ["PSHOSTS"]
+assert os.environ["WORKERHOSTS"] == ",".join(cluster["worker"]), os.environ["WORKERHOSTS"]
+me = cluster[kind][index]
+print(kind, index, "is", me, "in", json.dumps(cluster, sort_keys=True), flush=True)
+if kind == "ps":
+    srv = socket.create_server(("", int(me.rsplit(":", 1)[1])))
+    while True:
+        conn, _ = srv.accept()
+        got = conn.recv(100).decode()
+        print("ps", index, "got", got, flush=True)
+        conn.sendall(("ps %d has %s" % (index, got)).encode())
+        conn.close()
+# a worker: wait until the parameter servers' watch can see the workers
+# (their Service lists running workers), as a real training run would
+# outlast it anyway
+while True:
+    try:
+        socket.getaddrinfo(os.environ["STANDIN_JOB"] + "-worker", None)
+        break
+    except OSError:
+        time.sleep(1)
+time.sleep(5)
+for addr in cluster["ps"]:
+    host, port = addr.rsplit(":", 1)
+    s = socket.create_connection((host, int(port)), timeout=10)
+    s.sendall(("value %d from worker %d" % (10 * index + 7, index)).encode())
+    print("worker", index, "<-", s.recv(100).decode(), flush=True)
+    s.close()
+if os.environ.get("FAIL_WORKER") == str(index):
+    print("worker", index, "fails", flush=True)
+    sys.exit(1)
+if index == 0:
+    os.makedirs(os.environ["TRAIN_DIR"], exist_ok=True)
+    with open(os.path.join(os.environ["TRAIN_DIR"], "checkpoint-100"), "w") as f:
+        f.write("checkpoint step 100 of %d workers\n" % len(cluster["worker"]))
+print("worker", index, "done", flush=True)
+`
+
+// tfParams: 2 parameter servers and 2 workers of the stand-in, on the
+// store, with a short stopGrace.
+func (jc *jobCase) tfParams() *generator.Params {
+	jc.t.Helper()
+	cm, err := json.Marshal(map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "standin"},
+		"data":     map[string]any{"tf.py": standInTF},
+	})
+	require.NoError(jc.t, err)
+	jc.apply(cm)
+	return generator.NewParams("tf-distributed").
+		Set("name", jc.name).
+		Set("storage.claim.name", storeClaim).
+		Set("ps.number", 2).Set("worker.number", 2).
+		Set("ps.image", jc.s.node.Image).Set("worker.image", jc.s.node.Image).
+		Set("imagePullPolicy", "Never").
+		Set("stopGrace", 10).
+		Set("env", map[string]string{"STANDIN_JOB": jc.name}).
+		Set("volumes", []any{map[string]any{"name": "standin", "configMap": map[string]any{"name": "standin"}}}).
+		Set("volumeMounts", []any{map[string]any{"name": "standin", "mountPath": "/standin", "readOnly": true}}).
+		Set("exec", "exec python3 /standin/tf.py")
+}
+
+func testTFComplete(t *testing.T, s *suite) {
+	jc := s.start(t, "tfdist", kube.Restricted)
+	jc.createLocalClaim(storeClaim)
+	res, err := s.g.Render(jc.ctx, jc.tfParams())
+	require.NoError(t, err)
+	jc.apply(jc.yaml(res))
+
+	require.Equal(t, "Complete", jc.waitJob(jc.name+"-worker"), "worker Job")
+	require.Equal(t, "Complete", jc.waitJob(jc.name+"-ps"), "the parameter servers stop by themselves once the workers are done")
+	workers := jc.podsOf("worker")
+	require.Len(t, workers, 2)
+	for _, w := range workers {
+		log := jc.logs(w.name(), "")
+		for i := range 2 {
+			require.Contains(t, log, "<- ps "+strconv.Itoa(i)+" has value", "%s reached ps %d; its log:\n%s", w.name(), i, log)
+		}
+	}
+	ps := jc.podsOf("ps")
+	require.Len(t, ps, 2)
+	for _, p := range ps {
+		log := jc.logs(p.name(), "")
+		require.Contains(t, log, "from worker 0", "%s; its log:\n%s", p.name(), log)
+		require.Contains(t, log, "from worker 1", "%s; its log:\n%s", p.name(), log)
+	}
+	jc.requireNothingRunning()
+
+	// eval on the same store reads the checkpoint.
+	repo, tag, ok := strings.Cut(s.node.Image, ":")
+	require.True(t, ok)
+	evalParams := generator.NewParams("eval").
+		Set("name", jc.name).
+		Set("storage.claim.name", storeClaim).
+		Set("image.repository", repo).Set("image.tag", tag).Set("image.pullPolicy", "Never").
+		Set("exec", `cat "$TRAIN_DIR/checkpoint-100"`)
+	res, err = s.g.Render(jc.ctx, evalParams)
+	require.NoError(t, err)
+	jc.apply(jc.yaml(res))
+	require.Equal(t, "Complete", jc.waitJob(jc.name+"-eval"), "eval's Job")
+	evalPods := jc.pods("job-name=" + jc.name + "-eval")
+	require.Len(t, evalPods, 1)
+	require.Contains(t, jc.logs(evalPods[0].name(), ""), "checkpoint step 100 of 2 workers", "eval read the checkpoint training wrote")
+}
+
+func testTFWorkerFails(t *testing.T, s *suite) {
+	jc := s.start(t, "tffail", kube.Restricted)
+	jc.createLocalClaim(storeClaim)
+	res, err := s.g.Render(jc.ctx, jc.tfParams().Set("worker.env", map[string]string{"FAIL_WORKER": "1"}))
+	require.NoError(t, err)
+	jc.apply(jc.yaml(res))
+
+	require.Equal(t, "Failed", jc.waitJob(jc.name+"-worker"), "a failing worker fails the worker Job")
+	require.Equal(t, "Complete", jc.waitJob(jc.name+"-ps"), "the parameter servers stop once the workers are gone")
+	jc.requireNothingRunning()
+}
