@@ -117,6 +117,7 @@ local config(p) = {
 
 // The env of a task: where it is in the cluster, both as TF_CONFIG and as
 // the chart's variables.
+local upper = { ps: 'PS', worker: 'WORKER', chief: 'CHIEF' };  // std.asciiUpper works char by char
 local clusterEnv(p, r) =
   local fromConfig(name, key) = { name: name, valueFrom: { configMapKeyRef: { name: configName(p), key: key } } };
   [
@@ -126,10 +127,10 @@ local clusterEnv(p, r) =
     fromConfig('PSHOSTS', 'pshosts'),
     fromConfig('WORKERHOSTS', 'workerhosts'),
   ] + (if p.chief.number > 0 then [fromConfig('CHIEFHOSTS', 'chiefhosts')] else [])
-  + [fromConfig('TS_CLUSTER_' + std.asciiUpper(x), x + '.json') for x in clusterRoles(p)]
+  + [fromConfig('TS_CLUSTER_' + upper[x], x + '.json') for x in clusterRoles(p)]
   + [{
     name: 'TF_CONFIG',
-    value: '{"cluster":{' + std.join(',', ['"' + x + '":[$(TS_CLUSTER_' + std.asciiUpper(x) + ')]' for x in clusterRoles(p)])
+    value: '{"cluster":{' + std.join(',', ['"' + x + '":[$(TS_CLUSTER_' + upper[x] + ')]' for x in clusterRoles(p)])
            + '},"task":{"type":"' + r + '","index":$(TASKID)}}',
   }]
   + [
@@ -166,7 +167,11 @@ local command(p, r) =
 // top-level ones.
 local shares(r) = r == 'worker' || r == 'chief';
 local gpuOf(p, r) = if p[r].gpu != null then p[r].gpu else if shares(r) then p.gpu else 0;
-local orShared(p, r, k, none) = if p[r][k] != null && p[r][k] != none then p[r][k] else if shares(r) then p[k] else none;
+// (maps and lists count as set when not empty: std.length, not a
+// comparison with {}, which walks both objects)
+local orShared(p, r, k, none) =
+  local own = p[r][k];
+  if own != null && (std.isString(own) || std.isNumber(own) || std.length(own) > 0) then own else if shares(r) then p[k] else none;
 
 local imageOf(p, r) =
   local img = if gpuOf(p, r) > 0 then p.gpuImage else p.cpuImage;
@@ -176,8 +181,8 @@ local imageOf(p, r) =
 local scratch = { name: 'trainsonnet-scratch', emptyDir: {} };
 local configVolume(p) = { name: 'trainsonnet-config', configMap: { name: configName(p), defaultMode: 292 } };  // 0444
 
-local role(p, r) =
-  local store = storage.pod(p, 'train', [trainDir(p)]);
+// role r; store is the storage's {volumes, mounts}, the same in every task.
+local role(p, r, store) =
   local mounts = [
     { name: 'trainsonnet-config', mountPath: configDir, readOnly: true },
     { name: 'trainsonnet-scratch', mountPath: p.scratchDir },
@@ -210,7 +215,9 @@ local role(p, r) =
     }],
   };
 
-local rolesOf(p) = [role(p, r) for r in roleNames if count(p, r) > 0];
+local rolesOf(p) =
+  local store = storage.pod(p, 'train', [trainDir(p)]);
+  [role(p, r, store) for r in roleNames if count(p, r) > 0];
 
 ts.prototype({
   name: proto,
