@@ -279,6 +279,10 @@ func (p *Param) objectValue(v any) (any, string) {
 	} else if _, ok := v.(map[string]any); !ok {
 		return nil, "must be a " + p.kindText() + " object"
 	}
+	v, rule := checkResourcesValue(p.Kind, v)
+	if rule != "" {
+		return nil, rule
+	}
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return nil, "cannot be encoded: " + err.Error()

@@ -101,11 +101,18 @@ local digits(n) = std.length(std.toString(n));
       };
       if out == {} || out == { limits: {} } then null else out,
 
-  // gpus: the GPU limit of resources (0 without).
+  // gpus: the GPU limit of resources (0 without). trainsonnet hands a
+  // prototype every GPU quantity of its ResourceRequirements parameters
+  // as a whole number or its digits ("2000m", "1e1" and "1Ki" become
+  // "2", "10" and "1024"; generator/resources.go), so this counts without
+  // parsing suffixes, at any size (std.parseInt fails above 2^53).
   gpus(resources, gpuResource='nvidia.com/gpu')::
     local limits = if resources == null then {} else std.get(resources, 'limits', {});
     local q = std.get(limits, gpuResource, 0);
-    if std.isNumber(q) then q else std.parseInt(q),
+    if std.isNumber(q) then q
+    else if std.isString(q) && q != '' && std.stripChars(q, '0123456789') == '' then
+      std.foldl(function(n, c) n * 10 + std.codepoint(c) - 48, std.stringChars(q), 0)
+    else error 'roles.gpus: the ' + gpuResource + ' limit ' + std.toString(q) + ' is not a whole number written in digits',
 
   // hostname: a role's pod host name (of its last pod when indexed).
   hostname(p, r)::

@@ -51,6 +51,17 @@ local gpusOf(p, r) =
   if r.gpu != null then r.gpu else if p.gpu != null then p.gpu
   else roles.gpus(if r.resources != null then r.resources else p.resources, p.gpuResource);
 local slotsOf(p, r) = if p.slots != null then p.slots else std.max(1, gpusOf(p, r));
+// A pod's GPUs are its slots (unless slots is set): at most 1024, as the
+// typed gpu, also when they come from a resources object (the parameter
+// named: the role's, or the shared one, once).
+local maxGPUs = 1024;
+local gpuChecks(p) =
+  local from(role) = if p[role].resources != null then role + '.resources' else 'resources';
+  local over = [role for role in ['driver', 'worker'] if p.slots == null && p[role].gpu == null && p.gpu == null && gpusOf(p, p[role]) > maxGPUs];
+  [
+    ts.check(false, param, 'the limit of ' + p.gpuResource + ' must be at most ' + maxGPUs + ': a pod\'s GPUs are also its slots in the hostfile')
+    for param in std.set([from(role) for role in over])
+  ];
 
 // The hostfile: the driver first (it is a rank), then the workers.
 local driverHost(p) = mpi.host(p, p.name + '-driver');
@@ -178,7 +189,7 @@ ts.prototype({
     ts.check(p.worker.podManagementPolicy == 'Parallel', 'worker.podManagementPolicy',
              'must be Parallel: the workers are an Indexed Job, whose pods always start together; an MPI job needs all of them anyway'),
     mpi.checkConfigSize(p, 'worker.number', hostLinePrefix(p), hostLineSuffix(p), 0, p.worker.number, hostHead(p)),
-  ] + mpi.checks(p, {}, { env: p.env, 'worker.env': p.worker.env, 'driver.env': p.driver.env }, [chartDir]),
+  ] + gpuChecks(p) + mpi.checks(p, {}, { env: p.env, 'worker.env': p.worker.env, 'driver.env': p.driver.env }, [chartDir]),
 
   warnings(p):: [
     mpi.generatedKeyWarning(p, p.ssh.secret, '--ssh-secret'),
