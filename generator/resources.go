@@ -32,8 +32,8 @@ import (
 //
 // Once valid, a quantity of an extended resource written as a string with a
 // suffix or an exponent ("2000m", "1e1", "1Ki") is passed on as its digits
-// ("2", "10", "1024"), so that a prototype can count GPUs with
-// std.parseInt (roles.gpus).
+// ("2", "10", "1024"), so that a prototype can count GPUs without parsing
+// quantities (roles.gpus), and a field written as null is left out.
 
 // checkResourcesValue applies the rules above to every ResourceRequirements
 // in an object parameter's value of kind, before its typed decode. It
@@ -162,13 +162,20 @@ func checkResources(rr map[string]any, prefix string) (out map[string]any, probl
 	if claims, ok := rr["claims"].([]any); ok && len(claims) > 0 {
 		problems = append(problems, prefix+"claims: not supported: claims name the pod's resourceClaims, which trainsonnet does not set (leave claims out)")
 	}
-	if len(problems) > 0 || len(rewritten) == 0 {
+	nulls := false
+	for _, v := range rr {
+		nulls = nulls || v == nil
+	}
+	if len(problems) > 0 || len(rewritten) == 0 && !nulls {
 		return nil, problems
 	}
 	out = maps.Clone(rr)
 	for field, m := range rewritten {
 		out[field] = m
 	}
+	// A field written as null ("limits:" with nothing after it) is
+	// absent to the API server; so it is to the prototype.
+	maps.DeleteFunc(out, func(_ string, v any) bool { return v == nil })
 	return out, nil
 }
 
@@ -185,7 +192,8 @@ func quantityOf(v any) (text string, q resource.Quantity, rule string) {
 		s = fmt.Sprint(x)
 		text = s
 	default:
-		return showValue(v), q, "must be a Kubernetes quantity such as 500m, 2 or 4Gi"
+		b, _ := json.Marshal(v)
+		return string(b), q, "must be a Kubernetes quantity such as 500m, 2 or 4Gi"
 	}
 	q, err := resource.ParseQuantity(s)
 	if err != nil {

@@ -30,7 +30,7 @@ func TestResourcesValue(t *testing.T) {
 		{in: `{"limits":{"cpu":"-1"}}`, rule: `limits.cpu "-1": must not be negative`},
 		{in: `{"requests":{"memory":-5}}`, rule: `requests.memory -5: must not be negative`},
 		{in: `{"limits":{"cpu":"2 cores"}}`, rule: `limits.cpu "2 cores": must be a Kubernetes quantity`},
-		{in: `{"limits":{"cpu":true}}`, rule: `limits.cpu "true": must be a Kubernetes quantity`},
+		{in: `{"limits":{"cpu":true}}`, rule: `limits.cpu true: must be a Kubernetes quantity`},
 		{in: `{"limits":{"memory":"1.5"}}`, rule: `whole number of bytes`},
 		{in: `{"limits":{"gpu":"1"}}`, rule: `limits "gpu": must be cpu, memory`},
 		{in: `{"limits":{"memory":"1Gi"},"requests":{"memory":"2Gi"}}`, rule: `requests.memory 2Gi: must be at most limits.memory (1Gi)`},
@@ -41,6 +41,8 @@ func TestResourcesValue(t *testing.T) {
 		{in: `{"limits":{"hugepages-2Mi":"4Mi","memory":"1Gi"},"requests":{"hugepages-2Mi":"2Mi"}}`, rule: `does not overcommit huge pages`},
 		{in: `{"limits":{"hugepages-2Mi":"4Mi"}}`, rule: `hugepages need a cpu or memory`},
 		{in: `{"claims":[{"name":"gpu"}]}`, rule: `claims: not supported`},
+		{in: `{"limits":null,"requests":{"cpu":"1"}}`, want: `{"requests":{"cpu":"1"}}`},
+		{in: `{"limits":{"cpu":null}}`, rule: `limits.cpu null: must be a Kubernetes quantity`},
 		{in: `{"limits":[]}`, rule: `is not a valid core/v1 ResourceRequirements`},
 	} {
 		v, err := decodeJSON([]byte(c.in))
