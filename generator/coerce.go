@@ -306,7 +306,13 @@ func (p *Param) objectValue(v any) (any, string) {
 	if rule := checkObject(ptr.Elem().Interface()); rule != "" {
 		return nil, rule
 	}
-	return v, ""
+	// The prototype gets the value as JSON decodes it (json.Number, maps,
+	// lists), whatever Go types a caller's map held (float64, int32, ...).
+	out, err := decodeJSON(raw)
+	if err != nil {
+		return nil, "cannot be encoded: " + err.Error()
+	}
+	return out, ""
 }
 
 func (p *Param) kindText() string {

@@ -97,3 +97,25 @@ func TestContainerResources(t *testing.T) {
 		t.Errorf("rule %q", rule)
 	}
 }
+
+// TestObjectFromGoTypes: an object parameter set from Go with a map of
+// Go types (float64, int32), as a caller's own decoding makes them, renders
+// (the fuzzer found "no Jsonnet literal for a float64", a prototype failure).
+func TestObjectFromGoTypes(t *testing.T) {
+	g, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := g.Render(t.Context(), NewParams("horovod").Set("ssh.secret", "s").
+		Set("driver.resources", map[string]any{"requests": map[string]any{"cpu": 3.0}, "limits": map[string]any{"nvidia.com/gpu": int32(2)}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := res.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(y), "-driver.horovod slots=2") {
+		t.Errorf("the driver's GPUs are not its slots:\n%s", y)
+	}
+}
