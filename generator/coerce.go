@@ -279,6 +279,10 @@ func (p *Param) objectValue(v any) (any, string) {
 	} else if _, ok := v.(map[string]any); !ok {
 		return nil, "must be a " + p.kindText() + " object"
 	}
+	v, rule := checkResourcesValue(p.Kind, v)
+	if rule != "" {
+		return nil, rule
+	}
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return nil, "cannot be encoded: " + err.Error()
@@ -302,7 +306,13 @@ func (p *Param) objectValue(v any) (any, string) {
 	if rule := checkObject(ptr.Elem().Interface()); rule != "" {
 		return nil, rule
 	}
-	return v, ""
+	// The prototype gets the value as JSON decodes it (json.Number, maps,
+	// lists), whatever Go types a caller's map held (float64, int32, ...).
+	out, err := decodeJSON(raw)
+	if err != nil {
+		return nil, "cannot be encoded: " + err.Error()
+	}
+	return out, ""
 }
 
 func (p *Param) kindText() string {

@@ -217,6 +217,12 @@ func (pr *Prototype) applyValue(r *resolved, prm *Param, v any, given, written s
 		}
 		return
 	}
+	if m, ok := v.(map[string]any); ok && len(m) == 0 && prm.Type == TypeList {
+		// The Helm charts' values files wrote an empty list as {} (the
+		// horovod chart's master.args: {}): it is taken for what it meant.
+		r.warnings = append(r.warnings, given+": {} is an empty map where a list is expected; taken as an empty list ("+prm.Path+": [])")
+		v = []any{}
+	}
 	nv, rule := prm.fromValue(v)
 	if rule != "" {
 		add(&ParamError{Param: prm.Path, Given: given, Value: showValue(v), Rule: rule})

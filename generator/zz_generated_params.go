@@ -441,8 +441,11 @@ type Horovod struct {
 // HorovodDriver holds the driver parameters: The driver: rank 0, which waits for the workers and runs args.
 type HorovodDriver struct {
 	// Command the driver runs once every worker answers: the items joined by spaces and run
-	// with sh -c (as the chart's bash -c "$*"). The job ends with its exit code. Unset: the
-	// driver stays up for interactive use. One item per --driver-args flag.
+	// with sh -c, or with bash -c, as the chart ran them, when they use bash syntax ([[,
+	// source, arrays, {1..4}; a warning says so, and the image must have bash). The job ends
+	// with its exit code. Unset (or empty: [], or the chart's {}): the driver stays up for
+	// interactive use. One item per --driver-args flag; an empty item is refused, as an
+	// empty exec.
 	Args []string
 	// CPU of the driver (limit, and request if resources has one), replacing the one of
 	// resources. Unset: cpu.

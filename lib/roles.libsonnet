@@ -101,11 +101,18 @@ local digits(n) = std.length(std.toString(n));
       };
       if out == {} || out == { limits: {} } then null else out,
 
-  // gpus: the GPU limit of resources (0 without).
+  // gpus: the GPU limit of resources (0 without). trainsonnet hands a
+  // prototype every GPU quantity of its ResourceRequirements parameters
+  // as a whole number or its digits ("2000m", "1e1" and "1Ki" become
+  // "2", "10" and "1024"; generator/resources.go), so this counts without
+  // parsing suffixes, at any size (std.parseInt fails above 2^53).
   gpus(resources, gpuResource='nvidia.com/gpu')::
     local limits = if resources == null then {} else std.get(resources, 'limits', {});
     local q = std.get(limits, gpuResource, 0);
-    if std.isNumber(q) then q else std.parseInt(q),
+    if std.isNumber(q) then q
+    else if std.isString(q) && q != '' && std.stripChars(q, '0123456789') == '' then
+      std.foldl(function(n, c) n * 10 + std.codepoint(c) - 48, std.stringChars(q), 0)
+    else error 'roles.gpus: the ' + gpuResource + ' limit ' + std.toString(q) + ' is not a whole number written in digits',
 
   // hostname: a role's pod host name (of its last pod when indexed).
   hostname(p, r)::
@@ -315,6 +322,58 @@ local digits(n) = std.length(std.toString(n));
     local limits = std.get(r, 'limits', {}), asked = std.get(r, 'requests', {});
     local add = { [k]: requests[k] for k in std.objectFields(requests) if !std.objectHas(limits, k) && !std.objectHas(asked, k) };
     if add == {} then resources else r + { requests: asked + add },
+
+  // bashSyntax: the first construct of bash that POSIX sh (dash, busybox)
+  // lacks in the command cmd, said in words ("[[ ]] is bash syntax (sh has
+  // [ ])"), or null. Commands run with sh -c,
+  // while the Helm charts ran theirs with bash -c; what is looked for is
+  // what those commands used: [[ ]] tests, source, function, arrays, brace
+  // ranges {1..4}, process substitution, &> and |& redirections, (( ))
+  // arithmetic commands, ${var/pattern/...} and ${var:offset}. A heuristic:
+  // it only warns.
+  bashSyntax(cmd)::
+    if cmd == null || cmd == '' then null else
+      local before(i) = if i == 0 then '' else cmd[i - 1];
+      // i starts a word: at the start, or after a blank or an operator
+      local wordStart(i) = i == 0 || std.member(' \t\n;&|(`!', cmd[i - 1]);
+      // i starts a command: the previous word is an operator or a keyword
+      local commandStart(i) =
+        local head = std.rstripChars(cmd[:i], ' \t');
+        local words = std.split(std.strReplace(std.strReplace(head, '\n', ' '), '\t', ' '), ' ');
+        local last = words[std.length(words) - 1];
+        head == '' || std.member(';&|({`\n', head[std.length(head) - 1])
+        || std.member(['if', 'then', 'else', 'elif', 'do', 'while', 'until', '!'], last);
+      local at(sub, ok) = [i for i in std.findSubstr(sub, cmd) if ok(i)] != [];
+      // {a..b}: a brace holding .. and no blank
+      local braces = [std.split(piece, '}')[0] for piece in std.split(cmd, '{')[1:] if std.findSubstr('}', piece) != []];
+      local range = [b for b in braces if std.findSubstr('..', b) != [] && std.findSubstr(' ', b) == [] && std.length(b) <= 24] != [];
+      // ${name/...} and ${name:digit}
+      local nameChars = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_';
+      local nameLength(e) = std.length(e) - std.length(std.lstripChars(e, nameChars));
+      local bashOp(e, k) = k > 0 && k < std.length(e) && (e[k] == '/' || e[k] == ':' && k + 1 < std.length(e) && std.member('0123456789 ', e[k + 1]));
+      local bashExpansion = [e for e in std.split(cmd, '${')[1:] if bashOp(e, nameLength(e))] != [];
+      // name=( where name is a whole word: an array
+      local lastWord(t) = local ws = std.split(std.strReplace(std.strReplace(t, ';', ' '), '\n', ' '), ' '); ws[std.length(ws) - 1];
+      local isArray(i) = local w = lastWord(cmd[:i]); w != '' && std.stripChars(w, nameChars) == '';
+      local array = at('=(', isArray);
+      if at('[[ ', wordStart) then '[[ ]] is bash syntax (sh has [ ])'
+      else if at('source ', commandStart) then 'source is bash syntax (sh has . FILE)'
+      else if at('function ', commandStart) then 'function NAME is bash syntax (sh has NAME() { ...; })'
+      else if array then 'an array, name=(...), is bash syntax (sh has none)'
+      else if range then 'a brace range such as {1..4} is bash syntax (sh has $(seq 1 4))'
+      else if at('<(', wordStart) || at('>(', wordStart) then 'process substitution, <(...) or >(...), is bash syntax (sh has pipes and files)'
+      else if at('&>', function(i) before(i) != '>' && before(i) != '&') then '&> is bash syntax (sh has > FILE 2>&1; in sh, &> runs the command in the background)'
+      else if at('|&', function(i) true) then '|& is bash syntax (sh has 2>&1 |)'
+      else if at('((', function(i) before(i) != '$' && before(i) != '(' && commandStart(i)) then '(( )) is bash syntax (sh has [ $(( ... )) -ne 0 ])'
+      else if bashExpansion then '${var/pattern/...} and ${var:offset} are bash syntax (sh has neither)'
+      else null,
+
+  // shWarning: a warning when the command of param, run with sh -c, uses
+  // bash syntax.
+  shWarning(param, cmd)::
+    local what = $.bashSyntax(cmd);
+    if what != null then
+      param + ' is run with sh -c, and ' + what + ': write it for sh, or run bash -c \'...\' inside ' + param + ' if the image has bash',
 
   // hostNetworkWarning: a NetworkPolicy does not cover host-network pods.
   hostNetworkWarning(p, hostNetwork, what)::

@@ -113,6 +113,7 @@ ts.prototype({
     if p.exec != null && p.args != [] then 'args is not used with exec: put the arguments into exec',
     if p.exec == null && p.script == chartScript && p.image.repository == defaultRepository && p.image.name == null then
       'the default image (' + imageOf(p) + ') has no ' + chartScript + ': set image to your evaluation image (the chart\'s was <registry>/distrib-tensorflow-cars:worker-gpu) or set exec',
+    roles.shWarning('exec', p.exec),
   ],
 
   render(p):: [

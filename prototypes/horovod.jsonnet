@@ -51,6 +51,17 @@ local gpusOf(p, r) =
   if r.gpu != null then r.gpu else if p.gpu != null then p.gpu
   else roles.gpus(if r.resources != null then r.resources else p.resources, p.gpuResource);
 local slotsOf(p, r) = if p.slots != null then p.slots else std.max(1, gpusOf(p, r));
+// A pod's GPUs are its slots (unless slots is set): at most 1024, as the
+// typed gpu, also when they come from a resources object (the parameter
+// named: the role's, or the shared one, once).
+local maxGPUs = 1024;
+local gpuChecks(p) =
+  local from(role) = if p[role].resources != null then role + '.resources' else 'resources';
+  local over = [role for role in ['driver', 'worker'] if p.slots == null && p[role].gpu == null && p.gpu == null && gpusOf(p, p[role]) > maxGPUs];
+  [
+    ts.check(false, param, 'the limit of ' + p.gpuResource + ' must be at most ' + maxGPUs + ': a pod\'s GPUs are also its slots in the hostfile')
+    for param in std.set([from(role) for role in over])
+  ];
 
 // The hostfile: the driver first (it is a rank), then the workers.
 local driverHost(p) = mpi.host(p, p.name + '-driver');
@@ -93,9 +104,23 @@ local params_ = common.params(proto) + batch.params('the driver') + mpi.params +
   } + role('each worker', '(The chart documented worker.env but never used it.)')),
   driver: params.group('The driver: rank 0, which waits for the workers and runs args. The chart called it master; Horovod renamed it driver (master.* keys still work, with a warning).', {
     image: image('driver', 'master', null, null, null),
-    args: params.list('Command the driver runs once every worker answers: the items joined by spaces and run with sh -c (as the chart\'s bash -c "$*"). The job ends with its exit code. Unset: the driver stays up for interactive use. One item per --driver-args flag.', separator=''),
+    args: params.list('Command the driver runs once every worker answers: the items joined by spaces and run with sh -c, or with bash -c, as the chart ran them, when they use bash syntax ([[, source, arrays, {1..4}; a warning says so, and the image must have bash). The job ends with its exit code. Unset (or empty: [], or the chart\'s {}): the driver stays up for interactive use. One item per --driver-args flag; an empty item is refused, as an empty exec.', items='nonEmpty', separator=''),
   } + role('the driver', '(The chart gave master.env to the workers too.)'), replaces='master'),
 };
+
+// The driver's command: exec, or the chart's driver.args joined. The chart
+// ran args with bash -c "$*"; args that use bash syntax run with bash, so
+// that a values file that worked under the chart still does (the image must
+// have bash: the driver says so and exits 127 if it has not). exec is
+// trainsonnet's own and runs with sh -c, as documented.
+local argsCommand(p) = if p.driver.args == [] then null else std.join(' ', p.driver.args);
+local argsNeedBash(p) = p.exec == null && roles.bashSyntax(argsCommand(p)) != null;
+local execOf(p) =
+  if p.exec != null then p.exec
+  else if argsNeedBash(p) then
+    local quoted = "'" + std.strReplace(argsCommand(p), "'", "'\\''") + "'";
+    'command -v bash >/dev/null 2>&1 || { echo "driver.args use bash syntax and the image has no bash" >&2; exit 127; }; exec bash -c ' + quoted
+  else argsCommand(p);
 
 // job: the driver and the workers, for mpi.jobs.
 local job(p) =
@@ -121,7 +146,7 @@ local job(p) =
     launcher: roleOf(p.driver) + {
       role: 'driver',
       rankHost: driverHost(p),
-      exec: if p.exec != null then p.exec else if p.driver.args == [] then null else std.join(' ', p.driver.args),
+      exec: execOf(p),
     },
     worker: roleOf(p.worker) + {
       count: p.worker.number,
@@ -146,8 +171,9 @@ ts.prototype({
     the chart's example ran -np 3 on 2 workers of 1 GPU.
 
     The driver waits until every worker answers over ssh, at most initTimeout seconds (then
-    it exits 124 naming the workers that never answered), runs driver.args with sh -c and
-    ends with its exit code; the workers, an Indexed Job with a TCP readiness probe on ssh,
+    it exits 124 naming the workers that never answered), runs driver.args with sh -c (with
+    bash -c, as the chart did, when they use bash syntax: a warning says so) and ends with
+    its exit code; the workers, an Indexed Job with a TCP readiness probe on ssh,
     end with it (the chart's StatefulSet ran until helm delete). ssh keys are generated at
     render time (trainsonnet warns that the output holds a private key) or taken from an
     existing Secret (ssh.secret); keys pasted into values are not used. ssh.port is used by
@@ -178,12 +204,15 @@ ts.prototype({
     ts.check(p.worker.podManagementPolicy == 'Parallel', 'worker.podManagementPolicy',
              'must be Parallel: the workers are an Indexed Job, whose pods always start together; an MPI job needs all of them anyway'),
     mpi.checkConfigSize(p, 'worker.number', hostLinePrefix(p), hostLineSuffix(p), 0, p.worker.number, hostHead(p)),
-  ] + mpi.checks(p, {}, { env: p.env, 'worker.env': p.worker.env, 'driver.env': p.driver.env }, [chartDir]),
+  ] + gpuChecks(p) + mpi.checks(p, {}, { env: p.env, 'worker.env': p.worker.env, 'driver.env': p.driver.env }, [chartDir]),
 
   warnings(p):: [
     mpi.generatedKeyWarning(p, p.ssh.secret, '--ssh-secret'),
     roles.hostNetworkWarning(p, p.useHostNetwork, 'the pods\' sshd (port ' + p.ssh.port + ') is'),
     if p.exec != null && p.driver.args != [] then 'driver.args is not used: exec is set, and both are the driver\'s command (exec is one string, driver.args the chart\'s list)',
+    roles.shWarning('exec', p.exec),
+    if argsNeedBash(p) then
+      'driver.args run with bash -c, as the chart ran them: ' + roles.bashSyntax(argsCommand(p)) + '; the driver\'s image must have bash (it exits 127 if not)',
     if p.driver.privileged then 'driver.privileged: the driver\'s container is privileged and can do anything on its node',
     if p.worker.privileged then 'worker.privileged: the workers\' containers are privileged and can do anything on their nodes',
   ],

@@ -48,6 +48,18 @@ local slots(p) = if p.slots != null then p.slots else if p.gpu > 0 then p.gpu el
 local hostLinePrefix(p) = p.name + '-worker-';
 local hostLineSuffix(p) = '.' + p.name + ' slots=' + slots(p);
 
+// The Kubeflow prototype's hostfile, which its users wrote into exec and
+// typed in kubectl exec (mpiexec --hostfile /kubeflow/openmpi/assets/hostfile):
+// the same hostfile is mounted there too, so those commands still work.
+local kubeflowDir = '/kubeflow/openmpi/assets';
+local kubeflowHostfile = kubeflowDir + '/hostfile';
+
+// kubeflowPaths: the Kubeflow prototype's paths a command names, other than
+// its hostfile (its init.sh, gen_hostfile.sh, workdir), which trainsonnet's
+// pods do not have.
+local kubeflowPaths(cmd) =
+  cmd != null && std.length(std.findSubstr('/kubeflow/openmpi/', std.strReplace(cmd, kubeflowHostfile, ''))) > 0;
+
 // sharedPath checks that an S3 staging path is on a volume the S3
 // container and the worker share: dataDir or one of the volumeMounts.
 local sharedPath(p, param, path) =
@@ -78,8 +90,11 @@ local job(p) =
     port: p.ssh.port,
     initTimeout: p.initTimeout,
     secretName: mpi.secretName(p, p.ssh.secret),
-    volumes: [{ name: 'trainsonnet-data', emptyDir: {} }],
-    mounts: dataMount,
+    volumes: [
+      { name: 'trainsonnet-data', emptyDir: {} },
+      { name: 'trainsonnet-hostfile', configMap: { name: mpi.configName(p), items: [{ key: 'hostfile', path: 'hostfile' }], defaultMode: 292 } },
+    ],
+    mounts: dataMount + [{ name: 'trainsonnet-hostfile', mountPath: kubeflowDir, readOnly: true }],
     oneNode: 'worker',  // only the workers share their node's network
     launcher: {
       role: 'launcher',
@@ -139,8 +154,10 @@ ts.prototype({
     ClusterRoleBinding to "view" for this).
 
     The hostfile (/etc/trainsonnet/hostfile, also Open MPI's default hostfile in the
-    launcher) lists the workers, not the launcher, each with slots = gpu (1 without GPUs,
-    or the slots parameter), so `mpirun -np <workers x slots>` starts one rank per slot.
+    launcher, and the Kubeflow prototype's /kubeflow/openmpi/assets/hostfile) lists the
+    workers, not the launcher, each with slots = gpu (1 without GPUs, or the slots
+    parameter), so `mpirun -np <workers x slots>` starts one rank per slot. exec runs with
+    sh -c: trainsonnet warns when it uses bash syntax ([[, source, {1..4}, ...).
 
     The ssh key is generated at render time into the Secret <name>-ssh (the output then
     holds a private key: trainsonnet warns on stderr), or taken from an existing Secret
@@ -178,6 +195,10 @@ ts.prototype({
     launcher: launcherParams,
   },
 
+  removed: {
+    controllerImage: 'there is no controller: the launcher waits for the workers itself (initTimeout) and stops them when exec ends, and a worker stops once the launcher is gone, with no RBAC; drop controllerImage',
+  },
+
   validate(p):: mpi.validate(p, p.workers, p.ssh.port) + [
     roles.hostNetworkPort('ssh.port', p.ssh.port, p.useHostNetwork, 'the workers share'),
     ts.check((p.s3.downloadFrom == null) == (p.s3.downloadTo == null), 's3.downloadTo',
@@ -191,12 +212,16 @@ ts.prototype({
                && !std.objectHas(p.customResources, 'cpu') && !std.objectHas(p.customResources, 'memory')), 'customResources',
              'hugepages need a cpu or memory limit too (set cpu or memory)'),
     mpi.checkConfigSize(p, 'workers', hostLinePrefix(p), hostLineSuffix(p), 0, p.workers, s3=staging(p)),
-  ] + mpi.checks(p, { dataDir: p.dataDir }, { env: p.env, 'launcher.env': p.launcher.env }),
+    ts.check(p.init == null || !std.startsWith(p.init, '/kubeflow/openmpi/'), 'init',
+             'must not be a file of the Kubeflow prototype (' + p.init + '), which trainsonnet\'s pods do not have: leave init unset, trainsonnet\'s runtime (mpi.sh) replaces its init.sh'),
+  ] + mpi.checks(p, { dataDir: p.dataDir }, { env: p.env, 'launcher.env': p.launcher.env }, [kubeflowDir]),
 
   warnings(p):: [
     mpi.generatedKeyWarning(p, p.ssh.secret, '--ssh-secret'),
     roles.hostNetworkWarning(p, p.useHostNetwork, 'the workers\' sshd (port ' + p.ssh.port + ') is'),
     if p.waitForGPUDriver && p.gpu == 0 then 'waitForGPUDriver is set but gpu is 0: the workers will wait for a driver they do not use',
+    if kubeflowPaths(p.exec) then 'exec names a path under /kubeflow/openmpi/ that trainsonnet\'s pods do not have: of the Kubeflow prototype\'s files only its hostfile is there (' + kubeflowHostfile + ', the same as ' + mpi.hostfilePath + ', Open MPI\'s default hostfile in the launcher)',
+    roles.shWarning('exec', p.exec),
   ],
 
   render(p)::

@@ -176,6 +176,7 @@ ts.prototype({
     if p.uiFrom != [] && !p.networkPolicy then 'uiFrom is not used: networkPolicy is off',
     if p.s3.secret != null && scheme(p) != 's3' then 's3.secret is not used: logDir is not an s3:// URI',
     if p.gcs.secret != null && scheme(p) != 'gs' then 'gcs.secret is not used: logDir is not a gs:// URI',
+    roles.shWarning('exec', p.exec),
   ],
 
   render(p):: [

@@ -288,6 +288,12 @@ ts.prototype({
   + roles.envChecks({ env: p.env } + { [r + '.env']: p[r].env for r in roleNames }, ownEnvNames),
 
   warnings(p):: storage.warnings(p, 'train', [trainDir(p)]) + [
+    roles.shWarning('exec', p.exec),
+  ] + [
+    roles.shWarning(r + '.exec', p[r].exec)
+    for r in roleNames
+    if p[r].exec != null
+  ] + [
     if p.args != [] && std.length([r for r in roleNames if count(p, r) > 0 && execOf(p, r) == null]) == 0 then
       'args is not used: every task runs an exec',
     if p.exec == null && p.script == chartScript && p.cpuImage.repository == 'tensorflow' && p.gpuImage.repository == 'tensorflow'

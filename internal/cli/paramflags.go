@@ -34,7 +34,22 @@ func (f *paramFlag) IsBoolFlag() bool { return f.param.Type == generator.TypeBoo
 type paramFlags struct {
 	byParam map[*generator.Param][]*paramFlag // every spelling of each parameter
 	order   []*generator.Param
+	removed []*removedFlag // the replaced system's keys that are gone
 }
+
+// removedFlag is a key of the replaced system that trainsonnet no longer
+// takes (a prototype's removed map), as a hidden flag: --controllerImage
+// gets the warning that says what to do instead, as in a params file,
+// rather than "unknown flag".
+type removedFlag struct {
+	key    string
+	name   string
+	values []string
+}
+
+func (f *removedFlag) Set(v string) error { f.values = append(f.values, v); return nil }
+func (f *removedFlag) Type() string       { return "string" }
+func (f *removedFlag) String() string     { return "" }
 
 // addParamFlags registers every spelling of every parameter: the
 // kebab-case flag shown in help, and the declared spelling and aliases as
@@ -61,6 +76,14 @@ func addParamFlags(fs *pflag.FlagSet, proto *generator.Prototype) (*paramFlags, 
 			pf.byParam[p] = append(pf.byParam[p], f)
 		}
 	}
+	for _, key := range slices.Sorted(maps.Keys(proto.Removed)) {
+		if fs.Lookup(key) != nil || reservedFlags[key] {
+			continue
+		}
+		f := &removedFlag{key: key, name: key}
+		fs.VarPF(f, key, "", "not used: "+proto.Removed[key]).Hidden = true
+		pf.removed = append(pf.removed, f)
+	}
 	return pf, nil
 }
 
@@ -84,6 +107,11 @@ func (pf *paramFlags) apply(params *generator.Params) error {
 		}
 		f := used[0]
 		params.SetTexts(p.Path, f.values, "--"+f.name)
+	}
+	for _, f := range pf.removed {
+		if len(f.values) > 0 {
+			params.SetText(f.key, f.values[len(f.values)-1], "--"+f.name)
+		}
 	}
 	return nil
 }
