@@ -398,3 +398,22 @@ func assertNoLeftovers(t *testing.T, parent string) {
 		assert.False(t, strings.HasPrefix(n, "."), "leftover %s in %s", n, parent)
 	}
 }
+
+// TestWriteDirChecksAgain checks that writeDir itself refuses what gen's
+// early check refuses: the directory may change while gen renders.
+func TestWriteDirChecksAgain(t *testing.T) {
+	root := t.TempDir()
+	files := []generator.File{{Name: generator.KustomizationFile, Data: []byte("x")}}
+	dir := filepath.Join(root, "base")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "mine.yaml"), []byte("mine"), 0o644))
+	dangling := filepath.Join(root, "dangling")
+	require.NoError(t, os.Symlink("nowhere", dangling))
+	before := tree(t, root)
+	for _, d := range []string{dir, dangling} {
+		err := writeDir(d, files)
+		var ue *usageError
+		assert.ErrorAs(t, err, &ue, d)
+	}
+	assert.Equal(t, before, tree(t, root))
+}

@@ -133,23 +133,21 @@ func checkReplaceable(dir, target string) (bool, fs.FileMode, error) {
 	if len(entries) == 0 {
 		return true, st.Mode().Perm(), nil
 	}
-	var resources []string
+	notABase := usagef("--output-dir %s: is not empty and not a base trainsonnet wrote; refusing to replace it (choose another directory, or empty this one)", shown)
 	kfile := filepath.Join(target, generator.KustomizationFile)
-	kst, err := os.Lstat(kfile)
-	if err == nil && kst.Mode().IsRegular() {
-		data, err := os.ReadFile(kfile)
-		if err != nil {
-			return false, 0, fmt.Errorf("--output-dir: %w", err)
-		}
-		var ok bool
-		if resources, ok = generator.GeneratedResources(data); !ok {
-			if strings.HasPrefix(string(data), generator.GeneratedMarker) {
-				return false, 0, usagef("--output-dir %s: %s was edited since trainsonnet wrote it and regenerating would lose the edit; refusing to replace it (put the change in an overlay, or delete the directory to start over)", shown, generator.KustomizationFile)
-			}
-			return false, 0, usagef("--output-dir %s: is not empty and not a base trainsonnet wrote; refusing to replace it (choose another directory, or empty this one)", shown)
-		}
-	} else {
-		return false, 0, usagef("--output-dir %s: is not empty and not a base trainsonnet wrote; refusing to replace it (choose another directory, or empty this one)", shown)
+	if kst, err := os.Lstat(kfile); err != nil || !kst.Mode().IsRegular() {
+		return false, 0, notABase
+	}
+	data, err := os.ReadFile(kfile)
+	if err != nil {
+		return false, 0, fmt.Errorf("--output-dir: %w", err)
+	}
+	resources, ok := generator.GeneratedResources(data)
+	if !ok && strings.HasPrefix(string(data), generator.GeneratedMarker) {
+		return false, 0, usagef("--output-dir %s: %s was edited since trainsonnet wrote it and regenerating would lose the edit; refusing to replace it (put the change in an overlay, or delete the directory to start over)", shown, generator.KustomizationFile)
+	}
+	if !ok {
+		return false, 0, notABase
 	}
 	ours := map[string]bool{generator.KustomizationFile: true}
 	for _, r := range resources {
