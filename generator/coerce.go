@@ -52,7 +52,12 @@ func (p *Param) fromText(s string) (any, string) {
 			if !ok {
 				return nil, "must be key=value pairs separated by commas, such as a=1,b=2"
 			}
-			m[strings.TrimSpace(k)] = v
+			k = strings.TrimSpace(k)
+			if prev, dup := m[k]; dup {
+				// Which one was meant would be a guess.
+				return nil, "gives " + k + " twice, as " + k + "=" + prev.(string) + " and as " + k + "=" + v + "; keep one"
+			}
+			m[k] = v
 		}
 		return p.fromValue(m)
 	case TypeList:
@@ -71,6 +76,9 @@ func (p *Param) fromText(s string) (any, string) {
 		if err != nil {
 			return nil, "must be YAML or JSON for " + p.kindText() + ": " + oneLine(err.Error())
 		}
+		if rule := conflictRules(yamlConflicts([]byte(s))); rule != "" {
+			return nil, rule
+		}
 		v, err := decodeJSON(j)
 		if err != nil {
 			return nil, "must be YAML or JSON for " + p.kindText() + ": " + oneLine(err.Error())
@@ -81,7 +89,8 @@ func (p *Param) fromText(s string) (any, string) {
 }
 
 // fromTexts parses the texts of a repeated flag: list items and map
-// entries of every text add up, a scalar is the last text. On a problem it
+// entries of every text add up (a map key given twice is an error), a
+// scalar is the last text. On a problem it
 // returns the text at fault.
 func (p *Param) fromTexts(texts []string) (any, string, string) {
 	switch {

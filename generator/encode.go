@@ -96,14 +96,53 @@ func (r *Result) KustomizeBase() ([]File, error) {
 		files = append(files, File{Name: name, Data: y})
 		k.Resources = append(k.Resources, name)
 	}
+	kdata, err := kustomization(r.Prototype, k)
+	if err != nil {
+		return nil, err
+	}
+	files = append([]File{{Name: KustomizationFile, Data: kdata}}, files...)
+	return files, nil
+}
+
+// kustomization is the kustomization.yaml of a base of the prototype.
+func kustomization(prototype string, k types.Kustomization) ([]byte, error) {
 	ky, err := yaml.Marshal(k)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the kustomization: %w", err)
 	}
-	header := GeneratedMarker + " from the " + r.Prototype + " prototype. Overlay it rather than edit it:\n" +
+	header := GeneratedMarker + " from the " + prototype + " prototype. Overlay it rather than edit it:\n" +
 		"# regenerate with the same parameters and your overlays still apply.\n"
-	files = append([]File{{Name: KustomizationFile, Data: append([]byte(header), ky...)}}, files...)
-	return files, nil
+	return append([]byte(header), ky...), nil
+}
+
+// GeneratedResources returns the resources (the object files) a base's
+// kustomization.yaml lists, if data is exactly what KustomizeBase writes,
+// byte for byte; false if it is not (another tool's, or edited since).
+// Those files and the kustomization are what trainsonnet wrote in the
+// base; anything else in its directory is someone else's.
+func GeneratedResources(data []byte) ([]string, bool) {
+	first, _, _ := bytes.Cut(data, []byte("\n"))
+	rest, ok := strings.CutPrefix(string(first), GeneratedMarker+" from the ")
+	if !ok {
+		return nil, false
+	}
+	prototype, ok := strings.CutSuffix(rest, " prototype. Overlay it rather than edit it:")
+	if !ok {
+		return nil, false
+	}
+	var k types.Kustomization
+	if err := yaml.UnmarshalStrict(data, &k); err != nil {
+		return nil, false
+	}
+	again, err := kustomization(prototype, types.Kustomization{
+		TypeMeta:    types.TypeMeta{APIVersion: types.KustomizationVersion, Kind: types.KustomizationKind},
+		SortOptions: &types.SortOptions{Order: types.FIFOSortOrder},
+		Resources:   k.Resources,
+	})
+	if err != nil || !bytes.Equal(again, data) {
+		return nil, false
+	}
+	return k.Resources, true
 }
 
 func namespaces(objs []*Object) int {

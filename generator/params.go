@@ -91,6 +91,15 @@ type resolved struct {
 	values   map[string]any    // full tree, defaults filled in; nil leaves are unset
 	given    map[string]string // param path -> how it was last given
 	warnings []string          // renamed and removed keys that were used
+	// source holds, while one params file or Go value is applied, the
+	// key that set each parameter, to refuse a parameter it sets twice
+	// under two names (an old one and the declared one).
+	source *oneSource
+}
+
+type oneSource struct {
+	name string            // the file, as given
+	keys map[string]string // param path -> the key that set it
 }
 
 // resolve applies every input in order and checks each value, collecting
@@ -102,7 +111,9 @@ func (pr *Prototype) resolve(in *Params) (*resolved, []*ParamError) {
 	for _, it := range in.inputs {
 		switch it.kind {
 		case inputFile:
+			r.source = &oneSource{name: it.given, keys: map[string]string{}}
 			pr.applyFile(r, it, add)
+			r.source = nil
 		case inputText:
 			prm := pr.lookupKey(it.path)
 			if prm == nil {
@@ -144,7 +155,9 @@ func (pr *Prototype) resolve(in *Params) (*resolved, []*ParamError) {
 				add(pr.unknown(it.given, it.path))
 				continue
 			}
+			r.source = &oneSource{name: it.given, keys: map[string]string{}}
 			pr.applyValue(r, prm, goValue(it.value), it.given, it.path, add)
+			r.source = nil
 		}
 	}
 	return r, problems
@@ -185,6 +198,9 @@ func (pr *Prototype) applyValue(r *resolved, prm *Param, v any, given, written s
 		}
 		return
 	}
+	if prm.Type != TypeGroup && !r.once(prm, written, add) {
+		return
+	}
 	if v == nil {
 		r.set(prm, nil, given) // null means "back to the default"
 		return
@@ -196,6 +212,7 @@ func (pr *Prototype) applyValue(r *resolved, prm *Param, v any, given, written s
 				Rule: "must be a map of " + prm.Path + "'s parameters"})
 			return
 		}
+		seen := map[*Param]string{}
 		for _, k := range slices.Sorted(maps.Keys(m)) {
 			kid := findParam(prm.Params, k)
 			childGiven := given + "." + k
@@ -203,6 +220,9 @@ func (pr *Prototype) applyValue(r *resolved, prm *Param, v any, given, written s
 				// The replaced system's name of a member, such as the
 				// charts' storage.sharename for storage.azure.shareName.
 				if renamedKid := pr.oldPath(written+"."+k, prm.Path+"."+k); renamedKid != nil {
+					if !r.onceIn(seen, renamedKid, written+"."+k, add) {
+						continue
+					}
 					r.warnings = append(r.warnings, childGiven+": "+renamed(written+"."+k, renamedKid.Path))
 					pr.applyValue(r, renamedKid, m[k], childGiven, written+"."+k, add)
 					continue
@@ -211,6 +231,9 @@ func (pr *Prototype) applyValue(r *resolved, prm *Param, v any, given, written s
 					continue
 				}
 				add(pr.unknownIn(childGiven, prm, k))
+				continue
+			}
+			if !r.onceIn(seen, kid, written+"."+k, add) {
 				continue
 			}
 			pr.applyValue(r, kid, m[k], childGiven, written+"."+k, add)
@@ -242,6 +265,13 @@ func (pr *Prototype) applyFile(r *resolved, it input, add func(*ParamError)) {
 		add(&ParamError{Given: it.given, Rule: "not valid YAML: " + oneLine(err.Error())})
 		return
 	}
+	for _, c := range yamlConflicts(it.data) {
+		given := it.given
+		if c.at != "" {
+			given += ": " + c.at
+		}
+		add(&ParamError{Param: c.at, Given: given, Rule: c.rule})
+	}
 	if v == nil {
 		return // an empty file sets nothing
 	}
@@ -250,11 +280,15 @@ func (pr *Prototype) applyFile(r *resolved, it input, add func(*ParamError)) {
 		add(&ParamError{Given: it.given, Rule: "must be a map of parameter names to values"})
 		return
 	}
+	seen := map[*Param]string{}
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		given := it.given + ": " + k
 		prm := findParam(pr.Params, k)
 		if prm == nil {
 			if prm = pr.byOldPath[k]; prm != nil {
+				if !r.onceIn(seen, prm, k, add) {
+					continue
+				}
 				// The replaced system's name, such as the Helm chart's master.
 				r.warnings = append(r.warnings, given+": "+renamed(k, prm.Path))
 			} else {
@@ -263,6 +297,8 @@ func (pr *Prototype) applyFile(r *resolved, it input, add func(*ParamError)) {
 				}
 				continue
 			}
+		} else if !r.onceIn(seen, prm, k, add) {
+			continue
 		}
 		pr.applyValue(r, prm, m[k], given, k, add)
 	}
@@ -303,6 +339,55 @@ func (pr *Prototype) applyOldGroup(r *resolved, v any, written, given string, ad
 		}
 	}
 	return true
+}
+
+// onceIn records that key, of one mapping of the source, sets prm (a
+// parameter or a group), and reports whether it is the first key of the
+// mapping that does; a second one (the old name of a parameter beside its
+// declared one, such as the Helm chart's master beside driver) is a
+// conflict: which one was meant would be a guess.
+func (r *resolved) onceIn(seen map[*Param]string, prm *Param, key string, add func(*ParamError)) bool {
+	if prev, dup := seen[prm]; dup {
+		add(r.twice(prm, prev, key))
+		return false
+	}
+	seen[prm] = key
+	return true
+}
+
+// once records that written (a dotted path as the user wrote it) sets the
+// parameter prm in the current source, and reports whether no other path
+// of the source did: one source giving a parameter twice, at different
+// depths (storage.sharename and storage.azure.shareName), is a conflict.
+func (r *resolved) once(prm *Param, written string, add func(*ParamError)) bool {
+	if r.source == nil {
+		return true
+	}
+	if prev, dup := r.source.keys[prm.Path]; dup && prev != written {
+		add(r.twice(prm, prev, written))
+		return false
+	}
+	r.source.keys[prm.Path] = written
+	return true
+}
+
+func (r *resolved) twice(prm *Param, a, b string) *ParamError {
+	var old []string
+	for _, k := range []string{a, b} {
+		if k != prm.Path {
+			old = append(old, k)
+		}
+	}
+	why := "one is its old name"
+	if len(old) == 1 {
+		why = old[0] + " is its old name"
+	}
+	name := ""
+	if r.source != nil {
+		name = r.source.name
+	}
+	return &ParamError{Param: prm.Path, Given: name,
+		Rule: fmt.Sprintf("%s and %s both set %s (%s); give it once, as %s", a, b, prm.Path, why, prm.Path)}
 }
 
 // mapEntry splits "nodeSelector.cloud.google.com/gpu" into a map parameter

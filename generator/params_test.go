@@ -250,3 +250,68 @@ func TestRenamedMemberOfAGroupInParamsFiles(t *testing.T) {
 	require.Len(t, problems, 1)
 	assert.Contains(t, problems[0], `f.yaml: store.sharename: invalid value "Data"`)
 }
+
+// TestConflictsWithinOneSource checks that what one source says twice is
+// an error naming both, never resolved by a guess: a key twice in one
+// mapping, a second YAML document, a parameter under its old and its new
+// name, a map key twice in one text. Between sources the later one wins
+// (TestLaterSourcesReplaceEarlierOnes).
+func TestConflictsWithinOneSource(t *testing.T) {
+	g := newGenerator(t)
+	renamed, err := generator.New(generator.Options{PrototypePaths: []string{"testdata/renamedproto"}})
+	require.NoError(t, err)
+	for _, c := range []struct {
+		name  string
+		g     *generator.Generator
+		p     *generator.Params
+		wants []string
+	}{
+		{"duplicate key in YAML", g, generator.NewParams("openmpi").AddFile("f.yaml", []byte("workers: 2\nworkers: 3\n")),
+			[]string{`f.yaml: workers: given twice in one mapping, as 2 and as 3; keep one`}},
+		{"duplicate key in JSON", g, generator.NewParams("openmpi").AddFile("f.json", []byte(`{"ssh": {"port": 2200, "port": 2300}}`)),
+			[]string{`f.json: ssh.port: given twice in one mapping, as 2200 and as 2300; keep one`}},
+		{"duplicate key in a map value", g, generator.NewParams("openmpi").AddFile("f.yaml", []byte("nodeSelector:\n  pool: a\n  pool: b\n")),
+			[]string{`f.yaml: nodeSelector.pool: given twice in one mapping, as "a" and as "b"; keep one`}},
+		{"duplicate key in an object in a list", g, generator.NewParams("openmpi").AddFile("f.yaml", []byte("volumes:\n- name: a\n  name: b\n  emptyDir: {}\n")),
+			[]string{`f.yaml: volumes[0].name: given twice in one mapping, as "a" and as "b"; keep one`}},
+		{"second document", g, generator.NewParams("openmpi").AddFile("f.yaml", []byte("workers: 2\n---\nworkers: 3\n")),
+			[]string{"f.yaml: holds a second YAML document (after ---), which would be ignored: put every parameter in one document, or the second in a file of its own (-f)"}},
+		{"old and new name of a group", g, generator.NewParams("horovod").AddFile("v.yaml", []byte("driver: {env: {A: '1'}}\nmaster: {env: {A: '2'}}\n")),
+			[]string{"v.yaml: driver and master both set driver (master is its old name); give it once, as driver"}},
+		{"old and new name of a group, other members", g, generator.NewParams("horovod").AddFile("v.yaml", []byte("driver: {env: {A: '1'}}\nmaster: {gpu: 1}\n")),
+			[]string{"v.yaml: driver and master both set driver (master is its old name); give it once, as driver"}},
+		{"old and new name at two depths", g, generator.NewParams("openmpi").AddFile("f.yaml", []byte("s3Secret: a\ns3: {secret: b}\n")),
+			[]string{"f.yaml: s3.secret and s3Secret both set s3.secret (s3Secret is its old name); give it once, as s3.secret"}},
+		{"old and new name of a member", renamed, generator.NewParams("renamed").AddFile("f.yaml", []byte("store:\n  sharename: a\n  azure: {shareName: b}\n")),
+			[]string{"f.yaml: store.azure.shareName and store.sharename both set store.azure.shareName (store.sharename is its old name); give it once, as store.azure.shareName"}},
+		{"map key twice in one text", g, generator.NewParams("openmpi").SetText("nodeSelector", "a=b,a=c", "--node-selector"),
+			[]string{`--node-selector: invalid value "a=b,a=c": gives a twice, as a=b and as a=c; keep one`}},
+		{"map key twice in a repeated flag", g, generator.NewParams("openmpi").SetTexts("nodeSelector", []string{"a=b", "a=c"}, "--node-selector"),
+			[]string{`--node-selector: invalid value "a=b,a=c": gives a twice, as a=b and as a=c; keep one`}},
+		{"key twice in an object's text", g, generator.NewParams("openmpi").SetText("tolerations", `[{"key":"a","key":"b"}]`, "--tolerations"),
+			[]string{`--tolerations: invalid value "[{\"key\":\"a\",\"key\":\"b\"}]": [0].key: given twice in one mapping, as "a" and as "b"; keep one`}},
+		{"customResources holds gpuResource", g, generator.NewParams("openmpi").SetText("gpu", "2", "--gpu").SetText("customResources", "nvidia.com/gpu=4", "--custom-resources"),
+			[]string{`--custom-resources: invalid value "nvidia.com/gpu=4": holds nvidia.com/gpu, the gpuResource that gpu sets (it is also the slots of each worker): set it with gpu only`}},
+		{"customResources holds cpu and memory beside cpu and memory", g, generator.NewParams("openmpi").
+			SetText("cpu", "2", "--cpu").SetText("memory", "2Gi", "--memory").SetText("customResources", "cpu=4,memory=1Gi", "--custom-resources"),
+			[]string{`--custom-resources: invalid value "cpu=4,memory=1Gi": holds cpu, which cpu sets too (2): set it once`,
+				`--custom-resources: invalid value "cpu=4,memory=1Gi": holds memory, which memory sets too (2Gi): set it once`}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := c.g.Render(context.Background(), c.p)
+			if c.wants == nil {
+				require.NoError(t, err)
+				return
+			}
+			assert.Equal(t, c.wants, validationProblems(t, err))
+		})
+	}
+
+	// Not conflicts: a trailing ---, an empty second document, and the
+	// same key in two different mappings; customResources' cpu without cpu.
+	for _, f := range []string{"workers: 2\n---\n", "---\nworkers: 2\n", "workers: 2\n---\n# nothing\n",
+		"nodeSelector: {pool: a}\nlauncher: {nodeSelector: {pool: a}}\n", "customResources: {cpu: '2', example.com/fpga: 1}\n"} {
+		_, err := g.Render(context.Background(), generator.NewParams("openmpi").AddFile("f.yaml", []byte(f)))
+		assert.NoError(t, err, "%q", f)
+	}
+}

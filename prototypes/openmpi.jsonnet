@@ -211,6 +211,15 @@ ts.prototype({
                && p.cpu == null && p.memory == null
                && !std.objectHas(p.customResources, 'cpu') && !std.objectHas(p.customResources, 'memory')), 'customResources',
              'hugepages need a cpu or memory limit too (set cpu or memory)'),
+    // A limit given twice, by its own parameter and in customResources,
+    // would be whichever roles.resources applied last (nvidia.com/gpu=4
+    // beside gpu 2 gave 4 GPUs and 2 slots).
+    ts.check(!std.objectHas(p.customResources, p.gpuResource), 'customResources',
+             'holds ' + p.gpuResource + ', the gpuResource that gpu sets (it is also the slots of each worker): set it with gpu only'),
+    ts.check(p.cpu == null || !std.objectHas(p.customResources, 'cpu'), 'customResources',
+             'holds cpu, which cpu sets too (' + p.cpu + '): set it once'),
+    ts.check(p.memory == null || !std.objectHas(p.customResources, 'memory'), 'customResources',
+             'holds memory, which memory sets too (' + p.memory + '): set it once'),
     mpi.checkConfigSize(p, 'workers', hostLinePrefix(p), hostLineSuffix(p), 0, p.workers, s3=staging(p)),
     ts.check(p.init == null || !std.startsWith(p.init, '/kubeflow/openmpi/'), 'init',
              'must not be a file of the Kubeflow prototype (' + p.init + '), which trainsonnet\'s pods do not have: leave init unset, trainsonnet\'s runtime (mpi.sh) replaces its init.sh'),

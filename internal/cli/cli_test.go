@@ -73,6 +73,116 @@ func TestOutputDirNeverReplacesForeignFiles(t *testing.T) {
 	assert.Contains(t, stderr, "exists and is not a directory")
 }
 
+// base writes a base of openmpi into dir and returns its file names.
+func base(t *testing.T, dir string, args ...string) []string {
+	t.Helper()
+	code, _, stderr := run(append([]string{"gen", "openmpi", "--output-dir", dir}, args...)...)
+	require.Equal(t, 0, code, stderr)
+	return names(t, dir)
+}
+
+// refused checks that gen refused --output-dir dir with one line
+// containing want, exit code 2, and left the directory tree under root
+// exactly as it was.
+func refused(t *testing.T, root, dir, want string) {
+	t.Helper()
+	before := tree(t, root)
+	code, stdout, stderr := run("gen", "openmpi", "--name", "b", "--output-dir", dir)
+	assert.Equal(t, 2, code, stderr)
+	assert.Empty(t, stdout)
+	assert.Contains(t, stderr, want)
+	assert.True(t, strings.HasPrefix(stderr, "error: --output-dir "), "refused before rendering: %s", stderr)
+	assert.Equal(t, 1, strings.Count(stderr, "error:"), "one line: %s", stderr)
+	assert.Equal(t, before, tree(t, root), "nothing may change")
+}
+
+func TestOutputDirKeepsTheUsersFiles(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "base")
+	base(t, dir, "--name", "a")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "my-patch.yaml"), []byte("mine"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o644))
+	refused(t, root, dir, "--output-dir "+dir+": holds my-patch.yaml, notes.txt, which trainsonnet did not write; refusing to replace the base (move them to an overlay, or delete them, and run again)")
+
+	// A subdirectory is the user's too.
+	require.NoError(t, os.Remove(filepath.Join(dir, "notes.txt")))
+	require.NoError(t, os.Remove(filepath.Join(dir, "my-patch.yaml")))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "patches"), 0o755))
+	refused(t, root, dir, "holds patches/, which trainsonnet did not write")
+	require.NoError(t, os.Remove(filepath.Join(dir, "patches")))
+
+	// A kustomization edited by hand (here: listing the user's patch as a
+	// resource, which would otherwise pass for a file trainsonnet wrote).
+	k := filepath.Join(dir, generator.KustomizationFile)
+	data, err := os.ReadFile(k)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(k, append(data, []byte("- my-patch.yaml\n")...), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "my-patch.yaml"), []byte("mine"), 0o644))
+	refused(t, root, dir, "kustomization.yaml was edited since trainsonnet wrote it and regenerating would lose the edit")
+}
+
+func TestOutputDirReplacesStaleObjects(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "base")
+	// A generated key pair makes one object more than --ssh-secret.
+	assert.Contains(t, base(t, dir, "--name", "a"), "secret_a-ssh.yaml")
+	require.NoError(t, os.Chmod(dir, 0o750))
+	assert.NotContains(t, base(t, dir, "--name", "a", "--ssh-secret", "s"), "secret_a-ssh.yaml")
+	st, err := os.Stat(dir)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o750), st.Mode().Perm(), "the directory keeps its mode")
+	// An object file of the previous base the user deleted is no problem.
+	require.NoError(t, os.Remove(filepath.Join(dir, "service_a.yaml")))
+	assert.Contains(t, base(t, dir, "--name", "a", "--ssh-secret", "s"), "service_a.yaml")
+	assertNoLeftovers(t, root)
+}
+
+func TestOutputDirFollowsASymlink(t *testing.T) {
+	root := t.TempDir()
+	real := filepath.Join(root, "bases", "v1")
+	link := filepath.Join(root, "base")
+	require.NoError(t, os.MkdirAll(real, 0o755))
+	require.NoError(t, os.Symlink("bases/v1", link))
+
+	// An empty target, then a base in it: written through the link.
+	base(t, link, "--name", "a")
+	base(t, link, "--name", "b", "--ssh-secret", "s")
+	to, err := os.Readlink(link)
+	require.NoError(t, err, "the link must stay a link")
+	assert.Equal(t, "bases/v1", to)
+	assert.Contains(t, names(t, real), "job_b-worker.yaml")
+	assert.NotContains(t, names(t, real), "job_a-worker.yaml")
+	assertNoLeftovers(t, filepath.Join(root, "bases"))
+
+	// A link to a directory of other files is refused like the directory.
+	other := filepath.Join(root, "other")
+	require.NoError(t, os.Mkdir(other, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(other, "notes.txt"), []byte("mine"), 0o644))
+	require.NoError(t, os.Symlink("other", filepath.Join(root, "to-other")))
+	refused(t, root, filepath.Join(root, "to-other"), "(a symlink to "+other+"): is not empty and not a base trainsonnet wrote")
+
+	// A link to a file.
+	require.NoError(t, os.Symlink("other/notes.txt", filepath.Join(root, "to-file")))
+	refused(t, root, filepath.Join(root, "to-file"), "exists and is not a directory")
+
+	// A dangling link: not replaced by a directory, nor its target made.
+	dangling := filepath.Join(root, "dangling")
+	require.NoError(t, os.Symlink("nowhere/base", dangling))
+	refused(t, root, dangling, "--output-dir "+dangling+": is a symlink to nowhere/base, which does not exist; create that directory or point --output-dir elsewhere")
+}
+
+func TestOutputDirRefusesASymlinkInTheBase(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "base")
+	base(t, dir, "--name", "a")
+	// service_a.yaml is the user's link now, to a file of theirs.
+	mine := filepath.Join(root, "service.yaml")
+	require.NoError(t, os.WriteFile(mine, []byte("mine"), 0o644))
+	require.NoError(t, os.Remove(filepath.Join(dir, "service_a.yaml")))
+	require.NoError(t, os.Symlink(mine, filepath.Join(dir, "service_a.yaml")))
+	refused(t, root, dir, "service_a.yaml is a symlink where trainsonnet wrote a file; refusing to replace the base")
+}
+
 func TestOutputDirIsNotCreatedOnError(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "base")
 	code, _, _ := run("gen", "openmpi", "--memory", "lots", "--output-dir", dir)
@@ -254,6 +364,32 @@ func snapshot(t *testing.T, dir string) map[string]string {
 	return out
 }
 
+// tree returns every path under root with its content, or its link target
+// for a symlink, or "dir".
+func tree(t *testing.T, root string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	require.NoError(t, filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		require.NoError(t, err)
+		switch {
+		case d.Type()&os.ModeSymlink != 0:
+			to, err := os.Readlink(p)
+			require.NoError(t, err)
+			out[p] = "-> " + to
+		case d.IsDir():
+			st, err := d.Info()
+			require.NoError(t, err)
+			out[p] = "dir " + st.Mode().String()
+		default:
+			b, err := os.ReadFile(p)
+			require.NoError(t, err)
+			out[p] = string(b)
+		}
+		return nil
+	}))
+	return out
+}
+
 // assertNoLeftovers checks that no temporary directory was left beside the
 // output directory.
 func assertNoLeftovers(t *testing.T, parent string) {
@@ -261,4 +397,23 @@ func assertNoLeftovers(t *testing.T, parent string) {
 	for _, n := range names(t, parent) {
 		assert.False(t, strings.HasPrefix(n, "."), "leftover %s in %s", n, parent)
 	}
+}
+
+// TestWriteDirChecksAgain checks that writeDir itself refuses what gen's
+// early check refuses: the directory may change while gen renders.
+func TestWriteDirChecksAgain(t *testing.T) {
+	root := t.TempDir()
+	files := []generator.File{{Name: generator.KustomizationFile, Data: []byte("x")}}
+	dir := filepath.Join(root, "base")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "mine.yaml"), []byte("mine"), 0o644))
+	dangling := filepath.Join(root, "dangling")
+	require.NoError(t, os.Symlink("nowhere", dangling))
+	before := tree(t, root)
+	for _, d := range []string{dir, dangling} {
+		err := writeDir(d, files)
+		var ue *usageError
+		assert.ErrorAs(t, err, &ue, d)
+	}
+	assert.Equal(t, before, tree(t, root))
 }

@@ -141,6 +141,11 @@ func runGen(ctx context.Context, root *rootOptions, s Streams, args []string) er
 	if opts.outputDir != "" && fs.Changed("output") && opts.output.value != "yaml" {
 		return usagef("--output-dir writes a kustomize base (YAML); it cannot be combined with -o %s", opts.output.value)
 	}
+	if opts.outputDir != "" {
+		if err := checkOutputDir(opts.outputDir); err != nil {
+			return err
+		}
+	}
 
 	params := generator.NewParams(name)
 	for _, f := range opts.files {

@@ -88,7 +88,8 @@ func addParamFlags(fs *pflag.FlagSet, proto *generator.Prototype) (*paramFlags, 
 }
 
 // apply adds the flags that were given to params. Repeated map and list
-// flags add up; a scalar flag given twice keeps the last value. Two
+// flags add up (a map key given twice is an error, in one text or two); a
+// scalar flag given twice keeps the last value. Two
 // spellings of one parameter are an error: which one wins would be a guess.
 func (pf *paramFlags) apply(params *generator.Params) error {
 	for _, p := range pf.order {
