@@ -48,6 +48,7 @@ TSN_PROXY_METRICS_PORT="${TRAINSONNET_PROXY_METRICS_PORT:-10249}"
 TSN_PROXY_MODE="${TRAINSONNET_PROXY_MODE:-nftables}"
 # kube-network-policies: its nftables table (family inet, deleted whole by
 # down.sh), its NFQUEUE number and its metrics server (on the node IP).
+TSN_NETPOL="${TRAINSONNET_NETPOL:-1}"
 TSN_NETPOL_TABLE="${TRAINSONNET_NETPOL_TABLE:-trainsonnet-netpol}"
 TSN_NETPOL_QUEUE="${TRAINSONNET_NETPOL_QUEUE:-100}"
 TSN_NETPOL_METRICS_PORT="${TRAINSONNET_NETPOL_METRICS_PORT:-9080}"
@@ -71,6 +72,9 @@ TSN_SYSCTLS=(vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_o
 
 # Debian packages the node needs on the host (nftables: kube-proxy's nft).
 TSN_APT_PACKAGES=(containerd runc containernetworking-plugins debootstrap iptables iproute2 nftables)
+
+# The daemons up.sh starts, in order (each recorded in $TSN_NODE/pids/).
+TSN_DAEMONS=(containerd coredns kubelet kube-proxy kube-network-policies)
 
 # Images. The tag of each is a hash of its recipe: change a file of the
 # recipe and the tag, the cache keys and the imported reference all change.
