@@ -68,8 +68,9 @@
 //
 //	test/node/with-node.sh env TRAINSONNET_E2E=1 go test -count=1 ./test/jobs/ -v
 //
-// The whole suite takes about 150 s here (the launcher-gone case alone
-// about 80 s, most of it the workers' grace period).
+// The whole suite took about 150 s here before TestNetworkPolicy (the
+// launcher-gone case alone about 80 s, most of it the workers' grace
+// period); with its five cases, 419 s on a machine at load 25-45.
 //
 // TRAINSONNET_KEEP_NAMESPACE=1 keeps each case's namespace for inspection.
 package jobs
