@@ -4,8 +4,9 @@
 #   test/e2e.sh [GO TEST FLAGS...]        # e.g. test/e2e.sh -run 'TestSweep|TestKwok'
 #
 # 1. builds what is missing (test/cluster/build.sh: Kubernetes, etcd, kwok;
-#    test/node/build.sh: CoreDNS, the test image; all cached under
-#    /var/cache/trainsonnet, seconds when present) and the test binaries;
+#    test/node/build.sh: CoreDNS, kube-network-policies, the test image;
+#    all cached under /var/cache/trainsonnet, seconds when present) and the
+#    test binaries;
 # 2. test/scripts: lib/assets/mpi.sh and a rendered ConfigMap run for real
 #    (sshd, mpirun) in network namespaces; no cluster;
 # 3. test/e2e and test/kube under test/cluster/with-cluster.sh with kwok:

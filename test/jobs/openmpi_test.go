@@ -271,11 +271,9 @@ func requireWorkerStopped(t *testing.T, jc *jobCase, w pod, index string) {
 // block the job's own traffic (launcher to workers over ssh, mpirun's
 // daemons back to the launcher).
 //
-// The node's CNI (the bridge plugin, test/node) does not enforce
-// NetworkPolicy: pods here would talk to each other whatever the policy
-// said. What can be checked here is the policy object against the live
-// pods; that it also keeps other pods out needs a cluster whose CNI
-// enforces it (Calico, Cilium), which this machine does not run.
+// The node enforces NetworkPolicies (kube-network-policies, test/node), so
+// the job's completion also shows that the policy admits its own traffic;
+// that it keeps other pods out is TestNetworkPolicy's part (netpol_test.go).
 func (jc *jobCase) requireNetworkPolicySelectsJob(pods int) {
 	t := jc.t
 	t.Helper()
@@ -317,7 +315,7 @@ func (jc *jobCase) requireNetworkPolicySelectsJob(pods int) {
 	require.Len(t, all, pods, "pods of the job: the launcher and the workers")
 	selected := podNames(jc.pods(labelSelector(spec.PodSelector.MatchLabels)))
 	require.Equal(t, all, selected, "the NetworkPolicy's podSelector selects every pod of the job")
-	t.Logf("NetworkPolicy %s selects %s; ingress only from the same pods (not enforced by this node's bridge CNI)",
+	t.Logf("NetworkPolicy %s selects %s; ingress only from the same pods",
 		jc.name, strings.Join(selected, ", "))
 }
 

@@ -7,6 +7,8 @@
 #             debootstrap, iptables, iproute2, nftables), installed only if
 #             missing
 #   coredns   a slim CoreDNS    $CACHE/coredns-<version>/coredns
+#   netpol    kube-network-policies (NetworkPolicy enforcement)
+#                               $CACHE/kube-network-policies-<version>/
 #   tools     mkimage + pause   $CACHE/node-tools-<hash>/
 #   images    the pause image   $CACHE/pause-image-<hash>/image.tar
 #             the MPI rootfs    $CACHE/mpi-rootfs-<hash>/
@@ -73,6 +75,57 @@ step_coredns() {
   mv "$out.partial" "$out"
   printf '%s\n' "$key" >"$out.src"
   tsn_log "coredns: $("$out" -version | head -n1) built in $(tsn_since "$t0")"
+}
+
+# kube-network-policies, with our main (netpol/main.go: a kubeconfig instead
+# of upstream's in-cluster config), built like CoreDNS in a wrapper module
+# under the cache that has only require lines, and one change to the
+# controller (netpol/patch/nfqueue_xt.go: the xtables NFQUEUE target instead
+# of nftables' queue expression, which needs a kernel module that not every
+# kernel has). The module's source is copied out of the module cache,
+# patched, and used through a replace directive. The checksum database has
+# no record of sigs.k8s.io/kube-network-policies: GONOSUMDB for that one
+# module's download.
+step_netpol() {
+  local main="$TSN_DIR/netpol/main.go" patch="$TSN_DIR/netpol/patch/nfqueue_xt.go" out="$TSN_NETPOL_BIN"
+  local key; key="$(tsn_hash "$main" "$patch")"
+  if [ -x "$out" ] && [ "$(cat "$out.src" 2>/dev/null)" = "$key" ]; then
+    tsn_log "kube-network-policies: $out present"
+    return
+  fi
+  local t0; t0=$(date +%s.%N)
+  local mod="$TSN_CACHE/build/kube-network-policies-$TRAINSONNET_NETPOL_VERSION"
+  local upstream="sigs.k8s.io/kube-network-policies@$TRAINSONNET_NETPOL_VERSION"
+  local nosumdb="sigs.k8s.io/kube-network-policies${GONOSUMDB:+,$GONOSUMDB}"
+  mkdir -p "$mod" "$(dirname "$out")"
+  tsn_log "kube-network-policies: building $TRAINSONNET_NETPOL_VERSION in $mod"
+  local src
+  src="$(GONOSUMDB="$nosumdb" GOFLAGS=-mod=mod go mod download -json "$upstream" |
+    awk -F'"' '$2 == "Dir" { print $4 }')"
+  [ -d "$src/pkg/networkpolicy" ] || tsn_die "kube-network-policies: no source of $upstream in the module cache"
+  rm -rf "$mod/src"
+  cp -r "$src" "$mod/src"
+  chmod -R u+w "$mod/src"
+  local ctl="$mod/src/pkg/networkpolicy/controller.go"
+  cp "$patch" "$mod/src/pkg/networkpolicy/nfqueue_xt.go"
+  sed -i -e 's/^\(\t*\)queue := &expr.Queue{Num: uint16(c.config.QueueID)}$/\1queue := xtQueue(uint16(c.config.QueueID), c.config.FailOpen)/' \
+    -e 's/^\(\t*\)queue.Flag = expr.QueueFlagBypass$/\1\/\/ the bypass flag: set by xtQueue/' "$ctl"
+  if grep -q 'expr\.Queue' "$ctl" || [ "$(grep -c 'xtQueue(' "$ctl")" != 2 ]; then
+    tsn_die "kube-network-policies: $ctl does not have the two queue rules netpol/patch/ expects"
+  fi
+  cp "$main" "$mod/main.go"
+  if [ ! -f "$mod/go.mod" ]; then
+    (cd "$mod" && go mod init trainsonnet.local/kube-network-policies >/dev/null 2>&1)
+  fi
+  # v0.7.0 requires a pseudo-version of github.com/google/nftables that the
+  # checksum database (as the proxy serves it) has no record of either; its
+  # next release, v0.3.0, has one and builds the controller unchanged.
+  (cd "$mod" && go mod edit -require="$upstream" -replace=sigs.k8s.io/kube-network-policies=./src \
+    -require="github.com/google/nftables@$TRAINSONNET_NETPOL_NFTABLES_VERSION")
+  (cd "$mod" && CGO_ENABLED=0 go build -mod=mod -tags trainsonnet_netpol -ldflags "-s -w" -o "$out.partial" .)
+  mv "$out.partial" "$out"
+  printf '%s\n' "$key" >"$out.src"
+  tsn_log "kube-network-policies: $TRAINSONNET_NETPOL_VERSION built in $(tsn_since "$t0")"
 }
 
 step_tools() {
@@ -147,11 +200,11 @@ step_prune() {
 }
 
 steps=("$@")
-[ "${#steps[@]}" -gt 0 ] || steps=(packages coredns images)
+[ "${#steps[@]}" -gt 0 ] || steps=(packages coredns netpol images)
 for s in "${steps[@]}"; do
   case "$s" in
-  packages | coredns | tools | images | prune) "step_$s" ;;
-  *) tsn_die "unknown step $s (packages, coredns, tools, images, prune)" ;;
+  packages | coredns | netpol | tools | images | prune) "step_$s" ;;
+  *) tsn_die "unknown step $s (packages, coredns, netpol, tools, images, prune)" ;;
   esac
 done
 if [ ! -x "$TSN_K8S_BIN/kubelet" ]; then

@@ -7,16 +7,16 @@
 # so the order matters:
 #   1. cordon the node and delete its pods through the API, while the kubelet
 #      still runs: it stops the containers, runs CNI DEL, removes the netns
-#   2. stop kube-proxy and the kubelet; kill and delete any containerd task
-#      still left
+#   2. stop kube-network-policies, kube-proxy and the kubelet; kill and
+#      delete any containerd task still left
 #   3. stop containerd, then the shims serving THIS containerd's socket
 #      (found by their command line), then CoreDNS
 #   4. kill whatever still runs in the node's cgroups, unmount what is still
 #      mounted under the node's state dir, remove the cgroups, the network
 #      namespaces (under the state dir), kube-proxy's rules (KUBE-* iptables
-#      chains, its nftables tables), the bridge (with it go the service CIDR
-#      route and the bridge's forwarding setting), the host directories up.sh
-#      saw created, the Node object
+#      chains, its nftables tables), kube-network-policies' nftables table,
+#      the bridge (with it go the service CIDR route and the bridge's
+#      settings), the host directories up.sh saw created, the Node object
 #   5. restore the kernel settings the kubelet changed, and remove the node's
 #      block from $TRAINSONNET_STATE/env
 #
@@ -67,6 +67,7 @@ if [ "$api_ok" = 1 ] && tsn_pid kubelet >/dev/null && kc get node "$TSN_NODE_NAM
 fi
 
 # ---------------------------------------- 2. kubelet, then leftover tasks
+tsn_stop kube-network-policies || fail "could not stop kube-network-policies"
 tsn_stop kube-proxy || fail "could not stop kube-proxy"
 tsn_stop kubelet || fail "could not stop the kubelet"
 if tsn_pid containerd >/dev/null; then
@@ -157,6 +158,12 @@ if command -v nft >/dev/null; then
     nft delete table "$family" kube-proxy || fail "could not remove nftables table $family kube-proxy"
     tsn_log "removed nftables table $family kube-proxy"
   done
+fi
+# kube-network-policies' table. It deletes it itself on SIGTERM, but one
+# left by a killed controller would drop the packets it queues.
+if command -v nft >/dev/null && nft list table inet "$TSN_NETPOL_TABLE" >/dev/null 2>&1; then
+  nft delete table inet "$TSN_NETPOL_TABLE" || fail "could not remove nftables table inet $TSN_NETPOL_TABLE"
+  tsn_log "removed nftables table inet $TSN_NETPOL_TABLE"
 fi
 # What iptables mode left (recorded by up.sh): the nftables tables that
 # iptables-nft made, if they hold no rule now, and kube-proxy's counters.

@@ -17,10 +17,17 @@ fi
 TRAINSONNET_K8S_VERSION="${TRAINSONNET_K8S_VERSION:-v1.34.3}"
 # CoreDNS v1.14.7 is the last release on client-go 0.34 (v1.15 needs 0.37).
 TRAINSONNET_COREDNS_VERSION="${TRAINSONNET_COREDNS_VERSION:-v1.14.7}"
+# kube-network-policies (NetworkPolicy enforcement, kind's choice): v0.7.0 is
+# the last release without NRI, which Debian's containerd 1.6 lacks (v0.8.0
+# falls back to the API server, but a controller built with NRI off
+# dereferences its missing NRI plugin on any packet of an unknown address).
+TRAINSONNET_NETPOL_VERSION="${TRAINSONNET_NETPOL_VERSION:-v0.7.0}"
+TRAINSONNET_NETPOL_NFTABLES_VERSION="${TRAINSONNET_NETPOL_NFTABLES_VERSION:-v0.3.0}"
 
 TSN_CACHE="${TRAINSONNET_CACHE:-/var/cache/trainsonnet}"
 TSN_K8S_BIN="$TSN_CACHE/k8s-$TRAINSONNET_K8S_VERSION"
 TSN_COREDNS_BIN="$TSN_CACHE/coredns-$TRAINSONNET_COREDNS_VERSION/coredns"
+TSN_NETPOL_BIN="$TSN_CACHE/kube-network-policies-$TRAINSONNET_NETPOL_VERSION/kube-network-policies"
 TSN_STATE="${TRAINSONNET_STATE:-/tmp/trainsonnet-cluster}"
 TSN_NODE="$TSN_STATE/node"
 
@@ -39,6 +46,12 @@ TSN_PROXY_METRICS_PORT="${TRAINSONNET_PROXY_METRICS_PORT:-10249}"
 # nftables: kube-proxy keeps its rules in tables of its own, which down.sh
 # deletes whole. iptables works too, but leaves more behind (see up.sh).
 TSN_PROXY_MODE="${TRAINSONNET_PROXY_MODE:-nftables}"
+# kube-network-policies: its nftables table (family inet, deleted whole by
+# down.sh), its NFQUEUE number and its metrics server (on the node IP).
+TSN_NETPOL="${TRAINSONNET_NETPOL:-1}"
+TSN_NETPOL_TABLE="${TRAINSONNET_NETPOL_TABLE:-trainsonnet-netpol}"
+TSN_NETPOL_QUEUE="${TRAINSONNET_NETPOL_QUEUE:-100}"
+TSN_NETPOL_METRICS_PORT="${TRAINSONNET_NETPOL_METRICS_PORT:-9080}"
 # The ClusterIP range; empty: the one the API server allocates from (its
 # ServiceCIDR "kubernetes").
 TSN_SERVICE_CIDR="${TRAINSONNET_SERVICE_CIDR:-}"
@@ -59,6 +72,9 @@ TSN_SYSCTLS=(vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_o
 
 # Debian packages the node needs on the host (nftables: kube-proxy's nft).
 TSN_APT_PACKAGES=(containerd runc containernetworking-plugins debootstrap iptables iproute2 nftables)
+
+# The daemons up.sh starts, in order (each recorded in $TSN_NODE/pids/).
+TSN_DAEMONS=(containerd coredns kubelet kube-proxy kube-network-policies)
 
 # Images. The tag of each is a hash of its recipe: change a file of the
 # recipe and the tag, the cache keys and the imported reference all change.

@@ -10,8 +10,11 @@
 #   kubelet  cgroupfs, cgroups under /trainsonnet-node, static client cert
 #   kube-proxy  nftables mode, a host process like the kubelet: ClusterIP
 #            and NodePort Services route, from pods and from this machine
+#   kube-network-policies  a host process too: NetworkPolicies are enforced
+#            (nftables + NFQUEUE), for traffic between pods on the bridge too
 #
-# and wait until the Node is Ready and kube-proxy has written its rules.
+# and wait until the Node is Ready, kube-proxy has written its rules and
+# kube-network-policies reads its queue.
 # Then append to $STATE/env:
 #   TRAINSONNET_E2E_NODE=1, TRAINSONNET_NODE_NAME, TRAINSONNET_NODE_IP,
 #   TRAINSONNET_TEST_IMAGE (localhost/trainsonnet-mpi:<recipe hash>)
@@ -33,7 +36,10 @@
 #   TRAINSONNET_KUBELET_VERBOSITY (1), TRAINSONNET_PROXY_MODE (nftables),
 #   TRAINSONNET_PROXY_HEALTHZ_PORT (10256), TRAINSONNET_PROXY_METRICS_PORT
 #   (10249), TRAINSONNET_PROXY_VERBOSITY (1), TRAINSONNET_SERVICE_CIDR (the
-#   API server's ServiceCIDR "kubernetes")
+#   API server's ServiceCIDR "kubernetes"), TRAINSONNET_NETPOL (1; 0: no
+#   NetworkPolicy enforcement), TRAINSONNET_NETPOL_TABLE
+#   (trainsonnet-netpol), TRAINSONNET_NETPOL_QUEUE (100),
+#   TRAINSONNET_NETPOL_METRICS_PORT (9080), TRAINSONNET_NETPOL_VERBOSITY (1)
 set -euo pipefail
 TSN_NAME="test/node/up.sh"
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -59,6 +65,18 @@ case "$TSN_PROXY_MODE" in
   nftables) proxy_tools=(nft) ;;
   *) tsn_die "TRAINSONNET_PROXY_MODE must be iptables or nftables, not '$TSN_PROXY_MODE'" ;;
 esac
+# kube-network-policies needs nft only to be removed (down.sh), and a
+# bridge that hands its IPv4 frames to netfilter (br_netfilter), so that
+# traffic between two pods on it passes the controller's postrouting hook.
+if [ "$TSN_NETPOL" = 1 ]; then
+  proxy_tools+=(nft)
+  [ -x "$TSN_NETPOL_BIN" ] || tsn_die "missing $TSN_NETPOL_BIN; run test/node/build.sh"
+  if [ ! -d /proc/sys/net/bridge ]; then
+    modprobe br_netfilter 2>/dev/null || true
+    [ -d /proc/sys/net/bridge ] ||
+      tsn_die "br_netfilter is not loaded (NetworkPolicy enforcement between pods on one bridge needs it); load it or set TRAINSONNET_NETPOL=0"
+  fi
+fi
 for tool in "${proxy_tools[@]}"; do
   command -v "$tool" >/dev/null || tsn_die "$tool missing (kube-proxy's $TSN_PROXY_MODE mode); run test/node/build.sh"
 done
@@ -101,7 +119,7 @@ flock -w 120 8 || tsn_die "could not lock $TSN_STATE within 120s (another up.sh/
 
 mkdir -p "$TSN_NODE/pids"
 running=()
-for name in containerd coredns kubelet kube-proxy; do
+for name in "${TSN_DAEMONS[@]}"; do
   if pid="$(tsn_pid "$name")"; then running+=("$name=$pid"); fi
 done
 [ "${#running[@]}" -eq 0 ] || tsn_die "a node from $TSN_NODE is running (${running[*]}); run test/node/down.sh first"
@@ -147,8 +165,8 @@ trap 'exit 143' TERM
 if awk -v n="$TSN_NODE/" 'index($5, n) == 1 { found = 1 } END { exit !found }' /proc/self/mountinfo; then
   tsn_die "mounts left under $TSN_NODE; run test/node/down.sh"
 fi
-rm -rf "$TSN_NODE"/{logs,pki,cni,containerd,coredns,kubelet,kube-proxy,pod-logs}
-mkdir -p "$TSN_NODE"/{logs,pki,cni/net.d,cni/ipam,containerd,coredns,kubelet,kube-proxy,pod-logs}
+rm -rf "$TSN_NODE"/{logs,pki,cni,containerd,coredns,kubelet,kube-proxy,netpol,pod-logs}
+mkdir -p "$TSN_NODE"/{logs,pki,cni/net.d,cni/ipam,containerd,coredns,kubelet,kube-proxy,netpol,pod-logs}
 : >"$TSN_NODE/created"
 # created: one line per thing up.sh made outside $TSN_NODE, for down.sh.
 created() { printf '%s\n' "$*" >>"$TSN_NODE/created"; }
@@ -266,7 +284,15 @@ done
 # node's own ClusterIP traffic there too, and keeps a packet to a ClusterIP
 # without a Service from leaving the machine. Route and setting go with the
 # bridge.
-ip link add "$TSN_BRIDGE" type bridge
+#
+# nf_call_iptables on the bridge (not the global bridge-nf-call-iptables
+# sysctl, which is every bridge's): IPv4 frames between two pods on it go
+# through netfilter's hooks, kube-network-policies' postrouting chain
+# included. Without it, NetworkPolicies would only hold for traffic the
+# node routes, and pods on one bridge would reach each other regardless.
+bridge_opts=()
+if [ "$TSN_NETPOL" = 1 ]; then bridge_opts=(nf_call_iptables 1); fi
+ip link add "$TSN_BRIDGE" type bridge "${bridge_opts[@]}"
 created "bridge $TSN_BRIDGE"
 ip addr add "$TSN_NODE_IP/${TSN_POD_SUBNET#*/}" dev "$TSN_BRIDGE"
 ip link set "$TSN_BRIDGE" up
@@ -531,6 +557,37 @@ wait_for kube-proxy "kube-proxy ($TSN_PROXY_MODE mode) rules synced" proxy_synce
 wait_for kube-proxy "kube-proxy healthz" tsn_http_ok "$TSN_NODE_IP" "$TSN_PROXY_HEALTHZ_PORT" /healthz
 tsn_log "kube-proxy start -> synced: $(tsn_since "$t_proxy")"
 
+# ---------------------------------------------------- kube-network-policies
+# NetworkPolicy enforcement, as in kind: for the pods of this node that a
+# NetworkPolicy selects, the controller's nftables table (inet
+# $TSN_NETPOL_TABLE, a postrouting chain) sends each new connection's first
+# packet to NFQUEUE $TSN_NETPOL_QUEUE; the controller accepts or drops it by
+# the policies. Packets from the node's root processes (the kubelet's
+# probes, CoreDNS's answers) and of established connections pass unqueued.
+# Not fail-open: while the table exists and nothing reads the queue, those
+# packets are dropped, so down.sh deletes the table in any case. Its client
+# is the admin kubeconfig, as CoreDNS's (it reads Pods, Namespaces and
+# NetworkPolicies, and writes Events).
+if [ "$TSN_NETPOL" = 1 ]; then
+  t_netpol=$(date +%s.%N)
+  start kube-network-policies "$TSN_NETPOL_BIN" \
+    --kubeconfig="$ADMIN_KUBECONFIG" \
+    --hostname-override="$TSN_NODE_NAME" \
+    --nftables-table="$TSN_NETPOL_TABLE" \
+    --nfqueue-id="$TSN_NETPOL_QUEUE" \
+    --metrics-bind-address="$TSN_NODE_IP:$TSN_NETPOL_METRICS_PORT" \
+    --v="${TRAINSONNET_NETPOL_VERBOSITY:-1}"
+  # The table appears once its informers have synced; the queue is bound
+  # right after (a line for it in nfnetlink_queue, whose 2nd field is the
+  # reader's port id).
+  netpol_ready() {
+    nft list table inet "$TSN_NETPOL_TABLE" >/dev/null 2>&1 &&
+      awk -v q="$TSN_NETPOL_QUEUE" '$1 == q && $2 != 0 { found = 1 } END { exit !found }' /proc/net/netfilter/nfnetlink_queue 2>/dev/null
+  }
+  wait_for kube-network-policies "kube-network-policies: table inet $TSN_NETPOL_TABLE, queue $TSN_NETPOL_QUEUE read" netpol_ready
+  tsn_log "kube-network-policies start -> ready: $(tsn_since "$t_netpol")"
+fi
+
 # ----------------------------------------------------------------- env file
 tsn_env_strip
 {
@@ -541,6 +598,8 @@ tsn_env_strip
   printf 'export TRAINSONNET_TEST_IMAGE=%q\n' "$TEST_IMAGE"
   printf 'export TRAINSONNET_PAUSE_IMAGE=%q\n' "$PAUSE_IMAGE"
   printf 'export TRAINSONNET_NODE_STATE=%q\n' "$TSN_NODE"
+  # 1: NetworkPolicies are enforced (kube-network-policies runs).
+  printf 'export TRAINSONNET_NODE_NETPOL=%q\n' "$TSN_NETPOL"
   # Differs on every start; node.FromEnv reads it, so `go test` never
   # answers from its test cache for a node it did not run against.
   printf 'export TRAINSONNET_NODE_UP_ID=%q\n' "$(date +%s.%N)-$$"
@@ -548,6 +607,8 @@ tsn_env_strip
 } >>"$TSN_STATE/env"
 
 started=()
-for name in containerd coredns kubelet kube-proxy; do started+=("$name=$(tsn_pid "$name")"); done
+for name in "${TSN_DAEMONS[@]}"; do
+  if pid="$(tsn_pid "$name")"; then started+=("$name=$pid"); fi
+done
 tsn_log "node $TSN_NODE_NAME up in $(tsn_since): ${started[*]}"
 tsn_log "test image: $TEST_IMAGE"
