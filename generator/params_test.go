@@ -58,6 +58,7 @@ func TestTextValuesAreParsedByDeclaredType(t *testing.T) {
 		SetText("nodeSelector", "pool=gpu,zone=a", "--node-selector").
 		SetText("useHostNetwork", "true", "--use-host-network").
 		SetText("ssh.port", "2222", "--ssh-port").
+		SetText("nodeNetworks", "10.128.0.0/20,10.132.0.0/20", "--node-networks").
 		SetText("env", "OPTS=--a=1,--b,B=2", "--env"))
 	cm := objs["ConfigMap/openmpi-config"]
 	assert.Contains(t, cm, `openmpi-worker-2.openmpi slots=2\n`)
@@ -123,6 +124,7 @@ func TestPrototypeRulesNameTheParameterAsGiven(t *testing.T) {
 	g := newGenerator(t)
 	_, err := g.Render(context.Background(), generator.NewParams("openmpi").
 		SetText("useHostNetwork", "true", "--useHostNetwork").
+		SetText("nodeNetworks", "10.0.0.0/8", "--nodeNetworks").
 		SetText("ssh.port", "22", "--ssh.port"))
 	assert.Equal(t, []string{
 		`--ssh.port: invalid value "22": must not be 22 with useHostNetwork: the workers share their node's network, where the node's own sshd has port 22`,

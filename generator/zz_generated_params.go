@@ -825,6 +825,11 @@ type OpenMPI struct {
 	// Create a NetworkPolicy that admits only this job's own pods. Turn off only if your
 	// cluster manages policies elsewhere. Default true.
 	NetworkPolicy *bool
+	// The address ranges of the nodes (such as 10.128.0.0/20), which the NetworkPolicy
+	// admits to the job's pods with useHostNetwork: the workers then run in their node's
+	// network, and their Open MPI daemons call mpirun on the launcher back from their node's
+	// address. Needed with useHostNetwork unless networkPolicy is off.
+	NodeNetworks []string
 	// Node labels the workers must run on, such as
 	// cloud.google.com/gke-accelerator=nvidia-tesla-t4.
 	NodeSelector map[string]string
@@ -1006,6 +1011,9 @@ func (p OpenMPI) setOn(ps *Params) {
 	}
 	if p.NetworkPolicy != nil {
 		ps.Set("networkPolicy", *p.NetworkPolicy)
+	}
+	if p.NodeNetworks != nil {
+		ps.Set("nodeNetworks", p.NodeNetworks)
 	}
 	if p.NodeSelector != nil {
 		ps.Set("nodeSelector", p.NodeSelector)

@@ -188,6 +188,7 @@ ts.prototype({
       port: params.int('Port of sshd in every worker, unprivileged so it runs without root; must not be 22 with useHostNetwork.', default=2022, min=1, max=65535),
     }),
     useHostNetwork: params.bool('Run the workers in their node\'s network (faster than most overlays). At most one worker per node; ssh.port must not be 22.'),
+    nodeNetworks: params.list('The address ranges of the nodes (such as 10.128.0.0/20), which the NetworkPolicy admits to the job\'s pods with useHostNetwork: the workers then run in their node\'s network, and their Open MPI daemons call mpirun on the launcher back from their node\'s address. Needed with useHostNetwork unless networkPolicy is off.', items='cidr'),
     waitForGPUDriver: params.bool('Workers wait, up to initTimeout, for the NVIDIA driver (/proc/driver/nvidia/version) before starting sshd.'),
     mca: params.map('Open MPI MCA parameters for the launcher (OMPI_MCA_<name>), added to or replacing the defaults: orte_keep_fqdn_hostnames=true, orte_default_hostfile, plm_rsh_args (the ssh config), btl_tcp_if_exclude and oob_tcp_if_exclude=lo and the bridges and tunnels of runtimes and CNI plugins (docker0, cni0, flannel.1, tunl0, vxlan.calico, cilium_*, kube-ipvs0, ...), hwloc_base_binding_policy=none, rmaps_base_mapping_policy=slot. The defaults are also set under Open MPI 5\'s PRRTE names (PRTE_MCA_<name>).', keys='envName'),
     dataDir: params.string('Where an emptyDir scratch volume is mounted in every job container; S3 staging goes through it.', default='/trainsonnet/data', format='absPath'),
@@ -201,6 +202,9 @@ ts.prototype({
 
   validate(p):: mpi.validate(p, p.workers, p.ssh.port) + [
     roles.hostNetworkPort('ssh.port', p.ssh.port, p.useHostNetwork, 'the workers share'),
+    ts.check(!(p.useHostNetwork && p.networkPolicy && p.nodeNetworks == []), 'useHostNetwork',
+             'needs nodeNetworks, the nodes\' address ranges, while networkPolicy is on: the workers\' Open MPI daemons call the launcher back from their node\'s address, which the NetworkPolicy would drop (or set networkPolicy=false)'),
+    ts.check(p.nodeNetworks == [] || p.useHostNetwork, 'nodeNetworks', 'is for useHostNetwork: without it the job\'s pods talk only to each other'),
     ts.check((p.s3.downloadFrom == null) == (p.s3.downloadTo == null), 's3.downloadTo',
              'set s3.downloadFrom and s3.downloadTo together'),
     ts.check((p.s3.uploadFrom == null) == (p.s3.uploadTo == null), 's3.uploadTo',
@@ -235,7 +239,8 @@ ts.prototype({
 
   render(p)::
     [
-      common.networkPolicy(proto, p),
+      // with host network, the workers' daemons call back from node addresses
+      common.networkPolicy(proto, p, if p.useHostNetwork then [{ from: [{ ipBlock: { cidr: c } } for c in p.nodeNetworks] }] else []),
       mpi.sshSecret(proto, p, p.ssh.secret),
       mpi.config(proto, p, ts.indexedLines(hostLinePrefix(p), hostLineSuffix(p), 0, p.workers), s3=staging(p)),
     ] + mpi.jobs(proto, p, job(p)),

@@ -2,6 +2,7 @@ package format
 
 import (
 	"encoding/base64"
+	"net"
 	"net/url"
 	"path"
 	"regexp"
@@ -147,6 +148,14 @@ var formats = []Format{
 		Check:  checkAbsPath,
 		Schema: map[string]any{"pattern": "^/"},
 		Draw:   (*Rand).AbsPath,
+	},
+	{
+		Name:  "cidr",
+		Rule:  "an IPv4 or IPv6 CIDR such as 10.128.0.0/20, with no bits set after the prefix",
+		Check: checkCIDR,
+		Draw: func(r *Rand) string {
+			return "10." + strconv.Itoa(r.IntN(256)) + ".0.0/" + strconv.Itoa(16+r.IntN(9)&^7)
+		},
 	},
 	{
 		Name:   "s3URI",
@@ -395,6 +404,18 @@ func checkUserLabelKey(k string) string {
 		return "is set by trainsonnet"
 	case k == "job-name" || k == "controller-uid" || strings.HasPrefix(k, "batch.kubernetes.io/") || k == "pod-template-hash":
 		return "is set by Kubernetes on the pods (the Job and Deployment controllers)"
+	}
+	return ""
+}
+
+// checkCIDR: the API server's rule for a NetworkPolicy ipBlock's cidr.
+func checkCIDR(s string) string {
+	_, n, err := net.ParseCIDR(s)
+	if err != nil {
+		return "must be a CIDR such as 10.128.0.0/20"
+	}
+	if n.String() != s {
+		return "must have no bits set after the prefix (" + n.String() + ")"
 	}
 	return ""
 }

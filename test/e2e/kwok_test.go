@@ -323,7 +323,7 @@ func TestKwokHostNetwork(t *testing.T) {
 
 	const name, workers = "hostnet", 6
 	renderJob(t, k, ns, name+"-ssh", poolParams(name, pool, map[string]string{roleLabel: "train"}).
-		Set("workers", workers).Set("useHostNetwork", true).Set("ssh.port", 2222))
+		Set("workers", workers).Set("useHostNetwork", true).Set("ssh.port", 2222).Set("nodeNetworks", []string{"10.0.0.0/8"}))
 	requireOnePodPerNode(t, eligible, workers, func() ([]podPlacement, error) {
 		return jobPods(t.Context(), k, ns, name, "worker")
 	})

@@ -42,7 +42,9 @@ except OSError as e:
 // a node that enforces NetworkPolicies (kube-network-policies, see
 // test/node/README.md): the node really enforces them, an openmpi job
 // runs to success behind its policy, and a pod outside the job cannot
-// reach a worker's sshd while a pod of the job can.
+// reach a worker's sshd while a pod of the job can; with useHostNetwork,
+// the policy admits the nodes (nodeNetworks), from whose addresses the
+// workers' daemons call the launcher back, and the job completes.
 func TestNetworkPolicy(t *testing.T) {
 	if os.Getenv(kube.EnvE2E) == "1" && os.Getenv(NetpolEnv) != "1" {
 		t.Skipf("the node does not enforce NetworkPolicies (%s is not 1; test/node/up.sh with TRAINSONNET_NETPOL=1)", NetpolEnv)
@@ -51,8 +53,7 @@ func TestNetworkPolicy(t *testing.T) {
 		{"enforced", testPolicyEnforced},
 		{"job-keeps-others-out", testJobKeepsOthersOut},
 		{"host-network-root", testHostNetworkRoot},
-		{"host-network-mpiuser-callback-blocked", testHostNetworkCallbackBlocked},
-		{"host-network-mpiuser-node-ipblock", testHostNetworkNodeIPBlock},
+		{"host-network-mpiuser", testHostNetworkUser},
 	})
 }
 
@@ -226,20 +227,19 @@ func (jc *jobCase) requireProbeStays(podName, container, ip string, port int, wa
 }
 
 // hostNetworkJob runs an openmpi job with useHostNetwork (1 worker: one per
-// node) and its default NetworkPolicy, as root (uid 0) or as mpiuser, with
+// node) and its NetworkPolicy, which admits ingress from nodeNetworks (here
+// the node's address, <node IP>/32), as root (uid 0) or as mpiuser, with
 // ssh.port port (each case its own: the worker's sshd binds it on every
-// address of this machine). admitNode adds a second NetworkPolicy for the
-// job's pods that admits ingress from the node's address (ipBlock
-// <node IP>/32), the change that lib/common.libsonnet would need. mpirun is
-// bounded, so a job whose daemons cannot call the launcher back fails
-// instead of hanging. It returns the launcher Job's state, the launcher's
-// log and the worker's log.
-func hostNetworkJob(t *testing.T, s *suite, name string, uid, port int, admitNode bool) (string, string, string) {
+// address of this machine). mpirun is bounded, so a job whose daemons
+// cannot call the launcher back fails instead of hanging. It returns the
+// launcher Job's state, the launcher's log and the worker's log.
+func hostNetworkJob(t *testing.T, s *suite, name string, uid, port int) (string, string, string) {
 	jc := s.start(t, name, kube.Privileged) // hostNetwork needs privileged
 	one, yes := 1, true
 	p := jc.params(`timeout 20 mpirun -np 1 sh -c 'echo "rank $OMPI_COMM_WORLD_RANK on $(hostname)"'`)
 	p.Workers = &one
 	p.UseHostNetwork = &yes
+	p.NodeNetworks = []string{jc.s.node.NodeIP + "/32"}
 	p.SSH.Port = &port
 	if uid != 0 {
 		secret := jc.name + "-user-key"
@@ -250,17 +250,9 @@ func hostNetworkJob(t *testing.T, s *suite, name string, uid, port int, admitNod
 	res := jc.render(p)
 	require.Contains(t, kinds(res.Objects), "NetworkPolicy")
 	jc.apply(jc.yaml(res))
-	if admitNode {
-		sel, err := jc.kubectl(nil, "get", "networkpolicy", jc.name, "-o", "jsonpath={.spec.podSelector}")
-		require.NoError(t, err)
-		doc := fmt.Sprintf(`{"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
-  "metadata": {"name": %q},
-  "spec": {"podSelector": %s, "policyTypes": ["Ingress"],
-    "ingress": [{"from": [{"ipBlock": {"cidr": %q}}]}]}}`, jc.name+"-nodes", sel, jc.s.node.NodeIP+"/32")
-		_, err = jc.kubectl([]byte(doc), "create", "-f", "-")
-		require.NoError(t, err)
-		t.Logf("added NetworkPolicy %s-nodes: ingress from %s/32 to the pods of %s", jc.name, jc.s.node.NodeIP, sel)
-	}
+	policy, err := jc.kubectl(nil, "get", "networkpolicy", jc.name, "-o", "jsonpath={.spec.ingress}")
+	require.NoError(t, err)
+	require.Contains(t, string(policy), `"ipBlock":{"cidr":"`+jc.s.node.NodeIP+`/32"}`, "the rendered policy admits the node's address")
 	state := jc.waitJob(jc.name + "-launcher")
 	lp := jc.launcherPod()
 	log := jc.logs(lp.name(), jc.launcher)
@@ -281,37 +273,23 @@ func hostNetworkJob(t *testing.T, s *suite, name string, uid, port int, admitNod
 	return state, log, wlog
 }
 
-// testHostNetworkRoot: as root the job completes here, but only because
-// kube-network-policies lets every packet from a root-owned socket of the
-// node itself pass ("meta skuid 0 accept", for the kubelet's probes): the
-// worker's daemon runs as root in the node's network namespace. On a
-// cluster of several nodes its packets arrive from another node, where no
-// such exemption applies (see the mpiuser cases).
+// testHostNetworkRoot: as root the job completes. (On this node it would
+// without nodeNetworks too, because kube-network-policies lets every packet
+// from a root-owned socket of the node itself pass; on a cluster of several
+// nodes the daemons' packets arrive from other nodes, as for mpiuser below.)
 func testHostNetworkRoot(t *testing.T, s *suite) {
-	state, log, _ := hostNetworkJob(t, s, "hostnet-root", 0, 32022, false)
+	state, log, _ := hostNetworkJob(t, s, "hostnet-root", 0, 32022)
 	require.Equal(t, "Complete", state, "launcher Job")
 	require.NotEmpty(t, lineWith(log, "rank 0 on "))
 }
 
-// testHostNetworkCallbackBlocked: as mpiuser, the worker's daemon (orted,
-// on the node's address, not a pod's) connects back to mpirun on the
-// launcher's pod IP; the rendered policy admits ingress to the launcher
-// only from the job's pods, so the controller drops the connection and
-// mpirun times out (124) although the launcher's ssh to the worker worked.
-// This is issue 10 item 8 as it stands: once lib/common.libsonnet admits
-// node addresses with useHostNetwork, this case must be turned into one
-// that expects Complete.
-func testHostNetworkCallbackBlocked(t *testing.T, s *suite) {
-	state, log, _ := hostNetworkJob(t, s, "hostnet-user", 1000, 32023, false)
-	require.Equal(t, "Failed", state, "launcher Job: the daemon's callback from the node address is dropped")
-	require.NotEmpty(t, lineWith(log, "TS_EXEC exited with code 124"), "mpirun timed out waiting for its daemon")
-	require.Empty(t, lineWith(log, "rank 0 on "))
-}
-
-// testHostNetworkNodeIPBlock: the same job with a second policy that admits
-// ingress from the node's address completes: that ipBlock is the fix.
-func testHostNetworkNodeIPBlock(t *testing.T, s *suite) {
-	state, log, _ := hostNetworkJob(t, s, "hostnet-ipblock", 1000, 32024, true)
+// testHostNetworkUser: as mpiuser, the worker's daemon (orted, on the
+// node's address, not a pod's) connects back to mpirun on the launcher's
+// pod IP, which a policy admitting only the job's pods dropped (mpirun
+// timed out, 124, although ssh to the worker worked: issue 10 item 8). The
+// policy admits nodeNetworks, and the job completes.
+func testHostNetworkUser(t *testing.T, s *suite) {
+	state, log, _ := hostNetworkJob(t, s, "hostnet-user", 1000, 32023)
 	require.Equal(t, "Complete", state, "launcher Job with ingress from the node's address admitted")
 	require.NotEmpty(t, lineWith(log, "rank 0 on "))
 }
