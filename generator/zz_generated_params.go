@@ -867,7 +867,8 @@ type OpenMPI struct {
 	// until deleted. Whole seconds.
 	TTLSecondsAfterFinished *time.Duration
 	// Run the workers in their node's network (faster than most overlays). At most one
-	// worker per node; ssh.port must not be 22. Default false.
+	// worker per node; ssh.port must not be 22; set nodeNetworks too (or
+	// networkPolicy=false). Default false.
 	UseHostNetwork *bool
 	// Volume mounts added to every job container.
 	VolumeMounts []corev1.VolumeMount

@@ -163,7 +163,8 @@ ts.prototype({
     holds a private key: trainsonnet warns on stderr), or taken from an existing Secret
     (ssh.secret). A NetworkPolicy admits only the job's own pods (networkPolicy=false to
     leave it out). With useHostNetwork the workers share their node's network, at most one
-    per node, and ssh.port must not be 22.
+    per node, and ssh.port must not be 22; the NetworkPolicy then also admits nodeNetworks,
+    the nodes' address ranges, from which the workers' Open MPI daemons call mpirun back.
 
     Scheduling and resources (cpu, memory, gpu, customResources, nodeSelector, tolerations)
     apply to the workers; launcher.* sets them for the launcher. image, env, volumes and the
@@ -187,7 +188,7 @@ ts.prototype({
       secret: params.string('Existing Secret holding the ssh key: type kubernetes.io/ssh-auth with keys ssh-privatekey and ssh-publickey. Unset: trainsonnet generates a key pair into the Secret <name>-ssh.', format='dns1123Subdomain', aliases=['secret'], replaces='secret'),
       port: params.int('Port of sshd in every worker, unprivileged so it runs without root; must not be 22 with useHostNetwork.', default=2022, min=1, max=65535),
     }),
-    useHostNetwork: params.bool('Run the workers in their node\'s network (faster than most overlays). At most one worker per node; ssh.port must not be 22.'),
+    useHostNetwork: params.bool('Run the workers in their node\'s network (faster than most overlays). At most one worker per node; ssh.port must not be 22; set nodeNetworks too (or networkPolicy=false).'),
     nodeNetworks: params.list('The address ranges of the nodes (such as 10.128.0.0/20), which the NetworkPolicy admits to the job\'s pods with useHostNetwork: the workers then run in their node\'s network, and their Open MPI daemons call mpirun on the launcher back from their node\'s address. Needed with useHostNetwork unless networkPolicy is off.', items='cidr'),
     waitForGPUDriver: params.bool('Workers wait, up to initTimeout, for the NVIDIA driver (/proc/driver/nvidia/version) before starting sshd.'),
     mca: params.map('Open MPI MCA parameters for the launcher (OMPI_MCA_<name>), added to or replacing the defaults: orte_keep_fqdn_hostnames=true, orte_default_hostfile, plm_rsh_args (the ssh config), btl_tcp_if_exclude and oob_tcp_if_exclude=lo and the bridges and tunnels of runtimes and CNI plugins (docker0, cni0, flannel.1, tunl0, vxlan.calico, cilium_*, kube-ipvs0, ...), hwloc_base_binding_policy=none, rmaps_base_mapping_policy=slot. The defaults are also set under Open MPI 5\'s PRRTE names (PRTE_MCA_<name>).', keys='envName'),
