@@ -151,7 +151,7 @@ run_bounded() {
 # each line tried; a lane stops at the first RC 200 (FUNC's "too late"),
 # leaving the rest of its lines untried. LANE_PIDS is for stop_helpers.
 lanes() {
-    run_bounded 5 true # decides HAVE_TIMEOUT once, not once per lane
+    [ -n "$HAVE_TIMEOUT" ] || run_bounded 5 true # decided here, not per lane
     awk -v n="$1" -v p="$3" '{ print > (p "." ((NR - 1) % n)) }' "$3"
     LANE_PIDS='' _la_i=0
     while [ "$_la_i" -lt "$1" ] && [ -f "$3.$_la_i" ]; do
@@ -192,20 +192,16 @@ wait_all() {
     [ "$_wa_n" -eq 1 ] && _wa_what="1 $_wa_noun"
     log "waiting up to ${TS_INIT_TIMEOUT}s for $_wa_what to answer $_wa_via, $TS_PARALLEL at a time"
     cp "$_wa_f" "$_wa_f.pending" || die 1 "cannot write next to $_wa_f"
-    : >"$_wa_f.ok"
-    : >"$_wa_f.tried"
+    : >"$_wa_f.ok" && : >"$_wa_f.tried" && _wa_last=''
     while :; do
         lanes "$TS_PARALLEL" wait_try "$_wa_f.pending" "$_wa_f.round"
-        awk '{ print $2 >> (FILENAME ".tried") } $1 == 0 { print $2 }' "$_wa_f.round" >>"$_wa_f.ok"
-        cat "$_wa_f.round.tried" >>"$_wa_f.tried" 2>/dev/null
-        rm -f "$_wa_f.round.tried"
+        awk -v t="$_wa_f.tried" '{ print $2 >>t } $1 == 0 { print $2 }' "$_wa_f.round" >>"$_wa_f.ok"
         awk 'FILENAME == ARGV[1] { ok[$0]; next } !($0 in ok)' "$_wa_f.ok" "$_wa_f.pending" >"$_wa_f.next"
         mv "$_wa_f.next" "$_wa_f.pending"
         _wa_left=$(wc -l <"$_wa_f.pending")
         if [ "$_wa_left" -eq 0 ]; then
             log "all $_wa_what reachable after $(($(now) - _wa_start))s"
-            rm -f "$_wa_f.pending" "$_wa_f.tried" "$_wa_f.round"
-            return 0
+            break
         fi
         if [ "$(now)" -ge "$WAIT_DEADLINE" ]; then
             # shellcheck disable=SC2016 # awk's $0
@@ -213,11 +209,15 @@ wait_all() {
             _wa_no=$(awk -v want=1 "$_wa_in" "$_wa_f.tried" "$_wa_f.pending")
             _wa_never=$(awk -v want=0 "$_wa_in" "$_wa_f.tried" "$_wa_f.pending")
             log "gave up after ${TS_INIT_TIMEOUT}s waiting for ${_wa_noun}s; ${_wa_no:+not reachable $_wa_via: $_wa_no}${_wa_no:+${_wa_never:+; }}${_wa_never:+no time left to try: $_wa_never}"
-            return 1
+            break
         fi
-        log "$((_wa_n - _wa_left)) of $_wa_what answered after $(($(now) - _wa_start))s; trying the other $_wa_left again"
+        [ "$_wa_left" = "$_wa_last" ] ||
+            log "$((_wa_n - _wa_left)) of $_wa_what answered after $(($(now) - _wa_start))s; trying the other $_wa_left again"
+        _wa_last=$_wa_left
         nap 1
     done
+    rm -f "$_wa_f.tried" "$_wa_f.round"
+    [ "$_wa_left" -eq 0 ]
 }
 
 # wait_try TARGET: WAIT_PROBE bounded by the time left (200: none).
@@ -375,7 +375,10 @@ cmd_run() {
         _cr_f=${TMPDIR:-/tmp}/trainsonnet-wait.$$
         # shellcheck disable=SC2086 # endpoints have no blanks: split on purpose
         printf '%s\n' $_cr_tcp | awk '!seen[$0]++' >"$_cr_f" || die 1 "cannot write $_cr_f (TMPDIR)"
-        wait_all endpoint "over TCP" tcp_probe "$_cr_f" || exit 124
+        wait_all endpoint "over TCP" tcp_probe "$_cr_f"
+        _cr_rc=$?
+        rm -f "$_cr_f" "$_cr_f.ok" "$_cr_f.pending"
+        [ "$_cr_rc" = 0 ] || exit 124
     fi
     watch_init "$_cr_watch" "$TS_WATCH_GRACE"
     log "running $*"
