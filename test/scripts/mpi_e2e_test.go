@@ -218,7 +218,7 @@ ssh -n -F ` + cfg + ` ` + w0 + ` cat /run/trainsonnet/scp-dst`)
 // `hostname` on them, and the workers end by themselves; all as user. extra
 // are more variables of the launcher, as name, value pairs.
 // scaleSizes: the numbers of workers of the scale cases; TS_E2E_SCALE
-// (e.g. "1000 5000 20000") replaces the default.
+// (e.g. "1000 5000 10000") replaces the default.
 func scaleSizes() []int {
 	spec := os.Getenv("TS_E2E_SCALE")
 	if spec == "" {
