@@ -331,7 +331,7 @@ cmd_launcher() {
     load_config
     TS_EXEC=${TS_EXEC:-}
     [ -r "$TS_HOSTFILE" ] || die 2 "hostfile $TS_HOSTFILE not found or not readable (TS_HOSTFILE)"
-    if [ -n "${TS_SELF:-}" ] && ! hosts | grep -qxF -e "$TS_SELF"; then
+    if [ -n "${TS_SELF:-}" ] && ! awk -v s="$TS_SELF" '$1 == s { f = 1 } END { exit !f }' "$TS_HOSTFILE"; then
         log "warning: TS_SELF=$TS_SELF is not an entry of $TS_HOSTFILE"
     fi
     ssh_setup

@@ -151,7 +151,7 @@ run_bounded() {
 # each line tried; a lane stops at the first RC 200 (FUNC's "too late"),
 # leaving the rest of its lines untried. LANE_PIDS is for stop_helpers.
 lanes() {
-    [ -n "$HAVE_TIMEOUT" ] || run_bounded 5 true # decided here, not per lane
+    [ -n "$HAVE_TIMEOUT" ] || run_bounded 5 sleep 0 # decided here, not per lane
     awk -v n="$1" -v p="$3" '{ print > (p "." ((NR - 1) % n)) }' "$3"
     LANE_PIDS='' _la_i=0
     while [ "$_la_i" -lt "$1" ] && [ -f "$3.$_la_i" ]; do
