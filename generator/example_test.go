@@ -78,7 +78,7 @@ func ExampleValidationError() {
 	}
 	// Output:
 	// params.yaml: memory: invalid value "4GB": must be a Kubernetes quantity such as 500m, 2 or 4Gi
-	// params.yaml: workers: invalid value "0": must be an integer from 1 to 20000
+	// params.yaml: workers: invalid value "0": must be an integer from 1 to 5000
 }
 
 // Params can also be set by path, from text as a command line would give

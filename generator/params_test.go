@@ -111,7 +111,7 @@ func TestEveryProblemIsReportedAtOnce(t *testing.T) {
 		Set("image", "UPPER/case"))
 	got := validationProblems(t, err)
 	assert.ElementsMatch(t, []string{
-		`--workers: invalid value "0": must be an integer from 1 to 20000`,
+		`--workers: invalid value "0": must be an integer from 1 to 5000`,
 		`--cpu: invalid value "a lot": must be a Kubernetes quantity such as 500m, 2 or 4Gi`,
 		`p.yaml: gpu: invalid value "two": must be an integer from 0 to 1024`,
 		`p.yaml: nodeSelecter: unknown parameter "nodeSelecter" for openmpi (did you mean "nodeSelector"?)`,

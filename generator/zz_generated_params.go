@@ -513,8 +513,8 @@ type HorovodWorker struct {
 	Memory *resource.Quantity
 	// Node labels each worker must run on.
 	NodeSelector map[string]string
-	// Number of worker pods. The job has number + 1 ranks' pods: the driver is one too.
-	// Default 3.
+	// Number of worker pods, at most 5,000 (the largest job the pods' runtime is tested at).
+	// The job has number + 1 ranks' pods: the driver is one too. Default 3.
 	Number *int
 	// How the worker pods start. They always start together (Parallel): an Indexed Job has
 	// no OrderedReady. Default "Parallel".
@@ -877,8 +877,8 @@ type OpenMPI struct {
 	// Workers wait, up to initTimeout, for the NVIDIA driver (/proc/driver/nvidia/version)
 	// before starting sshd. Default false.
 	WaitForGPUDriver *bool
-	// Number of worker pods. At most 20,000: the hostfile must fit in one ConfigMap (with a
-	// long name, fewer; trainsonnet says how many). Default 4.
+	// Number of worker pods. At most 5,000, the largest job the pods' runtime is tested at
+	// (test/scripts). Default 4.
 	Workers *int
 }
 

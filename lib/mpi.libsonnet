@@ -260,7 +260,7 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
              + $.sshEnv(w.env)
              + w.env,
         ports: ssh,
-        readinessProbe: $.readinessProbe(j.port),
+        readinessProbe: $.readinessProbe,
         initContainers: w.initContainers,
         sidecars: w.sidecars,
       },
@@ -339,10 +339,13 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
     { name: 'TS_INIT_TIMEOUT', value: std.toString(initTimeout) },
   ],
 
-  // sshProbe: workers are ready once sshd accepts connections.
-  readinessProbe(port):: {
-    tcpSocket: { port: port },
-    periodSeconds: 10,  // each probe is a line in sshd's log: not too often
+  // readinessProbe: workers are ready once sshd listens: it writes its pid
+  // file then (mpi.sh removes a stale one first). Asked in the container,
+  // not over TCP: a connection that never speaks ssh is two lines of
+  // sshd's log, every period, in every worker.
+  readinessProbe:: {
+    exec: { command: ['sh', '-c', 'kill -0 "$(cat ' + sshDir + '/sshd.pid)"'] },
+    periodSeconds: 10,
     failureThreshold: 3,
   },
 }

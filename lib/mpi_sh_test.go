@@ -494,7 +494,7 @@ var configErrorCases = []struct {
 	{name: "missing hostfile", args: []string{"launcher"}, env: map[string]string{"TS_HOSTFILE": "/nonexistent/hostfile"},
 		want: "trainsonnet: hostfile /nonexistent/hostfile not found or not readable (TS_HOSTFILE)"},
 	{name: "missing key", args: []string{"launcher"}, env: map[string]string{"TS_KEY_DIR": "/nonexistent"},
-		want: "trainsonnet: /nonexistent/ssh-privatekey not found or not readable (TS_KEY_DIR, TS_CONFIG_DIR)"},
+		want: "trainsonnet: no ssh key in /nonexistent (TS_KEY_DIR): the Secret needs the keys ssh-privatekey and ssh-publickey, or id_rsa and id_rsa.pub (and optionally authorized_keys)\n"},
 	{name: "download without source", args: []string{"s3-download"}, env: map[string]string{"TS_S3_TO": "/data"},
 		want: "trainsonnet: missing required environment variable TS_S3_FROM"},
 	{name: "upload without pod name", args: []string{"s3-upload"},

@@ -46,7 +46,7 @@ const (
 
 // systemTools are the utilities the script (and the stubs) may call besides
 // the stubbed ones; `sh` (for TS_EXEC) is linked to the shell under test.
-var systemTools = []string{"date", "sleep", "cat", "cp", "chmod", "mkdir", "rm", "touch", "id", "sed", "timeout"}
+var systemTools = []string{"date", "sleep", "cat", "cp", "mv", "chmod", "mkdir", "rm", "touch", "id", "sed", "timeout", "awk", "wc", "head", "od"}
 
 var stubs = []string{"ssh", "sshd", "ssh-keygen", "getent", "aws"}
 

@@ -98,7 +98,7 @@ local params_ = common.params(proto) + batch.params('the driver') + mpi.params +
     secret: params.string('Existing Secret holding the ssh key: type kubernetes.io/ssh-auth with keys ssh-privatekey and ssh-publickey. Unset: trainsonnet generates a key pair into the Secret <name>-ssh.', format='dns1123Subdomain'),
   }),
   worker: params.group('The workers: ranks 1 to number, in an Indexed Job that ends when the driver does (the chart\'s StatefulSet never ended).', {
-    number: params.int('Number of worker pods. The job has number + 1 ranks\' pods: the driver is one too.', default=3, min=1, max=20000, aliases=['workers']),
+    number: params.int('Number of worker pods, at most 5,000 (the largest job the pods\' runtime is tested at). The job has number + 1 ranks\' pods: the driver is one too.', default=3, min=1, max=5000, aliases=['workers']),
     podManagementPolicy: params.enum('How the worker pods start. They always start together (Parallel): an Indexed Job has no OrderedReady.', ['Parallel', 'OrderedReady'], default='Parallel'),
     image: image('workers', 'worker', 'horovod/horovod', '0.28.1', 'IfNotPresent'),
   } + role('each worker', '(The chart documented worker.env but never used it.)')),

@@ -172,7 +172,7 @@ ts.prototype({
   |||,
 
   params: common.params(proto, 'mpioperator/openmpi:v0.6.0') + batch.params('the launcher') + mpi.params + {
-    workers: params.int('Number of worker pods. At most 20,000: the hostfile must fit in one ConfigMap (with a long name, fewer; trainsonnet says how many).', default=4, min=1, max=20000),
+    workers: params.int('Number of worker pods. At most 5,000, the largest job the pods\' runtime is tested at (test/scripts).', default=4, min=1, max=5000),
     gpu: params.int('GPUs per worker (a limit of gpuResource); also the slots of each worker in the hostfile.', default=0, min=0, max=1024, aliases=['gpus']),
     gpuResource: params.string('Extended resource that counts GPUs.', default='nvidia.com/gpu', format='extendedResourceName'),
     slots: params.int('MPI slots per worker in the hostfile. Unset: gpu, or 1 without GPUs.', min=1, max=1024),

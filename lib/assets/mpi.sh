@@ -22,13 +22,16 @@
 #   TS_CONFIG_DIR    [/etc/trainsonnet]        read-only: the files above
 #   TS_HOSTFILE      [$TS_CONFIG_DIR/hostfile] lines "<host> slots=<n>"
 #   TS_KEY_DIR       [/etc/trainsonnet-ssh]    ssh-privatekey, ssh-publickey
+#                                              (kubernetes.io/ssh-auth), or
+#                                              id_rsa, id_rsa.pub and maybe
+#                                              authorized_keys (Kubeflow's)
 #   TS_RUN_DIR       [/var/run/trainsonnet]    writable, shared by the pod's
 #                                              containers (emptyDir)
 #   TS_SSH_PORT      [2022]  for messages: the port is in the configs
 #   TS_SSH_ENV       names of variables of this pod's environment that ssh
 #                    sessions into it get too (the processes mpirun starts
 #                    here over ssh); sshd itself passes none
-#   TS_INIT_TIMEOUT, TS_POLL_INTERVAL: see runtime.sh
+#   TS_INIT_TIMEOUT, TS_POLL_INTERVAL, TS_PARALLEL: see runtime.sh
 # launcher:    TS_EXEC (sh -c string; empty = stay up until SIGTERM),
 #              TS_SELF (optional: this pod's own hostfile entry; it runs sshd),
 #              TS_STOP_WORKERS_ON_FAILURE [1; 0 leaves the workers up when
@@ -79,29 +82,10 @@ load_config() {
 
 # --------------------------------------------------------------- hostfile
 
-# other_hosts: the host names of the hostfile, one a line, without blank
-# lines, comments, duplicates and this pod's own entry ($TS_SELF).
-other_hosts() {
-    _oh_seen=' '
-    while read -r _oh_host _oh_rest || [ -n "$_oh_host" ]; do
-        case $_oh_host in
-        '' | '#'*) continue ;;
-        esac
-        [ "$_oh_host" = "${TS_SELF:-}" ] && continue
-        case $_oh_seen in
-        *" $_oh_host "*) continue ;;
-        esac
-        _oh_seen="$_oh_seen$_oh_host "
-        printf '%s\n' "$_oh_host"
-    done <"$TS_HOSTFILE"
-}
-
-# hostfile_has HOST: whether HOST is an entry of the hostfile.
-hostfile_has() {
-    while read -r _hh_host _hh_rest || [ -n "$_hh_host" ]; do
-        [ "$_hh_host" = "$1" ] && return 0
-    done <"$TS_HOSTFILE"
-    return 1
+# hosts [SELF]: the host names of the hostfile, one a line, without blank
+# lines, comments, duplicates and SELF (this pod's own entry).
+hosts() {
+    awk -v self="${1:-}" '$1 != "" && $1 !~ /^#/ && $1 != self && !seen[$1]++ { print $1 }' "$TS_HOSTFILE"
 }
 
 # ------------------------------------------------------------------- ssh
@@ -115,13 +99,26 @@ ssh_setup() {
     # fail obscurely later.
     USER_NAME=$(id -un 2>/dev/null) ||
         die 1 "uid $(id -u) has no entry in /etc/passwd; ssh needs one (add the user to the image)"
-    for _ss_f in "$TS_KEY_DIR/ssh-privatekey" "$TS_KEY_DIR/ssh-publickey" "$SSH_CONFIG"; do
+    # A Kubeflow-era Secret has id_rsa, id_rsa.pub and authorized_keys.
+    _ss_key=ssh-privatekey _ss_pubf=ssh-publickey
+    if [ ! -e "$TS_KEY_DIR/ssh-privatekey" ] && [ -e "$TS_KEY_DIR/id_rsa" ]; then
+        _ss_key=id_rsa _ss_pubf=id_rsa.pub
+    elif [ ! -e "$TS_KEY_DIR/ssh-privatekey" ]; then
+        die 2 "no ssh key in $TS_KEY_DIR (TS_KEY_DIR): the Secret needs the keys ssh-privatekey and ssh-publickey, or id_rsa and id_rsa.pub (and optionally authorized_keys)"
+    fi
+    for _ss_f in "$TS_KEY_DIR/$_ss_key" "$TS_KEY_DIR/$_ss_pubf" "$SSH_CONFIG"; do
         [ -r "$_ss_f" ] || die 2 "$_ss_f not found or not readable (TS_KEY_DIR, TS_CONFIG_DIR)"
     done
     # $(...) drops the final newline, printf puts one back: OpenSSH rejects
     # a private key whose last line has none.
-    _ss_priv=$(cat "$TS_KEY_DIR/ssh-privatekey") || die 1 "cannot read $TS_KEY_DIR/ssh-privatekey"
-    _ss_pub=$(cat "$TS_KEY_DIR/ssh-publickey") || die 1 "cannot read $TS_KEY_DIR/ssh-publickey"
+    _ss_priv=$(cat "$TS_KEY_DIR/$_ss_key") || die 1 "cannot read $TS_KEY_DIR/$_ss_key"
+    _ss_pub=$(cat "$TS_KEY_DIR/$_ss_pubf") || die 1 "cannot read $TS_KEY_DIR/$_ss_pubf"
+    # The Secret's authorized_keys, if any, and the key's own public half.
+    _ss_auth=$_ss_pub
+    if [ -e "$TS_KEY_DIR/authorized_keys" ]; then
+        _ss_auth="$(cat "$TS_KEY_DIR/authorized_keys")
+$_ss_pub" || die 1 "cannot read $TS_KEY_DIR/authorized_keys"
+    fi
     mkdir -p "$SSH_DIR" || die 1 "cannot create $SSH_DIR (TS_RUN_DIR must be writable)"
     # Replaced, not written through: copies left by an earlier run of the
     # container in the same pod may be read-only.
@@ -131,7 +128,7 @@ ssh_setup() {
         chmod 700 "$SSH_DIR" &&
             printf '%s\n' "$_ss_priv" >"$SSH_DIR/id" &&
             printf '%s\n' "$_ss_pub" >"$SSH_DIR/id.pub" &&
-            printf '%s\n' "$_ss_pub" >"$SSH_DIR/authorized_keys"
+            printf '%s\n' "$_ss_auth" >"$SSH_DIR/authorized_keys"
     ) || die 1 "cannot write the ssh files in $SSH_DIR"
     link_home_ssh_config
 }
@@ -230,7 +227,9 @@ check_sshd() {
 # command line (which comes before the file's).
 start_sshd() {
     find_sshd
-    rm -f "$SSH_DIR/ssh_host_ed25519_key" "$SSH_DIR/ssh_host_ed25519_key.pub"
+    # sshd.pid too: the readiness probe reads it (sshd writes it once it
+    # listens); one left by an earlier run of the container would lie.
+    rm -f "$SSH_DIR/ssh_host_ed25519_key" "$SSH_DIR/ssh_host_ed25519_key.pub" "$SSH_DIR/sshd.pid"
     ssh-keygen -q -t ed25519 -N '' -C "trainsonnet-host-key" \
         -f "$SSH_DIR/ssh_host_ed25519_key" </dev/null >/dev/null ||
         die 1 "ssh-keygen could not create a host key in $SSH_DIR"
@@ -261,62 +260,61 @@ probe_ssh() {
     run_bounded "$2" ssh -n -F "$SSH_CONFIG" "$1" true >/dev/null 2>&1
 }
 
-# wait_for_workers HOSTS...: returns once every host answers `ssh host true`;
-# exits 124 when TS_INIT_TIMEOUT seconds have passed, naming those that never
-# did. Every attempt is bounded by the time left, so a hanging ssh cannot
-# stretch the wait.
+probe_port() { tcp_probe "$1:$TS_SSH_PORT" "$2"; }
+
+# wait_for_workers FILE: returns once every host of FILE (one a line)
+# accepts connections on the ssh port and one of them an ssh login (the
+# key, the user and the configs are the same everywhere; a login costs
+# both ends far more CPU than a connection), or, without a TCP tool, once
+# every host answers `ssh host true`. Exits 124 when TS_INIT_TIMEOUT
+# seconds have passed, naming those that never did; 1 when the login
+# fails. Every attempt is bounded by the time left.
 wait_for_workers() {
-    if [ "$#" -eq 0 ]; then
+    if [ ! -s "$1" ]; then
         log "no other hosts in $TS_HOSTFILE; nothing to wait for"
         return 0
     fi
-    wait_all worker "over ssh on port $TS_SSH_PORT" probe_ssh "$@" && return 0
+    _ww_rc=124
+    if ! tcp_tool; then
+        wait_all worker "over ssh on port $TS_SSH_PORT" probe_ssh "$1" && return 0
+    elif wait_all worker "on ssh port $TS_SSH_PORT" probe_port "$1"; then
+        check_login "$(head -n 1 "$1")" && return 0
+        _ww_rc=1
+    fi
     # The job has failed: let the workers that did answer end now rather
     # than when they notice the launcher is gone.
-    # shellcheck disable=SC2086 # host names have no blanks
-    [ "${TS_STOP_WORKERS_ON_FAILURE:-1}" = 0 ] || stop_workers $ANSWERED
-    exit 124
+    [ "${TS_STOP_WORKERS_ON_FAILURE:-1}" = 0 ] || stop_workers "$1.ok"
+    exit "$_ww_rc"
 }
 
-# stop_workers HOSTS...: creates $TS_RUN_DIR/stop on every host, in
-# parallel, each try bounded; a host whose call failed is tried once more,
-# then named in the log (a worker may be gone; it then stops by itself once
-# the launcher is).
+# check_login HOST: `ssh HOST true`, up to 3 tries a second apart.
+check_login() {
+    for _cl_try in 1 2 3; do
+        _cl_err=$(run_bounded "$PROBE_MAX" ssh -n -F "$SSH_CONFIG" "$1" true 2>&1 >/dev/null) && return 0
+        [ "$_cl_try" = 3 ] || nap 1
+    done
+    log "the workers accept connections on port $TS_SSH_PORT, but ssh $1 true fails: ${_cl_err:-no answer within ${PROBE_MAX}s}"
+    return 1
+}
+
+# stop_workers FILE: creates $TS_RUN_DIR/stop on every host of FILE,
+# TS_PARALLEL at a time, each try bounded; a host whose call failed is
+# tried once more, then named in the log (a worker may be gone; it then
+# stops by itself once the launcher is).
 stop_workers() {
-    [ "$#" -eq 0 ] && return 0
-    log "telling $# worker(s) to stop: $*"
-    _sw_pids='' _sw_n=0
-    for _sw_host in "$@"; do
-        _sw_n=$((_sw_n + 1))
-        # Each call's status goes to a file: the background job's own
-        # output is discarded from its start (bash would otherwise print
-        # job notices into the pod's log).
-        { tell_stop "$_sw_host" "$SSH_DIR/stop-rc.$_sw_n" & } >/dev/null 2>&1
-        _sw_pids="$_sw_pids $!"
-    done
-    # Not a bare `wait`: that would also wait for our own sshd.
-    for _sw_pid in $_sw_pids; do
-        wait "$_sw_pid"
-    done
-    _sw_n=0
-    for _sw_host in "$@"; do
-        _sw_n=$((_sw_n + 1))
-        [ "$(cat "$SSH_DIR/stop-rc.$_sw_n" 2>/dev/null)" = 0 ] && continue
-        if tell_stop "$_sw_host" "$SSH_DIR/stop-rc.$_sw_n"; then
-            log "told $_sw_host to stop on a second try"
-        else
-            log "could not tell $_sw_host to stop (ssh exit code $(cat "$SSH_DIR/stop-rc.$_sw_n" 2>/dev/null)); it stops once the launcher is gone"
-        fi
-    done
+    [ -s "$1" ] || return 0
+    log "telling $(wc -l <"$1") worker(s) to stop, $TS_PARALLEL at a time"
+    lanes "$TS_PARALLEL" tell_stop "$1" "$1.stop"
+    awk '$1 != 0 { print $2 }' "$1.stop" >"$1.again"
+    [ -s "$1.again" ] || return 0
+    lanes "$TS_PARALLEL" tell_stop "$1.again" "$1.stop"
+    awk -v p="$PROG" '$1 == 0 { print p ": told " $2 " to stop on a second try"; next }
+        { print p ": could not tell " $2 " to stop (ssh exit code " $1 "); it stops once the launcher is gone" }' "$1.stop" >&2
 }
 
-# tell_stop HOST FILE: one bounded `ssh HOST touch stop`; its exit code goes
-# to FILE and is returned.
+# tell_stop HOST: one bounded `ssh HOST touch stop`.
 tell_stop() {
     run_bounded "$STOP_MAX" ssh -n -F "$SSH_CONFIG" "$1" "touch '$TS_RUN_DIR/stop'" >/dev/null 2>&1
-    _ts_rc=$?
-    echo "$_ts_rc" >"$2"
-    return "$_ts_rc"
 }
 
 launcher_cleanup() {
@@ -333,14 +331,14 @@ cmd_launcher() {
     load_config
     TS_EXEC=${TS_EXEC:-}
     [ -r "$TS_HOSTFILE" ] || die 2 "hostfile $TS_HOSTFILE not found or not readable (TS_HOSTFILE)"
-    if [ -n "${TS_SELF:-}" ] && ! hostfile_has "$TS_SELF"; then
+    if [ -n "${TS_SELF:-}" ] && ! awk -v s="$TS_SELF" '$1 == s { f = 1 } END { exit !f }' "$TS_HOSTFILE"; then
         log "warning: TS_SELF=$TS_SELF is not an entry of $TS_HOSTFILE"
     fi
-    # shellcheck disable=SC2046 # host names have no blanks: split on purpose
-    set -- $(other_hosts)
     ssh_setup
+    HOSTS=$SSH_DIR/workers
+    hosts "${TS_SELF:-}" >"$HOSTS" || die 1 "cannot write $HOSTS"
     [ -n "${TS_SELF:-}" ] && start_sshd
-    wait_for_workers "$@"
+    wait_for_workers "$HOSTS"
     if [ -z "$TS_EXEC" ]; then
         log "TS_EXEC is empty: interactive mode, staying up until SIGTERM (kubectl exec into this pod)"
         SIGNAL_EXIT=0
@@ -364,7 +362,7 @@ cmd_launcher() {
         log "leaving the workers up for a retry of the launcher (TS_STOP_WORKERS_ON_FAILURE=0)"
         exit "$_cl_rc"
     fi
-    stop_workers "$@"
+    stop_workers "$HOSTS"
     exit "$_cl_rc"
 }
 
@@ -406,8 +404,9 @@ cmd_worker() {
     esac
     # The launcher's name resolves through its headless Service as long as
     # its container runs.
-    if watch_init "$TS_LAUNCHER" "$TS_LAUNCHER_GRACE"; then
-        log "launcher watchdog: $TS_LAUNCHER must resolve within ${TS_INIT_TIMEOUT}s; once it has not resolved for ${TS_LAUNCHER_GRACE}s the job counts as ended"
+    # Every worker asks DNS: the more of them, the less often each.
+    if watch_init "$TS_LAUNCHER" "$TS_LAUNCHER_GRACE" "$(hosts 2>/dev/null | wc -l)"; then
+        log "launcher watchdog: $TS_LAUNCHER must resolve within ${TS_INIT_TIMEOUT}s; once it has not resolved for ${TS_LAUNCHER_GRACE}s the job counts as ended (asked every ${WATCH_EVERY}s)"
     else
         log "warning: getent not found; launcher watchdog disabled, only the stop file ends this container"
     fi

@@ -19,6 +19,7 @@
 #
 # Environment, whole seconds [default]: TS_INIT_TIMEOUT [300] bounds every
 # start-up wait; TS_WATCH_GRACE [60]; TS_POLL_INTERVAL [2] between checks.
+# TS_PARALLEL [32]: probes (or, in mpi.sh, stop calls) at a time.
 #
 # Exit codes: 0 done; 1 runtime failure; 2 usage or configuration error;
 # 124 a start-up wait ran out of time (the message names what never
@@ -74,7 +75,9 @@ runtime_config() {
     TS_INIT_TIMEOUT=${TS_INIT_TIMEOUT:-300}
     TS_WATCH_GRACE=${TS_WATCH_GRACE:-60}
     TS_POLL_INTERVAL=${TS_POLL_INTERVAL:-2}
-    seconds TS_INIT_TIMEOUT TS_WATCH_GRACE TS_POLL_INTERVAL
+    TS_PARALLEL=${TS_PARALLEL:-32}
+    seconds TS_INIT_TIMEOUT TS_WATCH_GRACE TS_POLL_INTERVAL TS_PARALLEL
+    [ "$TS_PARALLEL" -gt 0 ] || die 2 "TS_PARALLEL must be at least 1"
 }
 
 # nap SECS: sleep in the background and wait for it, so that a trapped signal
@@ -143,43 +146,97 @@ run_bounded() {
     return "$_rb_rc"
 }
 
-# wait_all NOUN VIA PROBE TARGET...: returns once `PROBE TARGET SECS` (SECS
-# bounds it) has succeeded for every TARGET, each tried again every second.
-# After TS_INIT_TIMEOUT seconds it names those that never did and returns 1,
-# with them in PENDING and the others in ANSWERED. NOUN is singular
+# lanes N FUNC IN OUT: `FUNC LINE` for every line of IN, at most N at a
+# time: lane i of N takes every Nth line, in order. OUT gets "RC LINE" for
+# each line tried; a lane stops at the first RC 200 (FUNC's "too late"),
+# leaving the rest of its lines untried. LANE_PIDS is for stop_helpers.
+lanes() {
+    [ -n "$HAVE_TIMEOUT" ] || run_bounded 5 sleep 0 # decided here, not per lane
+    awk -v n="$1" -v p="$3" '{ print > (p "." ((NR - 1) % n)) }' "$3"
+    LANE_PIDS='' _la_i=0
+    while [ "$_la_i" -lt "$1" ] && [ -f "$3.$_la_i" ]; do
+        { lane "$2" "$3.$_la_i" & } >/dev/null 2>&1
+        LANE_PIDS="$LANE_PIDS $!" _la_i=$((_la_i + 1))
+    done
+    for _la_pid in $LANE_PIDS; do wait "$_la_pid"; done
+    LANE_PIDS='' _la_i=$((_la_i - 1))
+    : >"$4"
+    while [ "$_la_i" -ge 0 ]; do
+        cat "$3.$_la_i.out" >>"$4" && rm -f "$3.$_la_i" "$3.$_la_i.out"
+        _la_i=$((_la_i - 1))
+    done
+}
+
+lane() {
+    while read -r _ln_t; do
+        "$1" "$_ln_t" </dev/null >/dev/null 2>&1
+        _ln_rc=$?
+        [ "$_ln_rc" = 200 ] && break
+        echo "$_ln_rc $_ln_t"
+    done <"$2" >"$2.out"
+}
+
+# wait_all NOUN VIA PROBE FILE: returns once `PROBE TARGET SECS` (SECS
+# bounds it) has succeeded for every TARGET, a line of FILE (no blanks,
+# no duplicates), TS_PARALLEL at a time, those that failed tried again a
+# second after each round. After TS_INIT_TIMEOUT seconds it names those
+# that never did, apart from those never tried for lack of time, and
+# returns 1; FILE.ok then lists those that did. NOUN is singular
 # ("worker"), VIA how they are reached ("over ssh on port 2022").
 wait_all() {
-    _wa_noun=$1 _wa_via=$2 _wa_probe=$3
-    shift 3
+    _wa_noun=$1 _wa_via=$2 WAIT_PROBE=$3 _wa_f=$4
     _wa_start=$(now)
-    _wa_deadline=$((_wa_start + TS_INIT_TIMEOUT))
-    _wa_what="$# ${_wa_noun}s"
-    [ "$#" -eq 1 ] && _wa_what="1 $_wa_noun"
-    log "waiting up to ${TS_INIT_TIMEOUT}s for $_wa_what to answer $_wa_via: $*"
-    PENDING=$* ANSWERED=''
+    WAIT_DEADLINE=$((_wa_start + TS_INIT_TIMEOUT))
+    _wa_n=$(wc -l <"$_wa_f")
+    _wa_what="$_wa_n ${_wa_noun}s"
+    [ "$_wa_n" -eq 1 ] && _wa_what="1 $_wa_noun"
+    log "waiting up to ${TS_INIT_TIMEOUT}s for $_wa_what to answer $_wa_via, $TS_PARALLEL at a time"
+    cp "$_wa_f" "$_wa_f.pending" || die 1 "cannot write next to $_wa_f"
+    : >"$_wa_f.ok" && : >"$_wa_f.tried" && _wa_last=''
     while :; do
-        _wa_still=''
-        for _wa_t in $PENDING; do
-            _wa_left=$((_wa_deadline - $(now)))
-            [ "$_wa_left" -gt "$PROBE_MAX" ] && _wa_left=$PROBE_MAX
-            if [ "$_wa_left" -gt 0 ] && "$_wa_probe" "$_wa_t" "$_wa_left"; then
-                log "$_wa_t answered after $(($(now) - _wa_start))s"
-                ANSWERED="$ANSWERED $_wa_t"
-            else
-                _wa_still="$_wa_still $_wa_t"
-            fi
-        done
-        PENDING=${_wa_still# }
-        if [ -z "$PENDING" ]; then
+        lanes "$TS_PARALLEL" wait_try "$_wa_f.pending" "$_wa_f.round"
+        awk -v t="$_wa_f.tried" '{ print $2 >>t } $1 == 0 { print $2 }' "$_wa_f.round" >>"$_wa_f.ok"
+        awk 'FILENAME == ARGV[1] { ok[$0]; next } !($0 in ok)' "$_wa_f.ok" "$_wa_f.pending" >"$_wa_f.next"
+        mv "$_wa_f.next" "$_wa_f.pending"
+        _wa_left=$(wc -l <"$_wa_f.pending")
+        if [ "$_wa_left" -eq 0 ]; then
             log "all $_wa_what reachable after $(($(now) - _wa_start))s"
-            return 0
+            break
         fi
-        if [ "$(now)" -ge "$_wa_deadline" ]; then
-            log "gave up after ${TS_INIT_TIMEOUT}s waiting for ${_wa_noun}s; not reachable $_wa_via: $PENDING"
-            return 1
+        if [ "$(now)" -ge "$WAIT_DEADLINE" ]; then
+            # shellcheck disable=SC2016 # awk's $0
+            _wa_in='FILENAME == ARGV[1] { t[$0]; next } ($0 in t) == want { printf "%s%s", s, $0; s = " " }'
+            _wa_no=$(awk -v want=1 "$_wa_in" "$_wa_f.tried" "$_wa_f.pending")
+            _wa_never=$(awk -v want=0 "$_wa_in" "$_wa_f.tried" "$_wa_f.pending")
+            log "gave up after ${TS_INIT_TIMEOUT}s waiting for ${_wa_noun}s; ${_wa_no:+not reachable $_wa_via: $_wa_no}${_wa_no:+${_wa_never:+; }}${_wa_never:+no time left to try: $_wa_never}"
+            break
         fi
+        [ "$_wa_left" = "$_wa_last" ] ||
+            log "$((_wa_n - _wa_left)) of $_wa_what answered after $(($(now) - _wa_start))s; trying the other $_wa_left again"
+        _wa_last=$_wa_left
         nap 1
     done
+    rm -f "$_wa_f.tried" "$_wa_f.round"
+    [ "$_wa_left" -eq 0 ]
+}
+
+# wait_try TARGET: WAIT_PROBE bounded by the time left (200: none).
+wait_try() {
+    _wt_left=$((WAIT_DEADLINE - $(now)))
+    [ "$_wt_left" -gt 0 ] || return 200
+    [ "$_wt_left" -gt "$PROBE_MAX" ] && _wt_left=$PROBE_MAX
+    "$WAIT_PROBE" "$1" "$_wt_left"
+}
+
+# tcp_tool: sets TCP_TOOL to the first of bash, python3 and nc (with -z)
+# in PATH for tcp_probe; returns 1 without any.
+tcp_tool() {
+    for TCP_TOOL in bash python3 nc; do
+        command -v "$TCP_TOOL" >/dev/null 2>&1 || continue
+        [ "$TCP_TOOL" != nc ] || nc -h 2>&1 | grep -q -e '-[0-9A-Za-z]*z' || continue
+        return 0
+    done
+    return 1
 }
 
 # tcp_probe HOST:PORT SECS: whether it accepts a TCP connection.
@@ -193,18 +250,28 @@ socket.create_connection((sys.argv[1], int(sys.argv[2])), int(sys.argv[3])).clos
     esac >/dev/null 2>&1
 }
 
-# The DNS watchdog. watch_init NAME GRACE starts watching NAME (empty: none;
-# returns 1 without getent); then watch_check, every tick, sets WATCH to ok,
-# never (NAME did not resolve within TS_INIT_TIMEOUT) or gone (it resolved,
-# then not for GRACE seconds in a row).
+# The DNS watchdog. watch_init NAME GRACE [PODS] starts watching NAME
+# (empty: none; returns 1 without getent); then watch_check, every tick,
+# sets WATCH to ok, never (NAME did not resolve within TS_INIT_TIMEOUT) or
+# gone (it resolved, then not for GRACE seconds in a row). DNS is asked
+# every TS_POLL_INTERVAL seconds, or, when PODS pods watch NAME, every
+# PODS/50 (at most GRACE/3) seconds: about 50 queries a second in all;
+# the first at a random point of the first interval, so that pods started
+# together do not ask together.
 watch_init() {
     WATCH=ok WATCH_NAME=$1 WATCH_GRACE=$2 WATCH_SEEN='' WATCH_START=$(now)
+    WATCH_EVERY=$((${3:-0} / 50))
+    [ "$WATCH_EVERY" -gt $(($2 / 3)) ] && WATCH_EVERY=$(($2 / 3))
+    [ "$WATCH_EVERY" -gt "$TS_POLL_INTERVAL" ] || WATCH_EVERY=$TS_POLL_INTERVAL
+    WATCH_NEXT=$((WATCH_START + $(od -An -N2 -tu2 /dev/urandom 2>/dev/null || echo 0) % (WATCH_EVERY + 1)))
     [ -z "$1" ] || command -v getent >/dev/null 2>&1 || { WATCH_NAME='' && return 1; }
 }
 
 watch_check() {
     [ -n "$WATCH_NAME" ] || return 0
     _wk_now=$(now)
+    [ "$_wk_now" -ge "$WATCH_NEXT" ] || return 0
+    WATCH_NEXT=$((_wk_now + WATCH_EVERY))
     # Bounded: a slow DNS server must not stall the caller's other checks.
     if run_bounded "$PROBE_MAX" getent hosts "$WATCH_NAME" >/dev/null 2>&1; then
         [ -n "$WATCH_SEEN" ] || log "$WATCH_NAME resolves"
@@ -258,7 +325,7 @@ wait_child() {
 
 # stop_helpers: for EXIT traps; ends what this script started and left.
 stop_helpers() {
-    for _sh_pid in "$CHILD_PID" "$BOUNDED_PID" "$NAP_PID"; do
+    for _sh_pid in "$CHILD_PID" "$BOUNDED_PID" "$NAP_PID" $LANE_PIDS; do
         [ -n "$_sh_pid" ] && kill -TERM "$_sh_pid" 2>/dev/null
     done
     return 0
@@ -304,17 +371,14 @@ cmd_run() {
     runtime_config
     [ -z "$_cr_watch" ] || need getent "--watch resolves $_cr_watch with it"
     if [ -n "$_cr_tcp" ]; then
-        if command -v bash >/dev/null 2>&1; then
-            TCP_TOOL=bash
-        elif command -v python3 >/dev/null 2>&1; then
-            TCP_TOOL=python3
-        elif command -v nc >/dev/null 2>&1 && nc -h 2>&1 | grep -q -e '-[0-9A-Za-z]*z'; then
-            TCP_TOOL=nc
-        else
-            die 127 "--wait-tcp needs bash, python3 or nc (with -z) in PATH to try TCP ports; none found"
-        fi
+        tcp_tool || die 127 "--wait-tcp needs bash, python3 or nc (with -z) in PATH to try TCP ports; none found"
+        _cr_f=${TMPDIR:-/tmp}/trainsonnet-wait.$$
         # shellcheck disable=SC2086 # endpoints have no blanks: split on purpose
-        wait_all endpoint "over TCP" tcp_probe $_cr_tcp || exit 124
+        printf '%s\n' $_cr_tcp | awk '!seen[$0]++' >"$_cr_f" || die 1 "cannot write $_cr_f (TMPDIR)"
+        wait_all endpoint "over TCP" tcp_probe "$_cr_f"
+        _cr_rc=$?
+        rm -f "$_cr_f" "$_cr_f.ok" "$_cr_f.pending"
+        [ "$_cr_rc" = 0 ] || exit 124
     fi
     watch_init "$_cr_watch" "$TS_WATCH_GRACE"
     log "running $*"
@@ -342,7 +406,7 @@ cmd_run() {
 }
 
 # Set before any trap can look at them.
-BOUNDED_PID='' NAP_PID='' CHILD_PID='' CHILD_NAME='' GOT_SIGNAL='' HAVE_TIMEOUT=''
+BOUNDED_PID='' NAP_PID='' CHILD_PID='' CHILD_NAME='' GOT_SIGNAL='' HAVE_TIMEOUT='' LANE_PIDS=''
 WATCH=ok WATCH_NAME=''
 
 if [ "${TS_RUNTIME_LIB:-}" != 1 ]; then

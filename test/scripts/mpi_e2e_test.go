@@ -73,6 +73,8 @@ mount --bind /run/ws/hosts /etc/hosts
 if [ -n "${E2E_UID:-}" ]; then
 	mount --bind /run/ws/passwd /etc/passwd
 	mount --bind /run/ws/group /etc/group
+elif [ -e /run/ws/passwd-root ]; then
+	mount --bind /run/ws/passwd-root /etc/passwd
 fi
 hostname "$E2E_HOSTNAME"
 cd /run/trainsonnet
@@ -156,7 +158,7 @@ func TestMPIScriptWithRealSSHAndMPI(t *testing.T) {
 		out := lp.output()
 		require.Equal(t, 124, code, out)
 		assert.Less(t, time.Since(t0), 5*time.Second+5*time.Second, "bounded by TS_INIT_TIMEOUT")
-		m := regexp.MustCompile(`(?m)^trainsonnet: gave up after 5s waiting for workers; not reachable over ssh on port 2022: (.*)$`).
+		m := regexp.MustCompile(`(?m)^trainsonnet: gave up after 5s waiting for workers; not reachable [^:]*port 2022: (.*)$`).
 			FindStringSubmatch(out)
 		require.NotNil(t, m, out)
 		assert.Equal(t, l.workers[1].fqdn, m[1], "names exactly the missing worker")
@@ -206,11 +208,31 @@ ssh -n -F ` + cfg + ` ` + w0 + ` cat /run/trainsonnet/scp-dst`)
 		// starts worker-1's over ssh with the same rendered client config.
 		l.mpirunAcrossWorkers(t, l.userEnv(t), "tse2e", "OMPI_MCA_routed_radix", "1")
 	})
+	t.Run("a Kubeflow-era ssh Secret", l.kubeflowSecret)
+	for _, n := range scaleSizes() {
+		t.Run(fmt.Sprintf("%d workers", n), func(t *testing.T) { l.scale(t, n) })
+	}
 }
 
 // mpirunAcrossWorkers: the launcher waits for both workers, mpirun runs
 // `hostname` on them, and the workers end by themselves; all as user. extra
 // are more variables of the launcher, as name, value pairs.
+// scaleSizes: the numbers of workers of the scale cases; TS_E2E_SCALE
+// (e.g. "1000 5000 10000") replaces the default.
+func scaleSizes() []int {
+	spec := os.Getenv("TS_E2E_SCALE")
+	if spec == "" {
+		spec = "1000 5000"
+	}
+	var ns []int
+	for _, f := range strings.Fields(spec) {
+		if n, err := strconv.Atoi(f); err == nil && n > 0 {
+			ns = append(ns, n)
+		}
+	}
+	return ns
+}
+
 func (l *lab) mpirunAcrossWorkers(t *testing.T, env map[string]string, user string, extra ...string) {
 	ws := l.startWorkers(t, env, 2)
 	lenv := mpirunEnv(`echo "launcher user: $(id -un)"; mpirun -np 2 --hostfile "$TS_HOSTFILE" hostname`)
@@ -425,6 +447,12 @@ func (l *lab) rootEnv(t *testing.T) map[string]string {
 	if _, err := os.Stat(filepath.Join(l.work, "keys-root")); err != nil {
 		l.keys(t, "keys-root", 0)
 		require.NoError(t, os.MkdirAll(filepath.Join(l.work, "home-root"), 0o700))
+		// root's shell is /bin/sh inside the hosts, as in most images:
+		// this machine's own root shell and its rc files (a bash that
+		// sources ~/.bashrc in ssh sessions) would be what ssh logins cost.
+		passwd, err := os.ReadFile("/etc/passwd")
+		require.NoError(t, err)
+		l.write("passwd-root", regexp.MustCompile(`(?m)^(root:[^:]*:0:0:[^:]*:[^:]*):.*$`).ReplaceAllString(string(passwd), "$1:/bin/sh"), 0o644)
 	}
 	return l.env("keys-root", "home-root")
 }
