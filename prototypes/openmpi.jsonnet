@@ -205,7 +205,6 @@ ts.prototype({
     roles.hostNetworkPort('ssh.port', p.ssh.port, p.useHostNetwork, 'the workers share'),
     ts.check(!(p.useHostNetwork && p.networkPolicy && p.nodeNetworks == []), 'useHostNetwork',
              'needs nodeNetworks, the nodes\' address ranges, while networkPolicy is on: the workers\' Open MPI daemons call the launcher back from their node\'s address, which the NetworkPolicy would drop (or set networkPolicy=false)'),
-    ts.check(p.nodeNetworks == [] || p.useHostNetwork, 'nodeNetworks', 'is for useHostNetwork: without it the job\'s pods talk only to each other'),
     ts.check((p.s3.downloadFrom == null) == (p.s3.downloadTo == null), 's3.downloadTo',
              'set s3.downloadFrom and s3.downloadTo together'),
     ts.check((p.s3.uploadFrom == null) == (p.s3.uploadTo == null), 's3.uploadTo',
@@ -233,6 +232,7 @@ ts.prototype({
   warnings(p):: [
     mpi.generatedKeyWarning(p, p.ssh.secret, '--ssh-secret'),
     roles.hostNetworkWarning(p, p.useHostNetwork, 'the workers\' sshd (port ' + p.ssh.port + ') is'),
+    if p.nodeNetworks != [] && !p.useHostNetwork then 'nodeNetworks is not used: it is for useHostNetwork (without it the job\'s pods talk only to each other)',
     if p.waitForGPUDriver && p.gpu == 0 then 'waitForGPUDriver is set but gpu is 0: the workers will wait for a driver they do not use',
     if kubeflowPaths(p.exec) then 'exec names a path under /kubeflow/openmpi/ that trainsonnet\'s pods do not have: of the Kubeflow prototype\'s files only its hostfile is there (' + kubeflowHostfile + ', the same as ' + mpi.hostfilePath + ', Open MPI\'s default hostfile in the launcher)',
     roles.shWarning('exec', p.exec),

@@ -187,6 +187,12 @@ func (d *drawer) drawSet(pr *generator.Prototype, index int) []drawnValue {
 			}
 		}
 	}
+	// Host network with a NetworkPolicy needs the nodes' networks
+	// (openmpi's nodeNetworks): usually (90%) drawn with it, and only with
+	// it (they would be unused otherwise).
+	if slices.ContainsFunc(leaves, func(p *generator.Param) bool { return p.Path == "nodeNetworks" }) {
+		set["nodeNetworks"] = set["useHostNetwork"] && d.IntN(100) < 90
+	}
 	values := map[string]drawnValue{}
 	// Objects referring to others come after them (volume mounts after
 	// volumes), absolute paths last: they are drawn relative to paths drawn
@@ -619,6 +625,8 @@ func (d *drawer) object(p *generator.Param, drawn map[string]drawnValue) (any, b
 		one = func(int, map[string]bool) map[string]any { return map[string]any{"name": d.Subdomain()} }
 	case "networking/v1.NetworkPolicyPeer":
 		one = func(int, map[string]bool) map[string]any { return d.peer() }
+	case "core/v1.ResourceRequirements":
+		one = func(int, map[string]bool) map[string]any { return d.resources() }
 	default:
 		return nil, false
 	}
@@ -731,4 +739,40 @@ func (d *drawer) peer() map[string]any {
 		block["except"] = []any{fmt.Sprintf("%d.%d.%d.0/24", a, b, d.IntN(256))}
 	}
 	return map[string]any{"ipBlock": block}
+}
+
+// resources draws a valid ResourceRequirements: limits of some of cpu,
+// memory and GPUs, requests of cpu and memory at most their limits (a GPU
+// request, when drawn, equals its limit, as the API server requires).
+func (d *drawer) resources() map[string]any {
+	limits, requests := map[string]any{}, map[string]any{}
+	if d.IntN(2) == 0 {
+		cpu := 1 + d.IntN(16)
+		limits["cpu"] = strconv.Itoa(cpu)
+		if d.IntN(2) == 0 {
+			requests["cpu"] = strconv.Itoa(100*(1+d.IntN(10*cpu))) + "m"
+		}
+	}
+	if d.IntN(2) == 0 {
+		mem := 1 + d.IntN(64)
+		limits["memory"] = strconv.Itoa(mem) + "Gi"
+		if d.IntN(2) == 0 {
+			requests["memory"] = strconv.Itoa(1+d.IntN(mem*1024)) + "Mi"
+		}
+	}
+	if d.IntN(2) == 0 {
+		gpus := d.IntN(9)
+		limits["nvidia.com/gpu"] = gpus
+		if d.IntN(3) == 0 {
+			requests["nvidia.com/gpu"] = gpus
+		}
+	}
+	out := map[string]any{}
+	if len(limits) > 0 {
+		out["limits"] = limits
+	}
+	if len(requests) > 0 {
+		out["requests"] = requests
+	}
+	return out
 }
