@@ -809,10 +809,10 @@ type OpenMPI struct {
 	LauncherGrace *time.Duration
 	// Open MPI MCA parameters for the launcher (OMPI_MCA_<name>), added to or replacing the
 	// defaults: orte_keep_fqdn_hostnames=true, orte_default_hostfile, plm_rsh_args (the ssh
-	// config), btl_tcp_if_exclude and oob_tcp_if_exclude=lo and the bridges and tunnels of
-	// runtimes and CNI plugins (docker0, cni0, flannel.1, tunl0, vxlan.calico, cilium_*,
-	// kube-ipvs0, ...), hwloc_base_binding_policy=none, rmaps_base_mapping_policy=slot. The
-	// defaults are also set under Open MPI 5's PRRTE names (PRTE_MCA_<name>).
+	// config), btl_tcp_if_exclude=lo and the bridges and tunnels of runtimes and CNI plugins
+	// (docker0, cni0, flannel.1, tunl0, vxlan.calico, cilium_*, kube-ipvs0, ...),
+	// hwloc_base_binding_policy=none, rmaps_base_mapping_policy=slot. The defaults are also
+	// set under Open MPI 5's PRRTE names (PRTE_MCA_<name>).
 	MCA map[string]string
 	// Memory limit of each worker.
 	Memory *resource.Quantity

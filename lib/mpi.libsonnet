@@ -51,7 +51,6 @@ local ompiDefaults = {
   orte_default_hostfile: hostfilePath,
   plm_rsh_args: '-F ' + sshConfigPath,
   btl_tcp_if_exclude: ifExclude,
-  oob_tcp_if_exclude: ifExclude,
   hwloc_base_binding_policy: 'none',
   rmaps_base_mapping_policy: 'slot',
 };
@@ -64,7 +63,6 @@ local prteEnv = [
     ['hwloc_default_binding_policy', 'none'],
     ['plm_ssh_args', '-F ' + sshConfigPath],
     ['prte_default_hostfile', hostfilePath],
-    ['prte_if_exclude', ifExclude],
     ['prte_keep_fqdn_hostnames', 'true'],
     ['rmaps_default_mapping_policy', 'slot'],
   ]

