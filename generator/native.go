@@ -28,6 +28,13 @@ func nativeFunctions() []*jsonnet.NativeFunction {
 			Func:   indexedLinesBytes,
 		},
 		{
+			// bashSyntax(cmd): the bash construct in cmd, or null
+			// (bashsyntax.go).
+			Name:   "bashSyntax",
+			Params: ast.Identifiers{"cmd"},
+			Func:   bashSyntaxNative,
+		},
+		{
 			// sshKeyPair(comment) makes a fresh ed25519 key pair:
 			// {privateKey: OpenSSH PEM, publicKey: authorized_keys line}.
 			Name:   "sshKeyPair",

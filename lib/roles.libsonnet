@@ -325,48 +325,11 @@ local digits(n) = std.length(std.toString(n));
 
   // bashSyntax: the first construct of bash that POSIX sh (dash, busybox)
   // lacks in the command cmd, said in words ("[[ ]] is bash syntax (sh has
-  // [ ])"), or null. Commands run with sh -c,
-  // while the Helm charts ran theirs with bash -c; what is looked for is
-  // what those commands used: [[ ]] tests, source, function, arrays, brace
-  // ranges {1..4}, process substitution, &> and |& redirections, (( ))
-  // arithmetic commands, ${var/pattern/...} and ${var:offset}. A heuristic:
-  // it only warns.
-  bashSyntax(cmd)::
-    if cmd == null || cmd == '' then null else
-      local before(i) = if i == 0 then '' else cmd[i - 1];
-      // i starts a word: at the start, or after a blank or an operator
-      local wordStart(i) = i == 0 || std.member(' \t\n;&|(`!', cmd[i - 1]);
-      // i starts a command: the previous word is an operator or a keyword
-      local commandStart(i) =
-        local head = std.rstripChars(cmd[:i], ' \t');
-        local words = std.split(std.strReplace(std.strReplace(head, '\n', ' '), '\t', ' '), ' ');
-        local last = words[std.length(words) - 1];
-        head == '' || std.member(';&|({`\n', head[std.length(head) - 1])
-        || std.member(['if', 'then', 'else', 'elif', 'do', 'while', 'until', '!'], last);
-      local at(sub, ok) = [i for i in std.findSubstr(sub, cmd) if ok(i)] != [];
-      // {a..b}: a brace holding .. and no blank
-      local braces = [std.split(piece, '}')[0] for piece in std.split(cmd, '{')[1:] if std.findSubstr('}', piece) != []];
-      local range = [b for b in braces if std.findSubstr('..', b) != [] && std.findSubstr(' ', b) == [] && std.length(b) <= 24] != [];
-      // ${name/...} and ${name:digit}
-      local nameChars = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_';
-      local nameLength(e) = std.length(e) - std.length(std.lstripChars(e, nameChars));
-      local bashOp(e, k) = k > 0 && k < std.length(e) && (e[k] == '/' || e[k] == ':' && k + 1 < std.length(e) && std.member('0123456789 ', e[k + 1]));
-      local bashExpansion = [e for e in std.split(cmd, '${')[1:] if bashOp(e, nameLength(e))] != [];
-      // name=( where name is a whole word: an array
-      local lastWord(t) = local ws = std.split(std.strReplace(std.strReplace(t, ';', ' '), '\n', ' '), ' '); ws[std.length(ws) - 1];
-      local isArray(i) = local w = lastWord(cmd[:i]); w != '' && std.stripChars(w, nameChars) == '';
-      local array = at('=(', isArray);
-      if at('[[ ', wordStart) then '[[ ]] is bash syntax (sh has [ ])'
-      else if at('source ', commandStart) then 'source is bash syntax (sh has . FILE)'
-      else if at('function ', commandStart) then 'function NAME is bash syntax (sh has NAME() { ...; })'
-      else if array then 'an array, name=(...), is bash syntax (sh has none)'
-      else if range then 'a brace range such as {1..4} is bash syntax (sh has $(seq 1 4))'
-      else if at('<(', wordStart) || at('>(', wordStart) then 'process substitution, <(...) or >(...), is bash syntax (sh has pipes and files)'
-      else if at('&>', function(i) before(i) != '>' && before(i) != '&') then '&> is bash syntax (sh has > FILE 2>&1; in sh, &> runs the command in the background)'
-      else if at('|&', function(i) true) then '|& is bash syntax (sh has 2>&1 |)'
-      else if at('((', function(i) before(i) != '$' && before(i) != '(' && commandStart(i)) then '(( )) is bash syntax (sh has [ $(( ... )) -ne 0 ])'
-      else if bashExpansion then '${var/pattern/...} and ${var:offset} are bash syntax (sh has neither)'
-      else null,
+  // [ ])"), or null: commands run with sh -c, while the Helm charts ran
+  // theirs with bash -c. A heuristic that scans the text, so it is the
+  // native bashSyntax (generator/bashsyntax.go says what it looks for);
+  // under the stock jsonnet binary it finds nothing.
+  bashSyntax(cmd):: ts.bashSyntax(cmd),
 
   // shWarning: a warning when the command of param, run with sh -c, uses
   // bash syntax.

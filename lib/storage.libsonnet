@@ -171,7 +171,7 @@ local under(path, dir) = path == dir || std.startsWith(path, if dir == '/' then 
                'decodes to text that ends in a newline, which Azure would take as part of the name: encode it with echo -n'),
       ts.check(!endsInNewline(az.keyBase64), 'storage.azure.keyBase64',
                'decodes to text that ends in a newline, which Azure would take as part of the key: encode it with echo -n'),
-      ts.check(az.shareName == null || (std.length(az.shareName) >= 3 && std.length(std.findSubstr('--', az.shareName)) == 0), 'storage.azure.shareName',
+      ts.check(az.shareName == null || (std.length(az.shareName) >= 3 && !ts.contains(az.shareName, '--')), 'storage.azure.shareName',
                'must be an Azure file share name: 3 to 63 lower-case letters, digits and single hyphens'),
       ts.check(mountPath != '/', 'storage.mountPath', 'must not be /: the storage would hide the whole image'),
     ] + [

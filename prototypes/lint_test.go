@@ -18,6 +18,8 @@ import (
 // library: go-jsonnet implements them in Jsonnet, at about a millisecond a
 // call (research/perf-anchors.md), so one in a per-worker path turns a
 // 10,000-worker render from milliseconds into seconds. Build strings with +.
+// The same for the stdlib's text scans (findSubstr, asciiUpper): a scan of
+// the user's text belongs in ts.contains or a native (ts.bashSyntax).
 func TestNoStdFormat(t *testing.T) {
 	for root, fsys := range map[string]fs.FS{"prototypes": prototypes.FS, "lib": lib.FS} {
 		files, err := fs.Glob(fsys, "*sonnet")
@@ -45,8 +47,16 @@ func TestNoStdFormat(t *testing.T) {
 				}
 				v, ok := idx.Target.(*ast.Var)
 				s, ok2 := idx.Index.(*ast.LiteralString)
-				if ok && ok2 && (v.Id == "std" || v.Id == "$std") && (s.Value == "format" || s.Value == "mod") {
+				if !ok || !ok2 || v.Id != "std" && v.Id != "$std" {
+					return
+				}
+				switch s.Value {
+				case "format", "mod":
 					t.Errorf("%s: near %s: std.%s (or %%) is slow in go-jsonnet: build strings with + instead", name, where, s.Value)
+				case "findSubstr", "asciiUpper", "asciiLower":
+					// Also in Jsonnet, char by char: std.findSubstr took
+					// 7 ms over a command line of 100 characters.
+					t.Errorf("%s: near %s: std.%s scans text char by char in go-jsonnet: use ts.contains, a table, or a native", name, where, s.Value)
 				}
 			})
 		}

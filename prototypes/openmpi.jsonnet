@@ -58,7 +58,7 @@ local kubeflowHostfile = kubeflowDir + '/hostfile';
 // its hostfile (its init.sh, gen_hostfile.sh, workdir), which trainsonnet's
 // pods do not have.
 local kubeflowPaths(cmd) =
-  cmd != null && std.length(std.findSubstr('/kubeflow/openmpi/', std.strReplace(cmd, kubeflowHostfile, ''))) > 0;
+  cmd != null && ts.contains(std.strReplace(cmd, kubeflowHostfile, ''), '/kubeflow/openmpi/');
 
 // sharedPath checks that an S3 staging path is on a volume the S3
 // container and the worker share: dataDir or one of the volumeMounts.
