@@ -12,6 +12,7 @@
 local common = import 'common.libsonnet';
 local params = import 'params.libsonnet';
 local roles = import 'roles.libsonnet';
+local runtime = import 'runtime.libsonnet';
 local ssh = import 'ssh.libsonnet';
 local ts = import 'trainsonnet.libsonnet';
 
@@ -19,7 +20,7 @@ local ts = import 'trainsonnet.libsonnet';
 // once per Jsonnet VM, not once per render.
 
 // Where things live in every pod (mpi.sh reads the same defaults).
-local configDir = '/etc/trainsonnet';
+local configDir = runtime.dir;
 local keyDir = '/etc/trainsonnet-ssh';
 local runDir = '/var/run/trainsonnet';
 local hostfilePath = configDir + '/hostfile';
@@ -28,7 +29,6 @@ local sshConfigPath = configDir + '/ssh_config';
 
 // The scripts of the ConfigMap, by key (ts.asset: their text stays in Go).
 local scripts = {
-  'runtime.sh': importstr 'assets/runtime.sh',
   'mpi.sh': importstr 'assets/mpi.sh',
   's3.sh': importstr 'assets/s3.sh',
 };
@@ -80,7 +80,7 @@ local keyMode(p) =
   else if p.fsGroup != null || p.runAsGroup != null then 288  // 0440
   else 292;  // 0444
 local ownMounts = [
-  { name: 'trainsonnet-config', mountPath: configDir, readOnly: true },
+  runtime.mount,
   { name: 'trainsonnet-ssh', mountPath: keyDir, readOnly: true },
   { name: 'trainsonnet-run', mountPath: runDir },
 ];
@@ -156,8 +156,7 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
   // launcher (ompiEnv): kubectl exec sessions get the container's env, and
   // pointing Open MPI at a file of ours (mca_base_param_files) would drop
   // the image's own (Debian's excludes transports there).
-  configFiles(p, s3=false):: sshFilesOf(p.ssh.port) + {
-    'runtime.sh': ts.asset('assets/runtime.sh', scripts['runtime.sh']),
+  configFiles(p, s3=false):: sshFilesOf(p.ssh.port) + runtime.files + {
     'mpi.sh': ts.asset('assets/mpi.sh', scripts['mpi.sh']),
     [if s3 then 's3.sh']: ts.asset('assets/s3.sh', scripts['s3.sh']),
   },
@@ -167,7 +166,7 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
   // hosts would.
   checkConfigSize(p, param, prefix, suffix, from, to, head='', s3=false)::
     local fixed = sshFilesOf(p.ssh.port).bytes
-                  + ts.assetBytes('assets/runtime.sh', scripts['runtime.sh']) + ts.assetBytes('assets/mpi.sh', scripts['mpi.sh'])
+                  + runtime.bytes + ts.assetBytes('assets/mpi.sh', scripts['mpi.sh'])
                   + (if s3 then ts.assetBytes('assets/s3.sh', scripts['s3.sh']) else 0);
     local bytes(n) = ts.indexedLinesBytes(prefix, suffix, from, n, head) + fixed;
     // the largest n that fits, by bisection (bytes grows with n)
@@ -287,7 +286,7 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
   // key to a 0600 file of its own.
   volumes(p, secretName, extra=[])::
     [
-      { name: 'trainsonnet-config', configMap: { name: $.configName(p), defaultMode: 292 } },  // 0444
+      runtime.volume($.configName(p)),
       { name: 'trainsonnet-ssh', secret: { secretName: secretName, defaultMode: keyMode(p) } },
       { name: 'trainsonnet-run', emptyDir: {} },
     ] + (if ownShm(p) then [{ name: 'trainsonnet-shm', emptyDir: { medium: 'Memory', [if p.shmSize != null then 'sizeLimit']: p.shmSize } }] else [])

@@ -27,6 +27,8 @@
 //                   ([{name, port}]), readinessProbe, resources, privileged
 //   nodeSelector, tolerations, affinity, hostNetwork, hostPID
 //   volumes, mounts the role's own, before the common volumes/volumeMounts
+//   initCommand     a command run first, in an init container "init" that
+//                   is the main container without ports, probe or resources
 //   initContainers, sidecars
 //   container, pod  extra fields of the main container and of the pod spec
 
@@ -56,6 +58,7 @@ local defaults = {
   hostPID: false,
   volumes: [],
   mounts: [],
+  initCommand: null,
   initContainers: [],
   sidecars: [],
   container: {},
@@ -145,6 +148,9 @@ local digits(n) = std.length(std.toString(n));
   // podSpec: the pod of role r.
   podSpec(p, r)::
     local volumes = r.volumes + p.volumes;
+    local init = (if r.initCommand == null then [] else [
+      $.container(p, r + { name: 'init', command: r.initCommand, args: null, ports: [], readinessProbe: null, resources: null }),
+    ]) + r.initContainers;
     local spec = common.podSpec(p) + {
     [if r.hostNetwork then 'hostNetwork']: true,
     [if r.hostNetwork then 'dnsPolicy']: 'ClusterFirstWithHostNet',
@@ -155,7 +161,7 @@ local digits(n) = std.length(std.toString(n));
     [if r.kind != 'Deployment' then 'restartPolicy']: 'Never',
     [if r.nodeSelector != {} then 'nodeSelector']: r.nodeSelector,
     [if r.tolerations != [] then 'tolerations']: r.tolerations,
-    [if r.initContainers != [] then 'initContainers']: r.initContainers,
+    [if init != [] then 'initContainers']: init,
     containers: [$.container(p, r)] + r.sidecars,
     [if volumes != [] then 'volumes']: volumes,
     };

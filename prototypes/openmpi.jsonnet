@@ -5,6 +5,7 @@ local batch = import 'batch.libsonnet';
 local common = import 'common.libsonnet';
 local mpi = import 'mpi.libsonnet';
 local roles = import 'roles.libsonnet';
+local runtime = import 'runtime.libsonnet';
 local ts = import 'trainsonnet.libsonnet';
 
 local params = ts.params;
@@ -83,7 +84,7 @@ local job(p) =
     env: env,
     [if p.s3.secret != null then 'envFrom']: [{ secretRef: { name: p.s3.secret } }],
     securityContext: containerSecurity,
-    volumeMounts: [{ name: 'trainsonnet-config', mountPath: mpi.configDir, readOnly: true },
+    volumeMounts: [runtime.mount,
                    { name: 'trainsonnet-run', mountPath: mpi.runDir }] + dataMount + p.volumeMounts,
   };
   {

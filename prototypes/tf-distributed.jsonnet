@@ -6,6 +6,7 @@
 local batch = import 'batch.libsonnet';
 local common = import 'common.libsonnet';
 local roles = import 'roles.libsonnet';
+local runtime = import 'runtime.libsonnet';
 local storage = import 'storage.libsonnet';
 local tf = import 'tf.libsonnet';
 local ts = import 'trainsonnet.libsonnet';
@@ -13,9 +14,6 @@ local ts = import 'trainsonnet.libsonnet';
 local params = ts.params;
 local proto = 'tf-distributed';
 
-local configDir = '/etc/trainsonnet';
-local runtimePath = configDir + '/runtime.sh';
-local runtimeScript = importstr 'assets/runtime.sh';
 // Where the chart's image had its training script.
 local chartScript = '/src/python/train.py';
 local defaultTag = '2.18.0';
@@ -104,9 +102,7 @@ local config(p) = {
   apiVersion: 'v1',
   kind: 'ConfigMap',
   metadata: common.metadata(proto, p, configName(p)),
-  data: {
-    'runtime.sh': ts.asset('assets/runtime.sh', runtimeScript),
-  } + {
+  data: runtime.files + {
     [r + 'hosts']: hostList(p, r, false)
     for r in clusterRoles(p)
   } + {
@@ -158,10 +154,12 @@ local execOf(p, r) = if p[r].exec != null then p[r].exec else p.exec;
 // the tasks that need the parameter servers wait for them (bounded); the
 // ones that would never end by themselves stop once the lead is gone.
 local command(p, r) =
-  local waits = if r == 'ps' then [] else std.join([], [['--wait-tcp', p.name + '-ps-' + i + hostSuffix(p)] for i in std.range(0, p.ps.number - 1)]);
   local watched = r == 'ps' || r == 'evaluator' || r == 'worker' && lead(p) == 'chief';
-  ['sh', runtimePath, 'run'] + waits + (if watched then ['--watch', roles.presenceName(p, lead(p))] else []) + ['--']
-  + (if execOf(p, r) != null then ['sh', '-c', execOf(p, r)] else defaultCommand(p));
+  runtime.run(
+    if execOf(p, r) != null then ['sh', '-c', execOf(p, r)] else defaultCommand(p),
+    waits=if r == 'ps' then [] else [p.name + '-ps-' + i + hostSuffix(p) for i in std.range(0, p.ps.number - 1)],
+    watch=if watched then roles.presenceName(p, lead(p)),
+  );
 
 // A role's effective scheduling: its own, or (workers and chief) the
 // top-level ones.
@@ -179,40 +177,25 @@ local imageOf(p, r) =
   else img.repository + (if img.name != null then '/' + img.name else '') + ':' + img.tag;
 
 local scratch = { name: 'trainsonnet-scratch', emptyDir: {} };
-local configVolume(p) = { name: 'trainsonnet-config', configMap: { name: configName(p), defaultMode: 292 } };  // 0444
 
 // role r; store is the storage's {volumes, mounts}, the same in every task.
 local role(p, r, store) =
-  local mounts = [
-    { name: 'trainsonnet-config', mountPath: configDir, readOnly: true },
-    { name: 'trainsonnet-scratch', mountPath: p.scratchDir },
-  ] + store.mounts;
-  local env = clusterEnv(p, r) + common.env(p.env + p[r].env);
-  local image = imageOf(p, r);
   {
     name: r,
     kind: if indexed(r) then 'IndexedJob' else 'Job',
     count: count(p, r),
     backoffLimit: if r == lead(p) then p.backoffLimit else 0,
-    image: image,
+    image: imageOf(p, r),
     imagePullPolicy: p.imagePullPolicy,
     command: command(p, r),
-    env: env,
+    env: clusterEnv(p, r) + common.env(p.env + p[r].env),
     ports: if r == 'evaluator' then [] else [{ name: 'grpc', port: p.grpcPort }],
     resources: roles.resources(cpu=orShared(p, r, 'cpu', null), memory=orShared(p, r, 'memory', null), gpu=gpuOf(p, r), gpuResource=p.gpuResource),
     nodeSelector: orShared(p, r, 'nodeSelector', {}),
     tolerations: orShared(p, r, 'tolerations', []),
-    volumes: [configVolume(p), scratch] + store.volumes,
-    mounts: mounts,
-    initContainers: if p[r].init == null then [] else [{
-      name: 'init',
-      image: image,
-      imagePullPolicy: p.imagePullPolicy,
-      command: ['sh', '-c', p[r].init],
-      env: env,
-      securityContext: common.containerSecurityContext(p),
-      volumeMounts: mounts + p.volumeMounts,
-    }],
+    volumes: [runtime.volume(configName(p)), scratch] + store.volumes,
+    mounts: [runtime.mount, { name: 'trainsonnet-scratch', mountPath: p.scratchDir }] + store.mounts,
+    initCommand: if p[r].init != null then ['sh', '-c', p[r].init],
   };
 
 local rolesOf(p) =
@@ -282,9 +265,9 @@ ts.prototype({
     // the longest names: the last worker's (or a parameter server's)
     roles.nameFits(p, [{ name: 'worker', kind: 'IndexedJob', count: p.worker.number }, { name: 'ps', kind: 'IndexedJob', count: p.ps.number }]
                       + [{ name: r } for r in ['chief', 'evaluator'] if count(p, r) > 0]),
-    ts.check(!std.member([storage.mountPath(p), configDir], p.scratchDir), 'scratchDir',
-             'must not be ' + p.scratchDir + ', where trainsonnet mounts ' + (if p.scratchDir == configDir then 'its own files' else 'the storage')),
-  ] + roles.volumeChecks(p, [storage.volumeName, 'trainsonnet-config', 'trainsonnet-scratch'], [configDir, p.scratchDir] + (if storage.kind(p) != null || storage.onStorage(p, [trainDir(p)]) != [] then [storage.mountPath(p)] else []))
+    ts.check(!std.member([storage.mountPath(p), runtime.dir], p.scratchDir), 'scratchDir',
+             'must not be ' + p.scratchDir + ', where trainsonnet mounts ' + (if p.scratchDir == runtime.dir then 'its own files' else 'the storage')),
+  ] + roles.volumeChecks(p, [storage.volumeName, runtime.volumeName, 'trainsonnet-scratch'], [runtime.dir, p.scratchDir] + (if storage.kind(p) != null || storage.onStorage(p, [trainDir(p)]) != [] then [storage.mountPath(p)] else []))
   + roles.envChecks({ env: p.env } + { [r + '.env']: p[r].env for r in roleNames }, ownEnvNames),
 
   warnings(p):: storage.warnings(p, 'train', [trainDir(p)]) + [
