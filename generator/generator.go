@@ -270,6 +270,17 @@ func (g *Generator) assetArg(native string, args []any) (*blob, error) {
 // renderNatives are the natives that keep state for the render under way
 // on w.
 func (g *Generator) renderNatives(w *pooledVM) []*jsonnet.NativeFunction {
+	// held: a native that builds a large string, handed to Jsonnet as a
+	// reference to it (assets.go).
+	held := func(build func([]any) (any, error)) func([]any) (any, error) {
+		return func(args []any) (any, error) {
+			text, err := build(args)
+			if err != nil {
+				return nil, err
+			}
+			return w.blobs.value(text.(string)), nil
+		}
+	}
 	return []*jsonnet.NativeFunction{
 		{
 			// emit(objects) hands the rendered objects to Go as Go values:
@@ -319,13 +330,7 @@ func (g *Generator) renderNatives(w *pooledVM) []*jsonnet.NativeFunction {
 			// research/perf-anchors.md).
 			Name:   "indexedLines",
 			Params: ast.Identifiers{"head", "prefix", "suffix", "from", "to"},
-			Func: func(args []any) (any, error) {
-				text, err := indexedLines(args)
-				if err != nil {
-					return nil, err
-				}
-				return w.blobs.value(text.(string)), nil
-			},
+			Func:   held(indexedLines),
 		},
 		{
 			// indexedList(prefix, suffix, sep, from, to) stands for the
@@ -333,13 +338,7 @@ func (g *Generator) renderNatives(w *pooledVM) []*jsonnet.NativeFunction {
 			// sep: a list of hosts, built in Go like indexedLines.
 			Name:   "indexedList",
 			Params: ast.Identifiers{"prefix", "suffix", "sep", "from", "to"},
-			Func: func(args []any) (any, error) {
-				text, err := indexedList(args)
-				if err != nil {
-					return nil, err
-				}
-				return w.blobs.value(text.(string)), nil
-			},
+			Func:   held(indexedList),
 		},
 	}
 }

@@ -311,20 +311,18 @@ func (pr *Prototype) applyFile(r *resolved, it input, add func(*ParamError)) {
 // a group; what else is in it is unknown.
 func (pr *Prototype) applyOldGroup(r *resolved, v any, written, given string, add func(*ParamError)) bool {
 	prefix := written + "."
-	isPrefix := func(k string) bool { return strings.HasPrefix(k, prefix) }
-	if !slices.ContainsFunc(slices.Collect(maps.Keys(pr.byOldPath)), isPrefix) && !slices.ContainsFunc(slices.Collect(maps.Keys(pr.Removed)), isPrefix) {
+	var inside []string // the old keys under written
+	for _, k := range append(slices.Collect(maps.Keys(pr.byOldPath)), slices.Collect(maps.Keys(pr.Removed))...) {
+		if strings.HasPrefix(k, prefix) {
+			inside = append(inside, k)
+		}
+	}
+	if len(inside) == 0 {
 		return false
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		var example string
-		for _, k := range slices.Sorted(slices.Values(append(slices.Collect(maps.Keys(pr.byOldPath)), slices.Collect(maps.Keys(pr.Removed))...))) {
-			if isPrefix(k) {
-				example = k
-				break
-			}
-		}
-		add(&ParamError{Given: given, Value: showValue(v), Rule: "must be a map of keys such as " + example})
+		add(&ParamError{Given: given, Value: showValue(v), Rule: "must be a map of keys such as " + slices.Min(inside)})
 		return true
 	}
 	for _, k := range slices.Sorted(maps.Keys(m)) {
