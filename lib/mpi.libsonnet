@@ -55,23 +55,25 @@ local ompiDefaults = {
   rmaps_base_mapping_policy: 'slot',
 };
 // Open MPI 5 runs its daemons with PRRTE, which ignores the ORTE names
-// above and reads PRTE_MCA_<name>: the same settings under its names.
-// (btl_tcp_if_exclude is still Open MPI's own in 5.)
-local prteEnv = [
-  { name: 'PRTE_MCA_' + k[0], value: k[1] }
-  for k in [
-    ['hwloc_default_binding_policy', 'none'],
-    ['plm_ssh_args', '-F ' + sshConfigPath],
-    ['prte_default_hostfile', hostfilePath],
-    ['prte_keep_fqdn_hostnames', 'true'],
-    ['rmaps_default_mapping_policy', 'slot'],
-  ]
-];
+// above and reads PRTE_MCA_<name>: the same settings (the user's --mca of
+// them too) under its names. btl_tcp_if_exclude is still Open MPI's own.
+local prteNames = {
+  hwloc_base_binding_policy: 'hwloc_default_binding_policy',
+  orte_default_hostfile: 'prte_default_hostfile',
+  orte_keep_fqdn_hostnames: 'prte_keep_fqdn_hostnames',
+  plm_rsh_args: 'plm_ssh_args',
+  rmaps_base_mapping_policy: 'rmaps_default_mapping_policy',
+};
+local prteEnv(all) = std.sort([
+  { name: 'PRTE_MCA_' + prteNames[k], value: all[k] }
+  for k in std.objectFields(prteNames)
+  if std.objectHas(all, k)
+], function(e) e.name);
 local ompiRoot = [
   { name: 'OMPI_ALLOW_RUN_AS_ROOT', value: '1' },
   { name: 'OMPI_ALLOW_RUN_AS_ROOT_CONFIRM', value: '1' },
 ];
-local ompiDefaultEnv = [{ name: 'OMPI_MCA_' + k, value: ompiDefaults[k] } for k in std.objectFields(ompiDefaults)] + prteEnv + ompiRoot;
+local ompiDefaultEnv = [{ name: 'OMPI_MCA_' + k, value: ompiDefaults[k] } for k in std.objectFields(ompiDefaults)] + prteEnv(ompiDefaults) + ompiRoot;
 // /dev/shm: the container runtime's default is 64 MiB, too small for NCCL
 // and for Open MPI's shared-memory transport between ranks of one pod.
 local shmDir = '/dev/shm';
@@ -328,7 +330,7 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
     if mca == {} then ompiDefaultEnv
     else
       local all = ompiDefaults + mca;
-      [{ name: 'OMPI_MCA_' + k, value: all[k] } for k in std.objectFields(all)] + prteEnv + ompiRoot,
+      [{ name: 'OMPI_MCA_' + k, value: all[k] } for k in std.objectFields(all)] + prteEnv(all) + ompiRoot,
 
   // scriptEnv: the settings of mpi.sh common to every role.
   scriptEnv(port, initTimeout):: [
