@@ -1,8 +1,14 @@
 # trainsonnet: the commands a contributor needs. `make test` is what CI runs
 # (.ci/run); `make check` is the fast, hermetic part of it.
-.PHONY: build run check vet fmt shellcheck modgraph update-flag unit e2e test golden generate bench clean
+.PHONY: build run check vet fmt shellcheck lint modgraph update-flag unit e2e test golden generate bench clean
 
 GO ?= go
+
+# golangci-lint, built once from the Go module proxy (pinned; its go line is
+# 1.26) into the same cache as the harness's binaries.
+TRAINSONNET_CACHE ?= /var/cache/trainsonnet
+GOLANGCI_LINT_VERSION := v2.15.0
+GOLANGCI_LINT := $(TRAINSONNET_CACHE)/golangci-lint-$(GOLANGCI_LINT_VERSION)/golangci-lint
 
 build:
 	$(GO) build -o bin/trainsonnet ./cmd/trainsonnet
@@ -39,7 +45,17 @@ modgraph:
 update-flag:
 	$(GO) test ./... ./test/... -run '^$$' -update >/dev/null
 
-check: vet fmt shellcheck modgraph update-flag unit
+$(GOLANGCI_LINT):
+	mkdir -p $(dir $@)
+	GOBIN=$(dir $@) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+
+# .golangci.yml: the linters, and the import rules of ARCHITECTURE.md. The
+# harness is its own module, linted with the same file.
+lint: $(GOLANGCI_LINT)
+	$(GOLANGCI_LINT) run ./...
+	cd test && $(GOLANGCI_LINT) run --config ../.golangci.yml ./...
+
+check: vet fmt shellcheck lint modgraph update-flag unit
 
 # The end-to-end suites: a real control plane (and node) built here, cached
 # under /var/cache/trainsonnet; see test/e2e.sh.

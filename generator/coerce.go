@@ -200,11 +200,11 @@ func (p *Param) fromValue(v any) (any, string) {
 				if !ok || p.checkBounds(n) != "" {
 					return nil, "must be a list of integers" + p.boundsText()
 				}
-				if key := strconv.FormatInt(n, 10); seen[key] {
+				key := strconv.FormatInt(n, 10)
+				if seen[key] {
 					return nil, "item " + key + " is listed twice"
-				} else {
-					seen[key] = true
 				}
+				seen[key] = true
 				ints = append(ints, n)
 			}
 			return ints, ""

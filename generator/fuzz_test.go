@@ -309,7 +309,7 @@ func (d *sweepDrawer) value(p *generator.Param) (any, string) {
 			one = func() any { return map[string]any{} }
 		}
 		if wrong {
-			v := d.pick([]string{"{}", "[]", "null", "x: [", `{"nmae": 1}`})
+			v := d.pick([]string{"{}", "[]", "null", "x: [", `{"nmae": 1}`}) //nolint:misspell // an unknown key, misspelt on purpose
 			return v, v
 		}
 		if p.List {

@@ -2,6 +2,7 @@ package generator
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -345,7 +346,8 @@ func checkCustom(gv schema.GroupVersion, kind string, raw []byte) error {
 		all = append(all, e)
 	}
 	for _, e := range strict {
-		if fe, ok := e.(sigsjson.FieldError); ok && strings.HasPrefix(fe.FieldPath(), "metadata.") {
+		var fe sigsjson.FieldError
+		if errors.As(e, &fe) && strings.HasPrefix(fe.FieldPath(), "metadata.") {
 			all = append(all, e) // unknown field "metadata.nmae"
 		}
 	}

@@ -220,22 +220,22 @@ func splitWords(s string) ([]string, error) {
 	inWord := false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\n':
+		switch c {
+		case ' ', '\t', '\n':
 			if inWord {
 				words = append(words, w.String())
 				w.Reset()
 				inWord = false
 			}
 			continue
-		case c == '\'':
+		case '\'':
 			j := strings.IndexByte(s[i+1:], '\'')
 			if j < 0 {
 				return nil, fmt.Errorf("unterminated ' in %q", s)
 			}
 			w.WriteString(s[i+1 : i+1+j])
 			i += j + 1
-		case c == '"':
+		case '"':
 			i++
 			for ; i < len(s) && s[i] != '"'; i++ {
 				if s[i] == '\\' && i+1 < len(s) && (s[i+1] == '"' || s[i+1] == '\\') {
@@ -246,7 +246,7 @@ func splitWords(s string) ([]string, error) {
 			if i == len(s) {
 				return nil, fmt.Errorf("unterminated \" in %q", s)
 			}
-		case c == '\\':
+		case '\\':
 			if i+1 == len(s) {
 				return nil, fmt.Errorf("a \\ ends %q", s)
 			}

@@ -181,7 +181,7 @@ func runWaitsForTCP(tool string) func(t *testing.T, f *fixture) {
 		require.NoFileExists(t, filepath.Join(f.runDir, "cmd-ran"), "not before every endpoint answers: %s", p.output())
 		l, err := net.Listen("tcp", late)
 		require.NoError(t, err)
-		defer l.Close()
+		defer func() { _ = l.Close() }()
 		require.Equal(t, 0, p.wait(), p.output())
 		assert.FileExists(t, filepath.Join(f.runDir, "cmd-ran"))
 		assert.Contains(t, p.output(), "trainsonnet: all 2 endpoints reachable after ")

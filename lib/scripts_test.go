@@ -220,6 +220,8 @@ func (f *fixture) host(name, state string) {
 }
 
 // resolvable makes the getent stub resolve (or stop resolving) name.
+//
+//nolint:unparam // any name resolves through the stub; the tests so far ask for the launcher's
 func (f *fixture) resolvable(name string, yes bool) {
 	p := filepath.Join(f.stub, "dns", name)
 	if yes {
@@ -436,12 +438,12 @@ func readFile(t *testing.T, path string) string {
 }
 
 // messagesArePrefixed: every line the script itself prints is ours.
-func messagesArePrefixed(t *testing.T, out string, allowed ...string) {
+func messagesArePrefixed(t *testing.T, out string) {
 	t.Helper()
 	sc := bufio.NewScanner(strings.NewReader(out))
 	for sc.Scan() {
 		l := sc.Text()
-		if strings.HasPrefix(l, "trainsonnet: ") || slices.Contains(allowed, l) {
+		if strings.HasPrefix(l, "trainsonnet: ") {
 			continue
 		}
 		t.Errorf("unexpected output line %q", l)

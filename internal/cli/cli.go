@@ -131,11 +131,7 @@ func completePrototypes(opts *rootOptions) cobra.CompletionFunc {
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveError
 		}
-		var out []cobra.Completion
-		for _, p := range g.Names() {
-			out = append(out, p)
-		}
-		return out, cobra.ShellCompDirectiveNoFileComp
+		return g.Names(), cobra.ShellCompDirectiveNoFileComp
 	}
 }
 

@@ -139,9 +139,9 @@ func TestOutputDirReplacesStaleObjects(t *testing.T) {
 
 func TestOutputDirFollowsASymlink(t *testing.T) {
 	root := t.TempDir()
-	real := filepath.Join(root, "bases", "v1")
+	target := filepath.Join(root, "bases", "v1")
 	link := filepath.Join(root, "base")
-	require.NoError(t, os.MkdirAll(real, 0o755))
+	require.NoError(t, os.MkdirAll(target, 0o755))
 	require.NoError(t, os.Symlink("bases/v1", link))
 
 	// An empty target, then a base in it: written through the link.
@@ -150,8 +150,8 @@ func TestOutputDirFollowsASymlink(t *testing.T) {
 	to, err := os.Readlink(link)
 	require.NoError(t, err, "the link must stay a link")
 	assert.Equal(t, "bases/v1", to)
-	assert.Contains(t, names(t, real), "job_b-worker.yaml")
-	assert.NotContains(t, names(t, real), "job_a-worker.yaml")
+	assert.Contains(t, names(t, target), "job_b-worker.yaml")
+	assert.NotContains(t, names(t, target), "job_a-worker.yaml")
 	assertNoLeftovers(t, filepath.Join(root, "bases"))
 
 	// A link to a directory of other files is refused like the directory.

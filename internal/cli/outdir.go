@@ -45,7 +45,7 @@ func writeDir(dir string, files []generator.File) error {
 	if err != nil {
 		return fmt.Errorf("--output-dir: %w", err)
 	}
-	defer os.RemoveAll(tmp) // a no-op once renamed
+	defer func() { _ = os.RemoveAll(tmp) }() // a no-op once renamed; a leftover is a hidden .new-* directory
 	if err := os.Chmod(tmp, mode); err != nil {
 		return fmt.Errorf("--output-dir: %w", err)
 	}
@@ -66,7 +66,7 @@ func writeDir(dir string, files []generator.File) error {
 	}
 	if err := os.Rename(tmp, target); err != nil {
 		if rerr := os.Rename(old, target); rerr != nil {
-			return fmt.Errorf("--output-dir: %w (and restoring the previous base failed: %v; it is in %s)", err, rerr, old)
+			return fmt.Errorf("--output-dir: %w (and restoring the previous base failed: %w; it is in %s)", err, rerr, old)
 		}
 		return fmt.Errorf("--output-dir: %w", err)
 	}
@@ -95,7 +95,7 @@ func followLink(dir string) (string, error) {
 	if err != nil || st.Mode()&fs.ModeSymlink == 0 {
 		return dir, nil // a missing dir is created; other errors come from checkReplaceable
 	}
-	real, err := filepath.EvalSymlinks(dir)
+	resolved, err := filepath.EvalSymlinks(dir)
 	if err != nil {
 		to, _ := os.Readlink(dir)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -103,7 +103,7 @@ func followLink(dir string) (string, error) {
 		}
 		return "", usagef("--output-dir %s: is a symlink to %s, which cannot be followed: %v", dir, to, errors.Unwrap(err))
 	}
-	return real, nil
+	return resolved, nil
 }
 
 // checkReplaceable reports whether target (the directory --output-dir dir

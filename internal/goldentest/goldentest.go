@@ -15,8 +15,8 @@ import (
 	"testing"
 )
 
-// Update, when set (go test ./... -update), rewrites golden files from the
-// current output instead of comparing.
+// Update is the -update flag (go test ./... -update): when set, golden
+// files are rewritten from the current output instead of compared.
 var Update = flag.Bool("update", false, "rewrite golden files from the current output")
 
 // Assert compares got with the golden file at path, or rewrites it with

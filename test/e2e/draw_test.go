@@ -567,8 +567,8 @@ func (d *drawer) listValue(p *generator.Param, drawn map[string]drawnValue) (dra
 	var texts []string
 	for i := 1 + d.IntN(3); i > 0; i-- {
 		var s string
-		switch {
-		case p.Format == "int":
+		switch p.Format {
+		case "int":
 			s = strconv.FormatInt(d.intIn(&generator.Param{Type: generator.TypeInt, Min: p.Min, Max: p.Max}), 10)
 		default:
 			var ok bool

@@ -392,7 +392,7 @@ func sameOutcome(a *generator.Result, aErr error, b *generator.Result, bErr erro
 		return fmt.Sprintf("flags give %d objects, the params file %d", len(a.Objects), len(b.Objects))
 	}
 	for i := range a.Objects {
-		ja, jb := comparable(a.Objects[i]), comparable(b.Objects[i])
+		ja, jb := comparableJSON(a.Objects[i]), comparableJSON(b.Objects[i])
 		if ja != jb {
 			return fmt.Sprintf("%s differs:\nflags:       %s\nparams file: %s", a.Objects[i].ID(), ja, jb)
 		}
@@ -400,9 +400,9 @@ func sameOutcome(a *generator.Result, aErr error, b *generator.Result, bErr erro
 	return ""
 }
 
-// comparable is an object's JSON, without a Secret's data (generated keys
+// comparableJSON is an object's JSON, without a Secret's data (generated keys
 // differ between renders).
-func comparable(o *generator.Object) string {
+func comparableJSON(o *generator.Object) string {
 	if o.Kind != "Secret" {
 		return string(o.JSON())
 	}

@@ -355,7 +355,7 @@ func (k *Kubectl) WaitUnschedulable(ctx context.Context, namespace, name string,
 			}
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("pod %s/%s was not unschedulable within %s (last error: %v)", namespace, name, timeout, err)
+			return nil, fmt.Errorf("pod %s/%s was not unschedulable within %s (last error: %w)", namespace, name, timeout, err)
 		}
 		select {
 		case <-ctx.Done():
