@@ -29,6 +29,11 @@ TS_NAME=build
 # shellcheck source=common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
+# Every build here is of a wrapper module under the cache: never let a
+# go.work (the repository's, or $GOWORK) take it over. Only the builds:
+# the commands with-cluster.sh runs keep the workspace.
+export GOWORK=off
+
 export CGO_ENABLED=0
 
 usage() { sed -n '3,/^set -euo/p' "${BASH_SOURCE[0]}" | sed -e '$d' -e 's/^# \{0,1\}//' >&2; }

@@ -25,9 +25,6 @@ TS_ETCD_PORT="${TRAINSONNET_ETCD_PORT:-12379}"
 TS_ETCD_PEER_PORT="${TRAINSONNET_ETCD_PEER_PORT:-12380}"
 TS_API_PORT="${TRAINSONNET_API_PORT:-16443}"
 
-# Never let an enclosing go.work take over the wrapper builds.
-export GOWORK=off
-
 TS_T0="${TS_T0:-$(date +%s.%N)}"
 
 # ts_log prints a progress line to stderr, prefixed with the script name.

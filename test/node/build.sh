@@ -28,6 +28,12 @@ TSN_NAME="test/node/build.sh"
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
+# The builds here are of wrapper modules under the cache, and of the test
+# module's own tools (test/go.mod, which needs no workspace): never let a
+# go.work take them over. Only the builds: the commands with-node.sh runs
+# keep the workspace.
+export GOWORK=off
+
 [ "$(id -u)" = 0 ] || tsn_die "must run as root (apt-get, debootstrap)"
 mkdir -p "$TSN_CACHE"
 exec 9>"$TSN_CACHE/.node-build.lock"
@@ -137,9 +143,9 @@ step_tools() {
   local t0; t0=$(date +%s.%N)
   rm -rf "$dir.partial"
   mkdir -p "$dir.partial"
-  (cd "$TSN_REPO" &&
-    CGO_ENABLED=0 go build -o "$dir.partial/mkimage" ./test/node/mkimage &&
-    CGO_ENABLED=0 go build -ldflags "-s -w" -o "$dir.partial/pause" ./test/node/pause)
+  (cd "$TSN_REPO/test" &&
+    CGO_ENABLED=0 go build -o "$dir.partial/mkimage" ./node/mkimage &&
+    CGO_ENABLED=0 go build -ldflags "-s -w" -o "$dir.partial/pause" ./node/pause)
   rm -rf "$dir"
   mv "$dir.partial" "$dir"
   tsn_log "tools: built in $(tsn_since "$t0")"

@@ -81,8 +81,6 @@ TSN_DAEMONS=(containerd coredns kubelet kube-proxy kube-network-policies)
 TSN_IMAGE_REPO="${TRAINSONNET_IMAGE_REPO:-localhost/trainsonnet-mpi}"
 TSN_PAUSE_REPO="localhost/trainsonnet-pause"
 
-export GOWORK=off
-
 TSN_T0="${TSN_T0:-$(date +%s.%N)}"
 tsn_log() { printf '%s: %s\n' "${TSN_NAME:-test/node}" "$*" >&2; }
 tsn_die() { printf '%s: error: %s\n' "${TSN_NAME:-test/node}" "$*" >&2; exit 1; }
