@@ -30,7 +30,7 @@
 #   TRAINSONNET_E2E_TIMEOUT    go test -timeout (default 20m)
 #   TRAINSONNET_E2E_PARALLEL   go test -parallel (default 16): the tests
 #                              mostly wait for the API server
-#   TRAINSONNET_SWEEP_SEED, TRAINSONNET_SWEEP_N, TRAINSONNET_E2E_STRICT
+#   TRAINSONNET_SWEEP_SEED, TRAINSONNET_SWEEP_N
 #                              see test/e2e/doc.go
 #   TRAINSONNET_STATE, TRAINSONNET_*_PORT, ...
 #                              see test/cluster/README.md (another state dir

@@ -22,8 +22,6 @@
 //     the job (driver or worker) per node.
 //   - rejection_test.go: a manifest the server rejects fails a test with the
 //     server's message in the output, on every path of the suite.
-//   - knownbugs_test.go: bugs found and not fixed yet, reported loudly
-//     instead of failing (TRAINSONNET_E2E_STRICT=1 makes them fail).
 //
 // Every test skips unless TRAINSONNET_E2E=1 (and the kwok ones unless
 // TRAINSONNET_E2E_KWOK=1). test/e2e.sh runs them against a throw-away
@@ -31,6 +29,9 @@
 //
 // Environment: KUBECTL and KUBECONFIG (written by test/cluster/up.sh),
 // TRAINSONNET_SWEEP_SEED (default: random; always logged),
-// TRAINSONNET_SWEEP_N (parameter sets per prototype, default 200),
-// TRAINSONNET_E2E_STRICT=1 (known bugs fail).
+// TRAINSONNET_SWEEP_N (parameter sets per prototype, default 200).
+//
+// A manifest trainsonnet renders (exit 0) that the server rejects is a bug
+// and fails the suite, always: its fix makes the input a validation error
+// with an error golden (golden/errors). There is no list of known bugs.
 package e2e

@@ -1,11 +1,8 @@
 package e2e
 
 import (
-	"errors"
 	"regexp"
 	"strings"
-
-	"github.com/trainsonnet/trainsonnet/test/kube"
 )
 
 // An outputEntry is one thing kubectl apply printed: an object it applied
@@ -54,25 +51,6 @@ func parseApplyOutput(out string) []outputEntry {
 		}
 	}
 	return entries
-}
-
-// kubectlMessages returns the server's (or kubectl's) messages of a failed
-// kubectl run: its warnings and errors, one per entry.
-func kubectlMessages(err error) []string {
-	var kerr *kube.Error
-	if !errors.As(err, &kerr) {
-		return []string{err.Error()}
-	}
-	var msgs []string
-	for _, e := range parseApplyOutput(kerr.Stderr) {
-		if e.kind != entryApplied {
-			msgs = append(msgs, e.text)
-		}
-	}
-	if len(msgs) == 0 {
-		msgs = []string{err.Error()}
-	}
-	return msgs
 }
 
 // quotedNames finds the object names an error message mentions:

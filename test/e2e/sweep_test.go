@@ -108,7 +108,6 @@ type sweepSet struct {
 
 	invalid   *generator.ValidationError // the generator refused it
 	problems  []string                   // what the generator, kubectl or the server said against it
-	known     []string                   // known bugs that explain every problem
 	objects   []*generator.Object
 	manifests []byte
 	level     kube.PodSecurityLevel
@@ -334,7 +333,6 @@ func (sw *sweep) check(ctx context.Context, s *sweepSet) bool {
 	}
 	if err != nil {
 		s.problems = append(s.problems, "trainsonnet: "+err.Error())
-		s.known = knownBugsOf([]string{err.Error()})
 		return false
 	}
 	objs := make([]map[string]any, 0, len(res.Objects))
@@ -554,19 +552,15 @@ func (sw *sweep) dryRun(ctx context.Context, ns string, sets []*sweepSet) error 
 	}
 	for _, s := range sets {
 		s.problems = append(s.problems, problems[s]...)
-		if len(problems[s]) > 0 {
-			s.known = knownBugsOf(problems[s])
-		}
 	}
 	return nil
 }
 
 // summarize logs the sweep's statistics and reports every rejected set.
 func (sw *sweep) summarize(t testing.TB, sets []*sweepSet) {
-	var accepted, invalid, known, failed []*sweepSet
+	var accepted, invalid, failed []*sweepSet
 	perLevel := map[kube.PodSecurityLevel]int{}
 	invalidBy := map[string]int{}
-	knownBy := map[string]int{}
 	what := sw.what + " " + sw.pr.Name
 	if sw.what == "sweep" {
 		what += fmt.Sprintf(" seed %d", sw.seed)
@@ -585,40 +579,16 @@ func (sw *sweep) summarize(t testing.TB, sets []*sweepSet) {
 						what, s.index, p.Param, p.Error(), s.command())
 				}
 			}
-		case len(s.known) > 0 && !strictKnownBugs():
-			known = append(known, s)
-			for _, id := range s.known {
-				knownBy[id]++
-			}
 		default:
 			failed = append(failed, s)
 		}
 	}
 	n := len(sets)
 	t.Logf("%s: %d sets: %d valid and accepted by the API server (restricted %d, baseline %d, privileged %d), "+
-		"%d invalid (ValidationError), %d valid but rejected by known bugs %v, %d failed",
+		"%d invalid (ValidationError), %d failed",
 		what, n, len(accepted), perLevel[kube.Restricted], perLevel[kube.Baseline], perLevel[kube.Privileged],
-		len(invalid), len(known), countsText(knownBy), len(failed))
+		len(invalid), len(failed))
 	t.Logf("%s: invalid sets by parameter named: %s", what, countsText(invalidBy))
-	if len(known) > 0 {
-		var ids []string
-		for id := range knownBy {
-			ids = append(ids, id)
-		}
-		sort.Strings(ids)
-		// One example command per known bug; the seed replays the others.
-		var b strings.Builder
-		shown := map[string]bool{}
-		for _, s := range known {
-			fmt.Fprintf(&b, "\n  set %d %v", s.index, s.known)
-			if id := s.known[0]; !shown[id] {
-				shown[id] = true
-				fmt.Fprintf(&b, ": %s", s.command())
-			}
-		}
-		t.Logf("%s: %d sets were rejected only because of known bugs (%s=1 makes them fail):\n%s\nthe sets:%s",
-			what, len(known), EnvStrict, knownBugBanner(ids), b.String())
-	}
 	for i, s := range failed {
 		if i < maxDetailedReports {
 			t.Error(s.report())
