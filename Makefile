@@ -1,6 +1,6 @@
 # trainsonnet: the commands a contributor needs. `make test` is what CI runs
 # (.ci/run); `make check` is the fast, hermetic part of it.
-.PHONY: build run check vet fmt shellcheck lint modgraph update-flag unit e2e test golden generate bench clean
+.PHONY: build run check vet fmt shellcheck lint modgraph update-flag unit e2e test golden generate bench bench-cli clean
 
 GO ?= go
 
@@ -71,6 +71,11 @@ golden generate:
 
 bench:
 	$(GO) test ./generator -run '^$$' -bench . -benchmem
+
+# A whole `trainsonnet gen` per prototype, cold, against a Go hello-world
+# (issue 15's targets); run it on an idle machine.
+bench-cli:
+	$(GO) run ./test/benchcli
 
 clean:
 	rm -rf bin
