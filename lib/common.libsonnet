@@ -91,8 +91,7 @@ local params = import 'params.libsonnet';
   // no capabilities either (Pod Security "restricted").
   containerSecurityContext(p, privileged=false)::
     if privileged then { privileged: true }
-    else { allowPrivilegeEscalation: false }
-         + (if $.nonRoot(p) then { capabilities: { drop: ['ALL'] } } else {}),
+    else { allowPrivilegeEscalation: false, [if $.nonRoot(p) then 'capabilities']: { drop: ['ALL'] } },
 
   // podSpec: the pod-level settings every prototype applies.
   podSpec(p):: {
