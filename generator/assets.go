@@ -20,10 +20,14 @@ import (
 // script or a 330 KB hostfile through every stage of a render cost more
 // than everything else in it.
 //
-// For a prototype a reference is opaque: it can be placed anywhere and
-// joined to other strings, but not inspected (std.length of it is not the
-// content's). Under the stock jsonnet binary the natives are missing and
-// the content is used directly.
+// A reference has one place: a whole value of a ConfigMap's data, which
+// is where every large string of a job lives (scripts, hostfiles, host
+// lists). checkRefs holds every rendered object to that, so the outputs
+// fill references in at that one level: a JSON string token, or a YAML
+// map value two spaces in, under data. For a prototype a reference is
+// opaque: it cannot be inspected (std.length of it is not the content's)
+// or joined to other text. Under the stock jsonnet binary the natives are
+// missing and the content is used directly.
 
 // refPrefix starts every reference. The NUL keeps it from ever being
 // mistaken for text a prototype meant.
@@ -146,7 +150,7 @@ func (s *blobSet) value(content string) string {
 	return s.add(&blob{ref: refPrefix + "value:" + strconv.Itoa(len(s.by)), content: content})
 }
 
-// hasRefs reports whether a decoded object holds a reference.
+// hasRefs reports whether a decoded value holds a reference.
 func hasRefs(v any) bool {
 	switch x := v.(type) {
 	case string:
@@ -167,27 +171,55 @@ func hasRefs(v any) bool {
 	return false
 }
 
-// fillJSON replaces every reference that is a whole string in an object's
-// compact JSON with the content. It returns false if a reference is left
-// (one inside a longer string), for the caller to take the slow path.
-func (s *blobSet) fillJSON(raw []byte) ([]byte, bool) {
+// checkRefs reports whether the decoded object m holds references, and
+// refuses one anywhere but as a whole value of a ConfigMap's data (a bug
+// in the prototype): the one place the outputs fill them in.
+func (s *blobSet) checkRefs(apiVersion, kind string, m map[string]any) (bool, error) {
+	found := false
+	for k, v := range m {
+		data, isData := v.(map[string]any)
+		if k != "data" || apiVersion != "v1" || kind != "ConfigMap" || !isData {
+			if hasRefs(v) {
+				return false, fmt.Errorf("%s holds a large string (ts.asset, ts.indexedLines, ts.indexedList), which may only be a whole value of a ConfigMap's data", k)
+			}
+			continue
+		}
+		for key, e := range data {
+			text, _ := e.(string)
+			if !strings.Contains(text, refPrefix) {
+				continue
+			}
+			if _, whole := s.by[text]; !whole {
+				return false, fmt.Errorf("data.%s joins a large string (ts.asset, ts.indexedLines, ts.indexedList) to other text: it may only be a whole value", key)
+			}
+			found = true
+		}
+	}
+	return found, nil
+}
+
+// fillJSON replaces every reference in an object's compact JSON, each a
+// whole string token, with the content.
+func (s *blobSet) fillJSON(raw []byte) ([]byte, error) {
 	for _, b := range s.by {
-		if b.encode() != nil {
-			return raw, false
+		if err := b.encode(); err != nil {
+			return nil, err
 		}
 		raw = bytes.ReplaceAll(raw, b.jsonRef, b.json)
 	}
-	return raw, !bytes.Contains(raw, []byte("trainsonnet.ref:"))
+	return raw, nil
 }
 
-// fillYAML replaces every reference that is a map value in an object's
-// YAML with the content, as the YAML encoder would have written it there.
-// It returns false if a reference is left (in a list, inside a longer
-// string), for the caller to take the slow path.
-func (s *blobSet) fillYAML(y []byte) ([]byte, bool) {
+// dataIndent is the column of a ConfigMap's data keys in its YAML.
+const dataIndent = 2
+
+// fillYAML replaces every reference in a ConfigMap's YAML, each the value
+// of a data key (checkRefs), with the content as the YAML encoder would
+// have written it there.
+func (s *blobSet) fillYAML(y []byte) ([]byte, error) {
 	for _, b := range s.by {
-		if b.encode() != nil {
-			return y, false
+		if err := b.encode(); err != nil {
+			return nil, err
 		}
 		for {
 			i := bytes.Index(y, b.yamlRef)
@@ -195,20 +227,15 @@ func (s *blobSet) fillYAML(y []byte) ([]byte, bool) {
 				break
 			}
 			end := i + len(b.yamlRef)
-			if end < len(y) && y[end] != '\n' {
-				return y, false
-			}
-			lineStart := bytes.LastIndexByte(y[:i], '\n') + 1
-			indent := keyColumn(y[lineStart:i])
 			var out bytes.Buffer
-			out.Grow(len(y) + len(b.content) + len(b.yaml)*indent)
+			out.Grow(len(y) + len(b.content) + len(b.yaml)*dataIndent)
 			out.Write(y[:i])
 			out.WriteString(": ")
 			for n, line := range b.yaml {
 				if n > 0 {
 					out.WriteByte('\n')
 					if line != "" {
-						out.WriteString(strings.Repeat(" ", indent))
+						out.WriteString(strings.Repeat(" ", dataIndent))
 					}
 				}
 				out.WriteString(line)
@@ -217,43 +244,5 @@ func (s *blobSet) fillYAML(y []byte) ([]byte, bool) {
 			y = out.Bytes()
 		}
 	}
-	return y, !bytes.Contains(y, []byte("trainsonnet.ref:"))
-}
-
-// keyColumn is the column at which a mapping key starts in a YAML line
-// such as "  key" or "  - key".
-func keyColumn(line []byte) int {
-	col := 0
-	for col < len(line) && (line[col] == ' ' || (line[col] == '-' && col+1 < len(line) && line[col+1] == ' ')) {
-		col++
-	}
-	return col
-}
-
-// fill returns a copy of a decoded object with every reference replaced by
-// its content: the slow path.
-func (s *blobSet) fill(v any) any {
-	switch x := v.(type) {
-	case string:
-		if !strings.Contains(x, refPrefix) {
-			return x
-		}
-		for _, b := range s.by {
-			x = strings.ReplaceAll(x, b.ref, b.content)
-		}
-		return x
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = s.fill(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = s.fill(e)
-		}
-		return out
-	}
-	return v
+	return y, nil
 }

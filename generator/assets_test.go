@@ -17,7 +17,7 @@ import (
 )
 
 // TestAssetsComeOutVerbatim checks that a file given with ts.asset reaches
-// every output form exactly, whatever its shape, wherever it is used.
+// every output form exactly, whatever its shape, under any data key.
 func TestAssetsComeOutVerbatim(t *testing.T) {
 	dir := "testdata/assetproto"
 	g, err := generator.New(generator.Options{PrototypePaths: []string{dir}})
@@ -31,7 +31,7 @@ func TestAssetsComeOutVerbatim(t *testing.T) {
 	}
 	check := func(t *testing.T, objs []map[string]any) {
 		require.Len(t, objs, 2)
-		cm, pod := objs[0], objs[1]
+		cm, again := objs[0], objs[1]
 		for _, name := range []string{"plain.sh", "tabs.txt", "notrail.txt", "lead.txt", "blanks.txt"} {
 			assert.Equal(t, file(name), cm["data"].(map[string]any)[name], name)
 		}
@@ -40,9 +40,7 @@ func TestAssetsComeOutVerbatim(t *testing.T) {
 		for _, name := range []string{"plain.sh", "tabs.txt"} {
 			assert.Equal(t, strconv.Itoa(len(file(name))), cm["metadata"].(map[string]any)["annotations"].(map[string]any)[name+"-bytes"], "assetBytes of %s", name)
 		}
-		c := pod["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
-		assert.Equal(t, []any{file("plain.sh"), "prefix " + file("notrail.txt"), hostfile + "tail"}, c["args"])
-		assert.Equal(t, file("lead.txt"), c["env"].([]any)[0].(map[string]any)["value"])
+		assert.Equal(t, map[string]any{"true": file("plain.sh"), "1e3": hostfile}, again["data"])
 	}
 
 	t.Run("yaml", func(t *testing.T) {
@@ -76,6 +74,21 @@ func TestAssetsComeOutVerbatim(t *testing.T) {
 		}
 		check(t, objs)
 	})
+	for _, c := range []struct{ name, set, want string }{
+		{"outside a ConfigMap's data", "", "Pod assetmisplaced: spec holds a large string (ts.asset, ts.indexedLines, ts.indexedList), which may only be a whole value of a ConfigMap's data"},
+		{"joined to other text", "true", "ConfigMap assetmisplaced: data.run.sh joins a large string (ts.asset, ts.indexedLines, ts.indexedList) to other text: it may only be a whole value"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			params := generator.NewParams("assetmisplaced")
+			if c.set != "" {
+				params = params.Set("joined", true)
+			}
+			_, err := g.Render(context.Background(), params)
+			require.Error(t, err)
+			assert.False(t, generator.IsValidation(err), "a prototype bug, not the user's")
+			assert.Contains(t, err.Error(), c.want)
+		})
+	}
 	t.Run("a missing file", func(t *testing.T) {
 		_, err := g.Render(context.Background(), generator.NewParams("assetmissing"))
 		require.Error(t, err)

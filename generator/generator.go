@@ -171,15 +171,15 @@ func (g *Generator) Render(ctx context.Context, params *Params) (*Result, error)
 	if err != nil {
 		return nil, fmt.Errorf("prototype %s: its output is not JSON: %w", pr.Name, err)
 	}
+	// The objects come one way only: as Go values through the native emit,
+	// with their count in the output (ts.prototype does that).
 	top, _ := full.(map[string]any)
-	items, okObjects := top["objects"].([]any)
-	if n, emittedCount := top["objects"].(json.Number); emittedCount && n.String() == strconv.Itoa(len(emitted)) {
-		items, okObjects = emitted, true
-	}
 	reported, okErrors := top["errors"].([]any)
 	warnings, okWarnings := top["warnings"].([]any)
+	count, okCount := top["objects"].(json.Number)
+	okObjects := okCount && count.String() == strconv.Itoa(len(emitted)) || len(reported) > 0
 	if !okObjects || !okErrors || !okWarnings {
-		return nil, fmt.Errorf("prototype %s: its output is not {errors, warnings, objects}; is it built with ts.prototype?", pr.Name)
+		return nil, fmt.Errorf("prototype %s: its output is not {errors, warnings, objects} with the objects emitted; is it built with ts.prototype?", pr.Name)
 	}
 	if len(reported) > 0 {
 		verr := &ValidationError{Prototype: pr.Name}
@@ -202,7 +202,7 @@ func (g *Generator) Render(ctx context.Context, params *Params) (*Result, error)
 		}
 		return nil, verr
 	}
-	objs, err := checkObjects(pr.Name, items, blobs)
+	objs, err := checkObjects(pr.Name, emitted, blobs)
 	if err != nil {
 		return nil, err
 	}

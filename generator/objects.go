@@ -38,7 +38,7 @@ type Object struct {
 	raw        []byte // compact JSON, keys sorted, as the prototype emitted it
 	tree       any    // the same, decoded, with numbers as int64/float64, for YAML
 	blobs      *blobSet
-	hasRefs    bool // raw and tree hold references to blobs (assets.go)
+	hasRefs    bool // raw and tree hold references to blobs in data (assets.go)
 	// custom marks a kind of an API group trainsonnet has no types for
 	// (a custom resource): passed through with its metadata checked.
 	custom bool
@@ -49,11 +49,8 @@ func (o *Object) JSON() []byte {
 	if !o.hasRefs {
 		return o.raw
 	}
-	if out, ok := o.blobs.fillJSON(o.raw); ok {
-		return out
-	}
-	out, err := json.Marshal(o.blobs.fill(o.tree))
-	if err != nil { // the same tree encoded a moment ago
+	out, err := o.blobs.fillJSON(o.raw)
+	if err != nil { // strings that were encoded as JSON a moment ago
 		panic(fmt.Sprintf("encoding %s: %v", o.ID(), err))
 	}
 	return out
@@ -65,10 +62,7 @@ func (o *Object) yaml() ([]byte, error) {
 	if err != nil || !o.hasRefs {
 		return y, err
 	}
-	if out, ok := o.blobs.fillYAML(y); ok {
-		return out, nil
-	}
-	return yamlv2.Marshal(o.blobs.fill(o.tree))
+	return o.blobs.fillYAML(y)
 }
 
 // ID is "Kind/name", or "Kind namespace/name" when the object is namespaced.
@@ -131,10 +125,7 @@ func checkObjects(proto string, items []any, blobs *blobSet) ([]*Object, error) 
 	seen := map[string]bool{}
 	var errs []string
 	for i, item := range items {
-		o, err := checkObject1(item)
-		if o != nil {
-			o.blobs = blobs
-		}
+		o, err := checkObject1(item, blobs)
 		if err != nil {
 			what := fmt.Sprintf("object %d", i)
 			if o != nil && o.Kind != "" {
@@ -204,12 +195,12 @@ func apiGroup(apiVersion string) string {
 // for gets only the checks of checkCustom. The object is encoded once (compact JSON,
 // keys sorted) for the JSON output and the typed decode; the decoded tree
 // is kept for the YAML output.
-func checkObject1(item any) (*Object, error) {
+func checkObject1(item any, blobs *blobSet) (*Object, error) {
 	m, ok := item.(map[string]any)
 	if !ok {
 		return nil, fmt.Errorf("not an object but %s", showValue(item))
 	}
-	o := &Object{}
+	o := &Object{blobs: blobs}
 	o.APIVersion, _ = m["apiVersion"].(string)
 	o.Kind, _ = m["kind"].(string)
 	if meta, ok := m["metadata"].(map[string]any); ok {
@@ -236,8 +227,9 @@ func checkObject1(item any) (*Object, error) {
 		if err := checkCustom(gv, o.Kind, raw); err != nil {
 			return o, err
 		}
-		o.tree, o.hasRefs, o.custom = m, hasRefs(m), true
-		return o, nil
+		o.tree, o.custom = m, true
+		o.hasRefs, err = blobs.checkRefs(o.APIVersion, o.Kind, m)
+		return o, err
 	}
 	strict, err := sigsjson.UnmarshalStrict(raw, typed)
 	if err != nil {
@@ -254,8 +246,8 @@ func checkObject1(item any) (*Object, error) {
 		return o, err
 	}
 	o.tree = m
-	o.hasRefs = hasRefs(m)
-	return o, nil
+	o.hasRefs, err = blobs.checkRefs(o.APIVersion, o.Kind, m)
+	return o, err
 }
 
 // checkMeta applies the API server's rules for names, namespaces, labels

@@ -68,16 +68,18 @@ local nativeAssetBytes = std.native('assetBytes');
   // indexedLines(prefix, suffix, from, to, head=''): head, then
   // prefix + i + suffix + "\n" for every i in [from, to). Built in Go under
   // trainsonnet, because work per worker in Jsonnet grows with the job, and
-  // kept there: the prototype gets a reference to place (as a value, or
-  // joined to other strings), not to inspect; indexedLinesBytes gives its
-  // length.
+  // kept there: the prototype gets a reference to place as a whole value of
+  // a ConfigMap's data (anywhere else it is a prototype bug), not to inspect
+  // or join to other text; pass head for what comes first.
+  // indexedLinesBytes gives its length.
   indexedLines(prefix, suffix, from, to, head='')::
     if nativeLines != null then nativeLines(head, prefix, suffix, from, to)
     else head + std.join('', [prefix + i + suffix + '\n' for i in std.range(from, to - 1)]),
 
   // indexedList(prefix, suffix, sep, from, to): prefix + i + suffix for
   // every i in [from, to), joined by sep, such as a list of hosts. Built in
-  // Go under trainsonnet, like indexedLines, and as opaque.
+  // Go under trainsonnet, like indexedLines, and as opaque: a whole value
+  // of a ConfigMap's data.
   indexedList(prefix, suffix, sep, from, to)::
     if nativeList != null then nativeList(prefix, suffix, sep, from, to)
     else std.join(sep, [prefix + i + suffix for i in std.range(from, to - 1)]),
@@ -92,8 +94,8 @@ local nativeAssetBytes = std.native('assetBytes');
   // of text, done in Go; the stock jsonnet binary finds nothing.
   bashSyntax(cmd):: if nativeBashSyntax != null then nativeBashSyntax(cmd) else null,
 
-  // asset(path, content): a file the pods need verbatim, such as a script
-  // in a ConfigMap: asset('assets/mpi.sh', importstr 'assets/mpi.sh').
+  // asset(path, content): a file the pods need verbatim, as a whole value
+  // of a ConfigMap's data: asset('assets/mpi.sh', importstr 'assets/mpi.sh').
   // trainsonnet puts the file at path in the output without passing its
   // content through Jsonnet (content is never evaluated); the stock jsonnet
   // binary gets content.

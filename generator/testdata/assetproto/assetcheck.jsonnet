@@ -1,5 +1,5 @@
-// A prototype that puts files of every awkward shape into a ConfigMap and a
-// Pod, to test that ts.asset gives the same output as the content inline.
+// A prototype that puts files of every awkward shape into ConfigMaps, to
+// test that ts.asset gives the same output as the content inline.
 local ts = import 'trainsonnet.libsonnet';
 local common = import 'common.libsonnet';
 
@@ -29,16 +29,11 @@ ts.prototype({
       data: files,
     },
     {
+      // the same strings again, under keys the YAML encoder quotes
       apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name: p.name },
-      spec: { containers: [{
-        name: 'c',
-        image: p.image,
-        // a list item and a longer string: the slow path
-        args: [files['plain.sh'], 'prefix ' + files['notrail.txt'], files.hostfile + 'tail'],
-        env: [{ name: 'SCRIPT', value: files['lead.txt'] }],
-      }] },
+      kind: 'ConfigMap',
+      metadata: { name: p.name + '-again' },
+      data: { 'true': files['plain.sh'], '1e3': files.hostfile },
     },
   ],
 })
