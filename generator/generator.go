@@ -3,6 +3,7 @@ package generator
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -50,6 +51,13 @@ type source struct {
 	builtin bool
 }
 
+// OpPrototypePath is the Op of the *fs.PathError (inside a *UsageError)
+// that New returns for a PrototypePaths entry it cannot use, so that a
+// caller can name the entry its own way (the CLI: --prototype-path).
+const OpPrototypePath = "prototype path"
+
+var errNotDir = errors.New("not a directory")
+
 // New makes a Generator. It finds the prototypes but reads their
 // declarations only when they are first used.
 func New(opts Options) (*Generator, error) {
@@ -58,10 +66,10 @@ func New(opts Options) (*Generator, error) {
 	for _, d := range opts.PrototypePaths {
 		abs, err := filepath.Abs(d)
 		if err != nil {
-			return nil, &UsageError{fmt.Errorf("--prototype-path %q: %w", d, err)}
+			return nil, &UsageError{&fs.PathError{Op: OpPrototypePath, Path: d, Err: err}}
 		}
 		if st, err := os.Stat(abs); err != nil || !st.IsDir() {
-			return nil, &UsageError{fmt.Errorf("--prototype-path %q: not a directory", d)}
+			return nil, &UsageError{&fs.PathError{Op: OpPrototypePath, Path: d, Err: errNotDir}}
 		}
 		dirs = append(dirs, abs)
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -117,8 +118,15 @@ type rootOptions struct {
 	prototypePaths []string
 }
 
+// generator is the library with the prototype paths of -J; its errors
+// about them get the flag's name (the library knows no flags).
 func (o *rootOptions) generator() (*generator.Generator, error) {
-	return generator.New(generator.Options{PrototypePaths: o.prototypePaths})
+	g, err := generator.New(generator.Options{PrototypePaths: o.prototypePaths})
+	var perr *fs.PathError
+	if errors.As(err, &perr) && perr.Op == generator.OpPrototypePath {
+		return nil, &generator.UsageError{Err: fmt.Errorf("--prototype-path %q: %w", perr.Path, perr.Err)}
+	}
+	return g, err
 }
 
 // completePrototypes completes the first argument with prototype names.
