@@ -2,6 +2,7 @@ package jobs_test
 
 import (
 	"encoding/json"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -23,9 +24,12 @@ import (
 // storage. What trainsonnet adds is what is under test: the stable names,
 // the wiring, the bounded wait for the parameter servers, and the end.
 //
-//   - complete: the workers complete, the parameter servers then stop by
-//     themselves (stopGrace after the workers' Service is gone) and their
-//     Job completes too; then eval reads the checkpoint on the same store.
+//   - complete: each worker's init command (worker.init, run in an init
+//     container with the worker's image, environment and volumes) prepares
+//     a file in scratchDir that the worker then finds; the workers
+//     complete, the parameter servers then stop by themselves (stopGrace
+//     after the workers' Service is gone) and their Job completes too;
+//     then eval reads the checkpoint on the same store.
 //   - worker-fails: worker 1 exits 1; the worker Job fails, and nothing
 //     keeps running: the parameter servers stop as well.
 func TestTFDistributed(t *testing.T) {
@@ -54,7 +58,11 @@ if kind == "ps":
         print("ps", index, "got", got, flush=True)
         conn.sendall(("ps %d has %s" % (index, got)).encode())
         conn.close()
-# a worker: wait until the parameter servers' watch can see the workers
+# a worker: what its init container prepared in scratchDir, if anything
+prepared = os.path.join(os.environ.get("SCRATCH", "/scratch"), "prepared")
+if os.path.exists(prepared):
+    print("worker", index, "found", open(prepared).read().strip(), flush=True)
+# wait until the parameter servers' watch can see the workers
 # (their Service lists running workers), as a real training run would
 # outlast it anyway
 while True:
@@ -104,10 +112,16 @@ func (jc *jobCase) tfParams() *generator.Params {
 		Set("exec", "exec python3 /standin/tf.py")
 }
 
+// preparedLine is a worker's report of what its init container wrote:
+// its own index, then the TASKID the init container had.
+var preparedLine = regexp.MustCompile(`worker (\d+) found prepared by init of worker (\d+)\n`)
+
 func testTFComplete(t *testing.T, s *suite) {
 	jc := s.start(t, "tfdist", kube.Restricted)
 	jc.createLocalClaim(storeClaim)
-	res, err := s.g.Render(jc.ctx, jc.tfParams())
+	// the chart's prepare step, as worker.init: it sees the task's own
+	// environment and writes into scratchDir, which the worker then reads
+	res, err := s.g.Render(jc.ctx, jc.tfParams().Set("worker.init", `echo "prepared by init of $JOBNAME $TASKID" > /scratch/prepared`))
 	require.NoError(t, err)
 	jc.apply(jc.yaml(res))
 
@@ -120,6 +134,9 @@ func testTFComplete(t *testing.T, s *suite) {
 		for i := range 2 {
 			require.Contains(t, log, "<- ps "+strconv.Itoa(i)+" has value", "%s reached ps %d; its log:\n%s", w.name(), i, log)
 		}
+		m := preparedLine.FindStringSubmatch(log)
+		require.NotNil(t, m, "%s: its init container ran first; its log:\n%s", w.name(), log)
+		require.Equal(t, m[1], m[2], "%s: the init container had the worker's own TASKID", w.name())
 	}
 	ps := jc.podsOf("ps")
 	require.Len(t, ps, 2)
