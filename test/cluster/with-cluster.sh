@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
 # shellcheck source-path=SCRIPTDIR
-# Run a command against a fresh control plane and always tear it down:
+# Run a command against a fresh control plane (and, with WITH_NODE=1, one
+# real node: test/node/with-node.sh is this with WITH_NODE=1) and always
+# tear it down: the harness's one wrapper.
 #
 #   test/cluster/with-cluster.sh CMD [ARG...]
 #   WITH_KWOK=1 test/cluster/with-cluster.sh go test ./test/...
+#   WITH_NODE=1 test/cluster/with-cluster.sh go test ./test/jobs/
 #
-# Builds what is missing (build.sh), starts the cluster (up.sh), runs CMD
-# with $TRAINSONNET_STATE/env sourced (KUBECONFIG, KUBECTL, ...), stops the
-# cluster (down.sh) on exit, Ctrl-C or SIGTERM, and exits with CMD's status
-# (130/143 when interrupted). With WITH_KWOK=1 kwok is built and started too.
+# Builds what is missing (build.sh; test/node/build.sh with a node), starts
+# the cluster (up.sh; then test/node/up.sh), runs CMD with
+# $TRAINSONNET_STATE/env sourced (KUBECONFIG, KUBECTL, and with a node
+# TRAINSONNET_E2E_NODE=1, TRAINSONNET_TEST_IMAGE, ...), stops everything on
+# exit, Ctrl-C or SIGTERM (the node first), and exits with CMD's status
+# (130/143 when interrupted), or 1 if CMD passed but the teardown failed.
+# With WITH_KWOK=1 kwok is built and started too (fake nodes, beside the
+# real one if there is one).
 #
 # Existing cluster: with KUBECONFIG set and TRAINSONNET_USE_EXISTING_CLUSTER=1,
 # nothing is built, started or stopped; CMD runs against that cluster. KUBECTL
@@ -20,10 +27,12 @@
 # Other environment: see up.sh (TRAINSONNET_STATE, ports, ...) and build.sh
 # (TRAINSONNET_CACHE). CLEAN=1 removes the state dir after the run.
 set -euo pipefail
-TS_NAME=with-cluster
+TS_NAME=${TS_NAME:-with-cluster}
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=common.sh
 . "$here/common.sh"
+node="$here/../node"
+with_node="${WITH_NODE:-0}"
 
 [ "$#" -gt 0 ] || ts_die "usage: $0 CMD [ARG...]"
 
@@ -40,12 +49,13 @@ fi
 targets=(control-plane)
 if [ "${WITH_KWOK:-0}" = 1 ]; then targets+=(kwok); fi
 "$here/build.sh" "${targets[@]}"
+if [ "$with_node" = 1 ]; then "$node/build.sh"; fi
 
 cmd_pid=""
 # Stop CMD (its whole process group) and the cluster; keep CMD's status.
 # shellcheck disable=SC2317 # invoked by the EXIT trap
 finish() {
-  local rc=$?
+  local rc=$? down_rc=0
   trap - EXIT INT TERM
   if [ -n "$cmd_pid" ] && kill -0 "$cmd_pid" 2>/dev/null; then
     ts_log "stopping the command (process group $cmd_pid)"
@@ -57,7 +67,12 @@ finish() {
     kill -KILL -- "-$cmd_pid" 2>/dev/null || true
     wait "$cmd_pid" 2>/dev/null || true
   fi
-  "$here/down.sh" || ts_log "down.sh failed (rc=$?)"
+  if [ "$with_node" = 1 ]; then "$node/down.sh" || down_rc=$?; fi
+  "$here/down.sh" || down_rc=$?
+  if [ "$down_rc" != 0 ]; then
+    ts_log "teardown failed (rc=$down_rc)"
+    [ "$rc" != 0 ] || rc=1
+  fi
   exit "$rc"
 }
 trap finish EXIT
@@ -65,6 +80,7 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 "$here/up.sh"
+if [ "$with_node" = 1 ]; then "$node/up.sh"; fi
 # shellcheck source=/dev/null
 . "$TS_STATE/env"
 

@@ -24,7 +24,7 @@
 # env: TRAINSONNET_CACHE (/var/cache/trainsonnet), GOCACHE/GOMODCACHE (go's
 #      defaults; keep them at fixed paths between runs, see README.md)
 set -euo pipefail
-TSN_NAME="test/node/build.sh"
+TS_NAME="test/node/build.sh"
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -34,7 +34,7 @@ TSN_NAME="test/node/build.sh"
 # keep the workspace.
 export GOWORK=off
 
-[ "$(id -u)" = 0 ] || tsn_die "must run as root (apt-get, debootstrap)"
+[ "$(id -u)" = 0 ] || ts_die "must run as root (apt-get, debootstrap)"
 mkdir -p "$TSN_CACHE"
 exec 9>"$TSN_CACHE/.node-build.lock"
 flock 9
@@ -45,24 +45,24 @@ step_packages() {
     dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -qx 'install ok installed' || missing+=("$p")
   done
   if [ "${#missing[@]}" -eq 0 ]; then
-    tsn_log "packages: all present"
+    ts_log "packages: all present"
     return
   fi
   local t0; t0=$(date +%s.%N)
-  tsn_log "packages: installing ${missing[*]}"
+  ts_log "packages: installing ${missing[*]}"
   # Try the existing package lists first; refresh them only if that fails.
   if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null; then
     apt-get update -q >/dev/null
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
   fi
-  tsn_log "packages: installed in $(tsn_since "$t0")"
+  ts_log "packages: installed in $(ts_since "$t0")"
 }
 
 step_coredns() {
   local src="$TSN_DIR/coredns/main.go" out="$TSN_COREDNS_BIN"
   local key; key="$(tsn_hash "$src")"
   if [ -x "$out" ] && [ "$(cat "$out.src" 2>/dev/null)" = "$key" ]; then
-    tsn_log "coredns: $out present"
+    ts_log "coredns: $out present"
     return
   fi
   local t0; t0=$(date +%s.%N)
@@ -76,11 +76,11 @@ step_coredns() {
   # Only a require line and -mod=mod: go then fetches just the modules the
   # six plugins import. `go get` or `go mod tidy` of github.com/coredns/coredns
   # would download every plugin's dependencies (1.6-1.7 GB of modules).
-  tsn_log "coredns: building $TRAINSONNET_COREDNS_VERSION in $mod"
+  ts_log "coredns: building $TRAINSONNET_COREDNS_VERSION in $mod"
   (cd "$mod" && CGO_ENABLED=0 go build -mod=mod -tags trainsonnet_coredns -ldflags "-s -w" -o "$out.partial" .)
   mv "$out.partial" "$out"
   printf '%s\n' "$key" >"$out.src"
-  tsn_log "coredns: $("$out" -version | head -n1) built in $(tsn_since "$t0")"
+  ts_log "coredns: $("$out" -version | head -n1) built in $(ts_since "$t0")"
 }
 
 # kube-network-policies, with our main (netpol/main.go: a kubeconfig instead
@@ -96,7 +96,7 @@ step_netpol() {
   local main="$TSN_DIR/netpol/main.go" patch="$TSN_DIR/netpol/patch/nfqueue_xt.go" out="$TSN_NETPOL_BIN"
   local key; key="$(tsn_hash "$main" "$patch")"
   if [ -x "$out" ] && [ "$(cat "$out.src" 2>/dev/null)" = "$key" ]; then
-    tsn_log "kube-network-policies: $out present"
+    ts_log "kube-network-policies: $out present"
     return
   fi
   local t0; t0=$(date +%s.%N)
@@ -104,11 +104,11 @@ step_netpol() {
   local upstream="sigs.k8s.io/kube-network-policies@$TRAINSONNET_NETPOL_VERSION"
   local nosumdb="sigs.k8s.io/kube-network-policies${GONOSUMDB:+,$GONOSUMDB}"
   mkdir -p "$mod" "$(dirname "$out")"
-  tsn_log "kube-network-policies: building $TRAINSONNET_NETPOL_VERSION in $mod"
+  ts_log "kube-network-policies: building $TRAINSONNET_NETPOL_VERSION in $mod"
   local src
   src="$(GONOSUMDB="$nosumdb" GOFLAGS=-mod=mod go mod download -json "$upstream" |
     awk -F'"' '$2 == "Dir" { print $4 }')"
-  [ -d "$src/pkg/networkpolicy" ] || tsn_die "kube-network-policies: no source of $upstream in the module cache"
+  [ -d "$src/pkg/networkpolicy" ] || ts_die "kube-network-policies: no source of $upstream in the module cache"
   rm -rf "$mod/src"
   cp -r "$src" "$mod/src"
   chmod -R u+w "$mod/src"
@@ -117,7 +117,7 @@ step_netpol() {
   sed -i -e 's/^\(\t*\)queue := &expr.Queue{Num: uint16(c.config.QueueID)}$/\1queue := xtQueue(uint16(c.config.QueueID), c.config.FailOpen)/' \
     -e 's/^\(\t*\)queue.Flag = expr.QueueFlagBypass$/\1\/\/ the bypass flag: set by xtQueue/' "$ctl"
   if grep -q 'expr\.Queue' "$ctl" || [ "$(grep -c 'xtQueue(' "$ctl")" != 2 ]; then
-    tsn_die "kube-network-policies: $ctl does not have the two queue rules netpol/patch/ expects"
+    ts_die "kube-network-policies: $ctl does not have the two queue rules netpol/patch/ expects"
   fi
   cp "$main" "$mod/main.go"
   if [ ! -f "$mod/go.mod" ]; then
@@ -131,13 +131,13 @@ step_netpol() {
   (cd "$mod" && CGO_ENABLED=0 go build -mod=mod -tags trainsonnet_netpol -ldflags "-s -w" -o "$out.partial" .)
   mv "$out.partial" "$out"
   printf '%s\n' "$key" >"$out.src"
-  tsn_log "kube-network-policies: $TRAINSONNET_NETPOL_VERSION built in $(tsn_since "$t0")"
+  ts_log "kube-network-policies: $TRAINSONNET_NETPOL_VERSION built in $(ts_since "$t0")"
 }
 
 step_tools() {
   local dir; dir="$(tsn_tools_dir)"
   if [ -x "$dir/mkimage" ] && [ -x "$dir/pause" ]; then
-    tsn_log "tools: $dir present"
+    ts_log "tools: $dir present"
     return
   fi
   local t0; t0=$(date +%s.%N)
@@ -148,7 +148,7 @@ step_tools() {
     CGO_ENABLED=0 go build -ldflags "-s -w" -o "$dir.partial/pause" ./node/pause)
   rm -rf "$dir"
   mv "$dir.partial" "$dir"
-  tsn_log "tools: built in $(tsn_since "$t0")"
+  ts_log "tools: built in $(ts_since "$t0")"
 }
 
 # make_archive ROOTFS REF CONFIG ARCHIVE
@@ -157,7 +157,7 @@ make_archive() {
   mkdir -p "$(dirname "$4")"
   "$(tsn_tools_dir)/mkimage" -rootfs "$1" -ref "$2" -config "$3" -out "$4" >/dev/null
   printf '%s\n' "$2" >"$(dirname "$4")/ref"
-  tsn_log "images: $2 archived ($(du -h "$4" | cut -f1)) in $(tsn_since "$t0")"
+  ts_log "images: $2 archived ($(du -h "$4" | cut -f1)) in $(ts_since "$t0")"
 }
 
 step_images() {
@@ -166,7 +166,7 @@ step_images() {
   archive="$(tsn_pause_archive)"
   ref="$(tsn_pause_ref)"
   if [ -f "$archive" ]; then
-    tsn_log "images: $ref present"
+    ts_log "images: $ref present"
   else
     local root; root="$(mktemp -d)"
     install -m 0755 "$(tsn_tools_dir)/pause" "$root/pause"
@@ -177,15 +177,15 @@ step_images() {
 
   rootfs="$(tsn_rootfs_dir)"
   if [ -d "$rootfs" ]; then
-    tsn_log "images: rootfs $rootfs present"
+    ts_log "images: rootfs $rootfs present"
   else
-    command -v debootstrap >/dev/null || tsn_die "debootstrap missing: run $0 packages"
+    command -v debootstrap >/dev/null || ts_die "debootstrap missing: run $0 packages"
     bash "$TSN_DIR/image/build-rootfs.sh" "$rootfs"
   fi
   archive="$(tsn_image_archive)"
   ref="$(tsn_image_ref)"
   if [ -f "$archive" ]; then
-    tsn_log "images: $ref present"
+    ts_log "images: $ref present"
   else
     make_archive "$rootfs" "$ref" "$TSN_DIR/image/config.json" "$archive"
   fi
@@ -200,7 +200,7 @@ step_prune() {
   for d in "$TSN_CACHE"/node-tools-* "$TSN_CACHE"/pause-image-* "$TSN_CACHE"/mpi-rootfs-* "$TSN_CACHE"/mpi-image-*; do
     [ -e "$d" ] || continue
     for k in "${keep[@]}"; do [ "${d%.debootstrap.log}" != "$k" ] || continue 2; done
-    tsn_log "prune: removing $d"
+    ts_log "prune: removing $d"
     rm -rf "$d"
   done
 }
@@ -210,10 +210,10 @@ steps=("$@")
 for s in "${steps[@]}"; do
   case "$s" in
   packages | coredns | netpol | tools | images | prune) "step_$s" ;;
-  *) tsn_die "unknown step $s (packages, coredns, netpol, tools, images, prune)" ;;
+  *) ts_die "unknown step $s (packages, coredns, netpol, tools, images, prune)" ;;
   esac
 done
 if [ ! -x "$TSN_K8S_BIN/kubelet" ]; then
-  tsn_log "note: $TSN_K8S_BIN/kubelet is not built yet (test/cluster/build.sh builds it)"
+  ts_log "note: $TSN_K8S_BIN/kubelet is not built yet (test/cluster/build.sh builds it)"
 fi
-tsn_log "done in $(tsn_since); test image $(tsn_image_ref)"
+ts_log "done in $(ts_since); test image $(tsn_image_ref)"

@@ -24,24 +24,24 @@
 # could not be cleaned up. Logs and configs stay in $STATE/node (CLEAN=1
 # removes the directory).
 set -uo pipefail
-TSN_NAME="test/node/down.sh"
+TS_NAME="test/node/down.sh"
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
-[ "$(id -u)" = 0 ] || tsn_die "must run as root"
+[ "$(id -u)" = 0 ] || ts_die "must run as root"
 if [ ! -d "$TSN_NODE" ]; then
-  tsn_log "nothing to stop: $TSN_NODE does not exist"
+  ts_log "nothing to stop: $TSN_NODE does not exist"
   exit 0
 fi
 TSN_STATE="$(cd "$TSN_STATE" && pwd -P)"
 TSN_NODE="$TSN_STATE/node"
 exec 8>"$TSN_STATE/.lock"
-flock -w 120 8 || tsn_die "could not lock $TSN_STATE within 120s (another up.sh/down.sh?)"
+flock -w 120 8 || ts_die "could not lock $TSN_STATE within 120s (another up.sh/down.sh?)"
 mkdir -p "$TSN_NODE/pids"
 touch "$TSN_NODE/created"
 
 rc=0
-fail() { tsn_log "$*"; rc=1; }
+fail() { ts_log "$*"; rc=1; }
 is_created() { grep -qxF "$*" "$TSN_NODE/created"; }
 SOCK="$TSN_NODE/containerd/containerd.sock"
 KUBECTL="$TSN_K8S_BIN/kubectl"
@@ -50,7 +50,7 @@ api_ok=0
 if [ -x "$KUBECTL" ] && [ -s "$TSN_STATE/kubeconfig" ] && kc get --raw=/readyz >/dev/null 2>&1; then api_ok=1; fi
 
 # ------------------------------------------------- 1. pods off, via the API
-if [ "$api_ok" = 1 ] && tsn_pid kubelet >/dev/null && kc get node "$TSN_NODE_NAME" >/dev/null 2>&1; then
+if [ "$api_ok" = 1 ] && ts_recorded_pid kubelet >/dev/null && kc get node "$TSN_NODE_NAME" >/dev/null 2>&1; then
   t=$(date +%s.%N)
   kc cordon "$TSN_NODE_NAME" >/dev/null 2>&1 || true
   sel="spec.nodeName=$TSN_NODE_NAME"
@@ -58,19 +58,19 @@ if [ "$api_ok" = 1 ] && tsn_pid kubelet >/dev/null && kc get node "$TSN_NODE_NAM
   deadline=$(($(date +%s) + 60))
   while [ -n "$(kc get pods --all-namespaces --field-selector "$sel" -o name 2>/dev/null)" ]; do
     if [ "$(date +%s)" -ge "$deadline" ]; then
-      tsn_log "pods still on the node after 60s; the steps below clean up by force"
+      ts_log "pods still on the node after 60s; the steps below clean up by force"
       break
     fi
     sleep 0.2
   done
-  tsn_log "pods deleted in $(tsn_since "$t")"
+  ts_log "pods deleted in $(ts_since "$t")"
 fi
 
 # ---------------------------------------- 2. kubelet, then leftover tasks
-tsn_stop kube-network-policies || fail "could not stop kube-network-policies"
-tsn_stop kube-proxy || fail "could not stop kube-proxy"
-tsn_stop kubelet || fail "could not stop the kubelet"
-if tsn_pid containerd >/dev/null; then
+ts_stop kube-network-policies || fail "could not stop kube-network-policies"
+ts_stop kube-proxy || fail "could not stop kube-proxy"
+ts_stop kubelet || fail "could not stop the kubelet"
+if ts_recorded_pid containerd >/dev/null; then
   ctr=(ctr --address "$SOCK" --timeout 10s)
   for ns in $("${ctr[@]}" namespaces ls -q 2>/dev/null); do
     tasks="$("${ctr[@]}" -n "$ns" tasks ls -q 2>/dev/null)"
@@ -80,24 +80,24 @@ if tsn_pid containerd >/dev/null; then
     for c in $("${ctr[@]}" -n "$ns" containers ls -q 2>/dev/null); do
       "${ctr[@]}" -n "$ns" containers delete "$c" >/dev/null 2>&1
     done
-    [ -z "$tasks" ] || tsn_log "killed $(wc -w <<<"$tasks") leftover containerd task(s) in namespace $ns"
+    [ -z "$tasks" ] || ts_log "killed $(wc -w <<<"$tasks") leftover containerd task(s) in namespace $ns"
   done
 fi
 
 # ------------------------------------- 3. containerd, its shims, CoreDNS
-tsn_stop containerd || fail "could not stop containerd"
+ts_stop containerd || fail "could not stop containerd"
 # A shim killed this way leaves its socket in /run/containerd/s (a fixed
 # path): note the socket paths it listens on first, from /proc/net/unix.
 for pid in $(pgrep -f containerd-shim 2>/dev/null); do
   if tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | grep -qxF "$SOCK"; then
     inodes="$(find "/proc/$pid/fd" -lname 'socket:*' -printf '%l\n' 2>/dev/null | tr -dc '0-9\n')"
     sockets="$(awk -v inodes=" $(tr '\n' ' ' <<<"$inodes") " 'index(inodes, " " $7 " ") && $8 ~ /^\// { print $8 }' /proc/net/unix | sort -u)"
-    tsn_log "killing leftover shim $pid of $SOCK"
+    ts_log "killing leftover shim $pid of $SOCK"
     kill -KILL "$pid" 2>/dev/null
     for s in $sockets; do rm -f "$s"; done
   fi
 done
-tsn_stop coredns || fail "could not stop CoreDNS"
+ts_stop coredns || fail "could not stop CoreDNS"
 
 # ------------------------------------------------- 4. what is left behind
 cgroups=()
@@ -110,7 +110,7 @@ for cg in "${cgroups[@]}"; do
   [ -d "$cg" ] || continue
   pids="$(find "$cg" -name cgroup.procs -exec cat {} + 2>/dev/null | sort -u)"
   if [ -n "$pids" ]; then
-    tsn_log "killing $(wc -w <<<"$pids") leftover process(es) in $cg"
+    ts_log "killing $(wc -w <<<"$pids") leftover process(es) in $cg"
     # shellcheck disable=SC2086
     kill -KILL $pids 2>/dev/null
     sleep 0.5
@@ -148,7 +148,7 @@ for ipt in iptables ip6tables; do
     chains="$("$ipt" -t "$table" -S 2>/dev/null | awk '$1 == "-N" && $2 ~ /^KUBE-/ { print $2 }')"
     for c in $chains; do "$ipt" -t "$table" -F "$c" 2>/dev/null; done
     for c in $chains; do "$ipt" -t "$table" -X "$c" 2>/dev/null || fail "could not remove $ipt $table $c"; done
-    [ -z "$chains" ] || tsn_log "removed $ipt $table chains: $(tr '\n' ' ' <<<"$chains")"
+    [ -z "$chains" ] || ts_log "removed $ipt $table chains: $(tr '\n' ' ' <<<"$chains")"
   done
 done
 # kube-proxy's rules (nftables mode): one table per family, all its own.
@@ -156,14 +156,14 @@ if command -v nft >/dev/null; then
   for family in ip ip6; do
     nft list table "$family" kube-proxy >/dev/null 2>&1 || continue
     nft delete table "$family" kube-proxy || fail "could not remove nftables table $family kube-proxy"
-    tsn_log "removed nftables table $family kube-proxy"
+    ts_log "removed nftables table $family kube-proxy"
   done
 fi
 # kube-network-policies' table. It deletes it itself on SIGTERM, but one
 # left by a killed controller would drop the packets it queues.
 if command -v nft >/dev/null && nft list table inet "$TSN_NETPOL_TABLE" >/dev/null 2>&1; then
   nft delete table inet "$TSN_NETPOL_TABLE" || fail "could not remove nftables table inet $TSN_NETPOL_TABLE"
-  tsn_log "removed nftables table inet $TSN_NETPOL_TABLE"
+  ts_log "removed nftables table inet $TSN_NETPOL_TABLE"
 fi
 # What iptables mode left (recorded by up.sh): the nftables tables that
 # iptables-nft made, if they hold no rule now, and kube-proxy's counters.
@@ -172,7 +172,7 @@ while read -r kind a b; do
     nft-table)
       if ! command -v nft >/dev/null || ! nft list table "$a" "$b" >/dev/null 2>&1; then continue; fi
       if nft list table "$a" "$b" | awk 'NF && $1 != "table" && $1 != "chain" && $1 != "type" && $1 != "}" { found = 1 } END { exit !found }'; then
-        tsn_log "keeping nftables table $a $b: it holds rules now"
+        ts_log "keeping nftables table $a $b: it holds rules now"
       else
         nft delete table "$a" "$b" || fail "could not remove nftables table $a $b"
       fi
@@ -220,7 +220,7 @@ if [ -s "$TSN_NODE/sysctl.saved" ]; then
     have="$(sysctl -n "$key" 2>/dev/null)"
     [ "$have" = "$want" ] && continue
     sysctl -q -w "$key=$want" >/dev/null || { fail "could not restore $key=$want"; continue; }
-    tsn_log "restored $key: $have -> $want"
+    ts_log "restored $key: $have -> $want"
   done <"$TSN_NODE/sysctl.saved"
 fi
 tsn_env_strip
@@ -231,8 +231,8 @@ if [ "$rc" = 0 ]; then
   rm -rf "$TSN_NODE/containerd/root" "$TSN_NODE/containerd/state" "$TSN_NODE/containerd/runc" "$TSN_NODE/containerd/runc-v1" \
     "$TSN_NODE/kubelet/root" "$TSN_NODE/cni/ipam"
   if [ "${CLEAN:-0}" = 1 ]; then rm -rf "$TSN_NODE"; fi
-  tsn_log "node stopped in $(tsn_since)"
+  ts_log "node stopped in $(ts_since)"
 else
-  tsn_log "node stopped with errors (records kept in $TSN_NODE; run down.sh again)"
+  ts_log "node stopped with errors (records kept in $TSN_NODE; run down.sh again)"
 fi
 exit "$rc"

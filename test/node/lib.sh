@@ -81,10 +81,10 @@ TSN_DAEMONS=(containerd coredns kubelet kube-proxy kube-network-policies)
 TSN_IMAGE_REPO="${TRAINSONNET_IMAGE_REPO:-localhost/trainsonnet-mpi}"
 TSN_PAUSE_REPO="localhost/trainsonnet-pause"
 
-TSN_T0="${TSN_T0:-$(date +%s.%N)}"
-tsn_log() { printf '%s: %s\n' "${TSN_NAME:-test/node}" "$*" >&2; }
-tsn_die() { printf '%s: error: %s\n' "${TSN_NAME:-test/node}" "$*" >&2; exit 1; }
-tsn_since() { awk -v a="${1:-$TSN_T0}" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1fs", b - a }'; }
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+. "$TSN_DIR/../lib.sh"
+TS_NAME="${TS_NAME:-test/node}"
+TS_PIDS="$TSN_NODE/pids"
 
 # tsn_hash FILE... prints a 12-hex-digit hash of the files' names (relative
 # to the repository) and contents.
@@ -113,64 +113,8 @@ tsn_image_archive() { printf '%s\n' "$TSN_CACHE/mpi-image-$(tsn_image_tag)/image
 tsn_pause_archive() { printf '%s\n' "$TSN_CACHE/pause-image-$(tsn_pause_tag)/image.tar"; }
 tsn_tools_dir() { printf '%s\n' "$TSN_CACHE/node-tools-$(tsn_tools_key)"; }
 
-# ------------------------------------------------------------ process records
-# up.sh records each daemon it starts in $TSN_NODE/pids/NAME as
-# "PID STARTTIME EXE"; STARTTIME (field 22 of /proc/PID/stat) and EXE tell
-# the recorded process apart from a later one that reuses its PID.
-
-# tsn_starttime PID: the start time of a live, non-zombie PID.
-tsn_starttime() {
-  local stat fields
-  stat="$(cat "/proc/$1/stat" 2>/dev/null)" || return 1
-  read -r -a fields <<<"${stat##*) }"   # from field 3 on; comm may hold blanks
-  [ "${fields[0]}" != Z ] || return 1
-  printf '%s\n' "${fields[19]}"
-}
-
-# tsn_record NAME PID EXE
-tsn_record() {
-  local st
-  st="$(tsn_starttime "$2")" || return 1
-  printf '%s %s %s\n' "$2" "$st" "$3" >"$TSN_NODE/pids/$1"
-}
-
-# tsn_pid NAME: prints the PID of NAME if the recorded process still runs.
-tsn_pid() {
-  local pid st exe cur
-  [ -f "$TSN_NODE/pids/$1" ] || return 1
-  read -r pid st exe <"$TSN_NODE/pids/$1" || return 1
-  [[ "$pid" =~ ^[0-9]+$ ]] || return 1
-  [ "$(tsn_starttime "$pid")" = "$st" ] || return 1
-  cur="$(readlink "/proc/$pid/exe" 2>/dev/null)" || return 1
-  [ "${cur% (deleted)}" = "$exe" ] || return 1
-  printf '%s\n' "$pid"
-}
-
-# tsn_stop NAME [SECONDS]: SIGTERM, then SIGKILL after SECONDS (default 20);
-# removes the record once the process is gone. Fails if it survives.
-tsn_stop() {
-  local pid deadline t0
-  t0=$(date +%s.%N)
-  if ! pid="$(tsn_pid "$1")"; then
-    rm -f "$TSN_NODE/pids/$1"
-    return 0
-  fi
-  tsn_log "stopping $1 (pid $pid)"
-  kill -TERM "$pid" 2>/dev/null || true
-  deadline=$(($(date +%s) + ${2:-20}))
-  while tsn_pid "$1" >/dev/null; do
-    if [ "$(date +%s)" -ge "$deadline" ]; then
-      tsn_log "$1 (pid $pid) ignored SIGTERM; sending SIGKILL"
-      kill -KILL "$pid" 2>/dev/null || true
-      sleep 0.5
-      if tsn_pid "$1" >/dev/null; then tsn_log "$1 (pid $pid) survived SIGKILL"; return 1; fi
-      break
-    fi
-    sleep 0.1
-  done
-  rm -f "$TSN_NODE/pids/$1"
-  tsn_log "$1 stopped in $(tsn_since "$t0")"
-}
+# Process records: ts_record, ts_recorded_pid and ts_stop of ../lib.sh, in
+# $TSN_NODE/pids.
 
 # tsn_http_get HOST PORT PATH: prints the whole HTTP/1.0 response to GET
 # PATH, status line and headers included (no curl needed).

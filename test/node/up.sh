@@ -41,17 +41,17 @@
 #   (trainsonnet-netpol), TRAINSONNET_NETPOL_QUEUE (100),
 #   TRAINSONNET_NETPOL_METRICS_PORT (9080), TRAINSONNET_NETPOL_VERBOSITY (1)
 set -euo pipefail
-TSN_NAME="test/node/up.sh"
+TS_NAME="test/node/up.sh"
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 # ------------------------------------------------------------ preconditions
-[ "$(id -u)" = 0 ] || tsn_die "must run as root"
+[ "$(id -u)" = 0 ] || ts_die "must run as root"
 for tool in containerd ctr runc ip openssl flock; do
-  command -v "$tool" >/dev/null || tsn_die "$tool missing; run test/node/build.sh"
+  command -v "$tool" >/dev/null || ts_die "$tool missing; run test/node/build.sh"
 done
 for plugin in bridge host-local loopback; do
-  [ -x "$TSN_CNI_BIN_DIR/$plugin" ] || tsn_die "CNI plugin $plugin missing in $TSN_CNI_BIN_DIR; run test/node/build.sh"
+  [ -x "$TSN_CNI_BIN_DIR/$plugin" ] || ts_die "CNI plugin $plugin missing in $TSN_CNI_BIN_DIR; run test/node/build.sh"
 done
 KUBELET="$TSN_K8S_BIN/kubelet"
 KUBE_PROXY="$TSN_K8S_BIN/kube-proxy"
@@ -63,43 +63,43 @@ TEST_IMAGE="$(tsn_image_ref)"
 case "$TSN_PROXY_MODE" in
   iptables) proxy_tools=(iptables iptables-restore ip6tables ip6tables-restore) ;;
   nftables) proxy_tools=(nft) ;;
-  *) tsn_die "TRAINSONNET_PROXY_MODE must be iptables or nftables, not '$TSN_PROXY_MODE'" ;;
+  *) ts_die "TRAINSONNET_PROXY_MODE must be iptables or nftables, not '$TSN_PROXY_MODE'" ;;
 esac
 # kube-network-policies needs nft only to be removed (down.sh), and a
 # bridge that hands its IPv4 frames to netfilter (br_netfilter), so that
 # traffic between two pods on it passes the controller's postrouting hook.
 if [ "$TSN_NETPOL" = 1 ]; then
   proxy_tools+=(nft)
-  [ -x "$TSN_NETPOL_BIN" ] || tsn_die "missing $TSN_NETPOL_BIN; run test/node/build.sh"
+  [ -x "$TSN_NETPOL_BIN" ] || ts_die "missing $TSN_NETPOL_BIN; run test/node/build.sh"
   if [ ! -d /proc/sys/net/bridge ]; then
     modprobe br_netfilter 2>/dev/null || true
     [ -d /proc/sys/net/bridge ] ||
-      tsn_die "br_netfilter is not loaded (NetworkPolicy enforcement between pods on one bridge needs it); load it or set TRAINSONNET_NETPOL=0"
+      ts_die "br_netfilter is not loaded (NetworkPolicy enforcement between pods on one bridge needs it); load it or set TRAINSONNET_NETPOL=0"
   fi
 fi
 for tool in "${proxy_tools[@]}"; do
-  command -v "$tool" >/dev/null || tsn_die "$tool missing (kube-proxy's $TSN_PROXY_MODE mode); run test/node/build.sh"
+  command -v "$tool" >/dev/null || ts_die "$tool missing (kube-proxy's $TSN_PROXY_MODE mode); run test/node/build.sh"
 done
 for f in "$KUBELET" "$KUBE_PROXY" "$KUBECTL" "$TSN_COREDNS_BIN"; do
-  [ -x "$f" ] || tsn_die "missing $f; run test/cluster/build.sh and test/node/build.sh"
+  [ -x "$f" ] || ts_die "missing $f; run test/cluster/build.sh and test/node/build.sh"
 done
 for f in "$PAUSE_ARCHIVE" "$IMAGE_ARCHIVE"; do
-  [ -f "$f" ] || tsn_die "missing $f; run test/node/build.sh (the image recipe changed?)"
+  [ -f "$f" ] || ts_die "missing $f; run test/node/build.sh (the image recipe changed?)"
 done
 
-[ -d "$TSN_STATE" ] || tsn_die "no control plane state in $TSN_STATE; run test/cluster/up.sh first"
+[ -d "$TSN_STATE" ] || ts_die "no control plane state in $TSN_STATE; run test/cluster/up.sh first"
 TSN_STATE="$(cd "$TSN_STATE" && pwd -P)"
 TSN_NODE="$TSN_STATE/node"
 PKI="$TSN_STATE/pki"
 ADMIN_KUBECONFIG="$TSN_STATE/kubeconfig"
 for f in "$PKI/ca.crt" "$PKI/ca.key" "$ADMIN_KUBECONFIG" "$TSN_STATE/env"; do
-  [ -s "$f" ] || tsn_die "missing $f; run test/cluster/up.sh first"
+  [ -s "$f" ] || ts_die "missing $f; run test/cluster/up.sh first"
 done
 kc() { "$KUBECTL" --kubeconfig="$ADMIN_KUBECONFIG" --request-timeout=5s "$@"; }
-kc get --raw=/readyz >/dev/null 2>&1 || tsn_die "the API server of $ADMIN_KUBECONFIG is not ready; run test/cluster/up.sh"
+kc get --raw=/readyz >/dev/null 2>&1 || ts_die "the API server of $ADMIN_KUBECONFIG is not ready; run test/cluster/up.sh"
 # The kubelet talks to the API server that the admin kubeconfig names.
 APISERVER="$(kc config view --minify -o 'jsonpath={.clusters[0].cluster.server}')"
-[ -n "$APISERVER" ] || tsn_die "no server URL in $ADMIN_KUBECONFIG"
+[ -n "$APISERVER" ] || ts_die "no server URL in $ADMIN_KUBECONFIG"
 # The ClusterIP range: pods get a route for it, kube-proxy DNATs it. The
 # API server makes its default ServiceCIDR object shortly after it starts.
 SERVICE_CIDR="$TSN_SERVICE_CIDR"
@@ -109,38 +109,38 @@ for _ in $(seq 50); do
   [ -n "$SERVICE_CIDR" ] || sleep 0.2
 done
 [[ "$SERVICE_CIDR" =~ ^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+/[0-9]+$ ]] ||
-  tsn_die "no IPv4 service CIDR (ServiceCIDR 'kubernetes' of the API server: '$SERVICE_CIDR'); set TRAINSONNET_SERVICE_CIDR"
+  ts_die "no IPv4 service CIDR (ServiceCIDR 'kubernetes' of the API server: '$SERVICE_CIDR'); set TRAINSONNET_SERVICE_CIDR"
 
 # Serialise with test/cluster/up.sh/down.sh and other node up/down runs on
 # this state dir. Every daemon started below gets the lock fd closed (8>&-),
 # so the lock ends with this script.
 exec 8>"$TSN_STATE/.lock"
-flock -w 120 8 || tsn_die "could not lock $TSN_STATE within 120s (another up.sh/down.sh?)"
+flock -w 120 8 || ts_die "could not lock $TSN_STATE within 120s (another up.sh/down.sh?)"
 
 mkdir -p "$TSN_NODE/pids"
 running=()
 for name in "${TSN_DAEMONS[@]}"; do
-  if pid="$(tsn_pid "$name")"; then running+=("$name=$pid"); fi
+  if pid="$(ts_recorded_pid "$name")"; then running+=("$name=$pid"); fi
 done
-[ "${#running[@]}" -eq 0 ] || tsn_die "a node from $TSN_NODE is running (${running[*]}); run test/node/down.sh first"
+[ "${#running[@]}" -eq 0 ] || ts_die "a node from $TSN_NODE is running (${running[*]}); run test/node/down.sh first"
 if [ -s "$TSN_NODE/created" ] || [ -s "$TSN_NODE/sysctl.saved" ]; then
-  tsn_log "leftovers of an earlier node found; cleaning up with down.sh first"
+  ts_log "leftovers of an earlier node found; cleaning up with down.sh first"
   flock -u 8
   bash "$TSN_DIR/down.sh"
-  flock -w 120 8 || tsn_die "could not lock $TSN_STATE within 120s"
+  flock -w 120 8 || ts_die "could not lock $TSN_STATE within 120s"
 fi
 
 if ip link show "$TSN_BRIDGE" >/dev/null 2>&1; then
-  tsn_die "network interface $TSN_BRIDGE exists already; remove it or set TRAINSONNET_NODE_BRIDGE"
+  ts_die "network interface $TSN_BRIDGE exists already; remove it or set TRAINSONNET_NODE_BRIDGE"
 fi
 if ip -o -4 addr show | awk -v ip="$TSN_NODE_IP" 'index($4, ip "/") == 1 { found = 1 } END { exit !found }'; then
-  tsn_die "$TSN_NODE_IP is in use on this machine; set TRAINSONNET_NODE_IP and TRAINSONNET_POD_SUBNET"
+  ts_die "$TSN_NODE_IP is in use on this machine; set TRAINSONNET_NODE_IP and TRAINSONNET_POD_SUBNET"
 fi
 if [ -n "$(ip -4 route show "$TSN_POD_SUBNET" 2>/dev/null)" ]; then
-  tsn_die "a route for $TSN_POD_SUBNET exists; set TRAINSONNET_NODE_IP and TRAINSONNET_POD_SUBNET"
+  ts_die "a route for $TSN_POD_SUBNET exists; set TRAINSONNET_NODE_IP and TRAINSONNET_POD_SUBNET"
 fi
 if [ -n "$(ip -4 route show "$SERVICE_CIDR" 2>/dev/null)" ]; then
-  tsn_die "a route for the service CIDR $SERVICE_CIDR exists; remove it or use another cluster's range"
+  ts_die "a route for the service CIDR $SERVICE_CIDR exists; remove it or use another cluster's range"
 fi
 
 # CAP_SYS_RESOURCE (bit 24) missing from the bounding set: nothing here may
@@ -152,7 +152,7 @@ if (((16#$capbnd >> 24) & 1)); then restrict_oom=false; else restrict_oom=true; 
 on_exit() {
   local rc=$?
   if [ "$rc" -ne 0 ]; then
-    tsn_log "start-up failed (rc=$rc); tearing down (logs: $TSN_NODE/logs)"
+    ts_log "start-up failed (rc=$rc); tearing down (logs: $TSN_NODE/logs)"
     flock -u 8 || true
     bash "$TSN_DIR/down.sh" || true
   fi
@@ -163,7 +163,7 @@ trap 'exit 143' TERM
 
 # Never rm -rf across a mount (an overlay rootfs would lose its files).
 if awk -v n="$TSN_NODE/" 'index($5, n) == 1 { found = 1 } END { exit !found }' /proc/self/mountinfo; then
-  tsn_die "mounts left under $TSN_NODE; run test/node/down.sh"
+  ts_die "mounts left under $TSN_NODE; run test/node/down.sh"
 fi
 rm -rf "$TSN_NODE"/{logs,pki,cni,containerd,coredns,kubelet,kube-proxy,netpol,pod-logs}
 mkdir -p "$TSN_NODE"/{logs,pki,cni/net.d,cni/ipam,containerd,coredns,kubelet,kube-proxy,netpol,pod-logs}
@@ -180,13 +180,13 @@ start() {
   shift 2
   setsid "$exe" "$@" </dev/null >"$TSN_NODE/logs/$name.log" 2>&1 8>&- &
   pid=$!
-  tsn_record "$name" "$pid" "$exe" || tsn_die "$name exited at once: $(tail -n 5 "$TSN_NODE/logs/$name.log")"
+  ts_record "$name" "$pid" "$exe" || ts_die "$name exited at once: $(tail -n 5 "$TSN_NODE/logs/$name.log")"
   # The record names the daemon's binary; wait for setsid to exec it.
   for _ in $(seq 50); do
     [ "$(readlink "/proc/$pid/exe" 2>/dev/null)" != "$exe" ] || return 0
     sleep 0.02
   done
-  tsn_die "$name: pid $pid did not become $exe: $(tail -n 5 "$TSN_NODE/logs/$name.log")"
+  ts_die "$name: pid $pid did not become $exe: $(tail -n 5 "$TSN_NODE/logs/$name.log")"
 }
 
 # wait_for NAME WHAT CMD...: polls CMD until it succeeds; fails early if NAME died.
@@ -196,17 +196,17 @@ wait_for() {
   t0=$(date +%s.%N)
   deadline=$(($(date +%s) + TSN_WAIT))
   until "$@" >/dev/null 2>&1; do
-    if ! tsn_pid "$name" >/dev/null; then
+    if ! ts_recorded_pid "$name" >/dev/null; then
       tail -n 20 "$TSN_NODE/logs/$name.log" >&2
-      tsn_die "$name exited; log: $TSN_NODE/logs/$name.log"
+      ts_die "$name exited; log: $TSN_NODE/logs/$name.log"
     fi
     if [ "$(date +%s)" -ge "$deadline" ]; then
       tail -n 20 "$TSN_NODE/logs/$name.log" >&2
-      tsn_die "timed out after ${TSN_WAIT}s waiting for $what; log: $TSN_NODE/logs/$name.log"
+      ts_die "timed out after ${TSN_WAIT}s waiting for $what; log: $TSN_NODE/logs/$name.log"
     fi
     sleep 0.1
   done
-  tsn_log "$what: ready in $(tsn_since "$t0") (total $(tsn_since))"
+  ts_log "$what: ready in $(ts_since "$t0") (total $(ts_since))"
 }
 
 # ---------------------------------------------------------------------- PKI
@@ -403,11 +403,11 @@ ctr_k8s=(ctr --address "$SOCK" --namespace k8s.io)
 for archive in "$PAUSE_ARCHIVE" "$IMAGE_ARCHIVE"; do
   t=$(date +%s.%N)
   "${ctr_k8s[@]}" images import --snapshotter overlayfs "$archive" >/dev/null
-  tsn_log "imported $(cat "$(dirname "$archive")/ref") ($(du -h "$archive" | cut -f1)) in $(tsn_since "$t")"
+  ts_log "imported $(cat "$(dirname "$archive")/ref") ($(du -h "$archive" | cut -f1)) in $(ts_since "$t")"
 done
 images="$("${ctr_k8s[@]}" images ls -q)"
 for ref in "$PAUSE_IMAGE" "$TEST_IMAGE"; do
-  grep -qxF "$ref" <<<"$images" || tsn_die "image $ref missing after the import"
+  grep -qxF "$ref" <<<"$images" || ts_die "image $ref missing after the import"
 done
 
 # ------------------------------------------------------------------ CoreDNS
@@ -489,7 +489,7 @@ node_ready() {
   [ "$(kc get node "$TSN_NODE_NAME" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}')" = True ]
 }
 wait_for kubelet "node $TSN_NODE_NAME Ready" node_ready
-tsn_log "kubelet start -> Ready: $(tsn_since "$t_kubelet"); node (containerd -> Ready): $(tsn_since "$t_node")"
+ts_log "kubelet start -> Ready: $(ts_since "$t_kubelet"); node (containerd -> Ready): $(ts_since "$t_node")"
 
 # --------------------------------------------------------------- kube-proxy
 # A host process like the kubelet, started once the Node exists (it reads
@@ -555,7 +555,7 @@ proxy_synced() {
 }
 wait_for kube-proxy "kube-proxy ($TSN_PROXY_MODE mode) rules synced" proxy_synced
 wait_for kube-proxy "kube-proxy healthz" tsn_http_ok "$TSN_NODE_IP" "$TSN_PROXY_HEALTHZ_PORT" /healthz
-tsn_log "kube-proxy start -> synced: $(tsn_since "$t_proxy")"
+ts_log "kube-proxy start -> synced: $(ts_since "$t_proxy")"
 
 # ---------------------------------------------------- kube-network-policies
 # NetworkPolicy enforcement, as in kind: for the pods of this node that a
@@ -585,7 +585,7 @@ if [ "$TSN_NETPOL" = 1 ]; then
       awk -v q="$TSN_NETPOL_QUEUE" '$1 == q && $2 != 0 { found = 1 } END { exit !found }' /proc/net/netfilter/nfnetlink_queue 2>/dev/null
   }
   wait_for kube-network-policies "kube-network-policies: table inet $TSN_NETPOL_TABLE, queue $TSN_NETPOL_QUEUE read" netpol_ready
-  tsn_log "kube-network-policies start -> ready: $(tsn_since "$t_netpol")"
+  ts_log "kube-network-policies start -> ready: $(ts_since "$t_netpol")"
 fi
 
 # ----------------------------------------------------------------- env file
@@ -608,7 +608,7 @@ tsn_env_strip
 
 started=()
 for name in "${TSN_DAEMONS[@]}"; do
-  if pid="$(tsn_pid "$name")"; then started+=("$name=$pid"); fi
+  if pid="$(ts_recorded_pid "$name")"; then started+=("$name=$pid"); fi
 done
-tsn_log "node $TSN_NODE_NAME up in $(tsn_since): ${started[*]}"
-tsn_log "test image: $TEST_IMAGE"
+ts_log "node $TSN_NODE_NAME up in $(ts_since): ${started[*]}"
+ts_log "test image: $TEST_IMAGE"
