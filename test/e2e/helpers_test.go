@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -111,32 +109,6 @@ func strictDryRun(ctx context.Context, k *kube.Kubectl, ns string, manifests []b
 		return fmt.Errorf("server-side dry-run apply (strict validation, warnings are errors): %w", err)
 	}
 	return nil
-}
-
-// runCombined runs kubectl like kube.Kubectl.Run, but with stdout and stderr
-// in one buffer, in the order kubectl wrote them: a server warning is
-// printed while its object is being applied, before the object's name, which
-// is how the sweep tells which object a warning is about. It returns the
-// output and kubectl's error (an *exec.ExitError or a timeout), if any.
-func runCombined(ctx context.Context, k *kube.Kubectl, stdin []byte, args ...string) (string, error) {
-	timeout := k.Timeout
-	if timeout <= 0 {
-		timeout = kube.DefaultTimeout
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, k.Path, args...)
-	cmd.WaitDelay = 5 * time.Second
-	cmd.Env = append(os.Environ(), kube.EnvKubeconfig+"="+k.Kubeconfig)
-	cmd.Stdin = bytes.NewReader(stdin)
-	var out bytes.Buffer
-	cmd.Stdout = &out
-	cmd.Stderr = &out
-	err := cmd.Run()
-	if err != nil && ctx.Err() != nil {
-		err = fmt.Errorf("kubectl killed (timeout %s): %w", timeout, ctx.Err())
-	}
-	return out.String(), err
 }
 
 // namespaces creates test namespaces and deletes them without holding up

@@ -441,9 +441,16 @@ func (sw *sweep) dryRun(ctx context.Context, ns string, sets []*sweepSet) error 
 		}
 	}
 	args := slices.DeleteFunc(kubectlApplyArgs(ns), func(a string) bool { return a == "--warnings-as-errors" })
-	out, runErr := runCombined(ctx, sw.k, stream.Bytes(), args...)
+	// The combined stream (warnings before their object's name); on a
+	// failure the same stream is in the *kube.Error.
+	outBytes, runErr := sw.k.RunCombined(ctx, stream.Bytes(), args...)
+	var kerr *kube.Error
+	if errors.As(runErr, &kerr) {
+		outBytes = []byte(kerr.Stdout)
+	}
+	out := string(outBytes)
 	if ctx.Err() != nil {
-		return fmt.Errorf("sweep dry run: %w: %s", runErr, out)
+		return fmt.Errorf("sweep dry run: %w", runErr)
 	}
 
 	problems := map[*sweepSet][]string{}

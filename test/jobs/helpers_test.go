@@ -1,13 +1,11 @@
 package jobs_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path"
 	"slices"
 	"sort"
@@ -206,22 +204,16 @@ func (jc *jobCase) yaml(res *generator.Result) []byte {
 
 // apply server-side applies the manifests into the case's namespace, as
 // kube.Apply does, and restarts the case's clock, so that durations are
-// measured from here. A warning from the server fails the test at once:
-// Pod Security admission only warns about a Job whose pods it would refuse
-// (the Job controller then fails to create them and the Job never ends).
+// measured from here. A warning from the server fails the test at once
+// (--warnings-as-errors): Pod Security admission only warns about a Job
+// whose pods it would refuse (the Job controller then fails to create them
+// and the Job never ends).
 func (jc *jobCase) apply(manifests []byte) {
 	jc.t.Helper()
-	args := []string{"apply", "--server-side", "--field-manager=" + kube.FieldManager,
-		"--validate=strict", "--namespace", jc.ns, "-f", "-"}
-	cmd := exec.CommandContext(jc.ctx, jc.s.k.Path, args...)
-	cmd.Env = append(os.Environ(), kube.EnvKubeconfig+"="+jc.s.k.Kubeconfig)
-	cmd.Stdin = bytes.NewReader(manifests)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	require.NoError(jc.t, err, "kubectl %s: %s", strings.Join(args, " "), stderr.String())
-	require.Empty(jc.t, strings.TrimSpace(stderr.String()), "kubectl apply warned")
-	jc.t.Logf("applied:\n%s", strings.TrimSpace(stdout.String()))
+	out, err := jc.s.k.Run(jc.ctx, manifests, "--warnings-as-errors", "apply", "--server-side",
+		"--field-manager="+kube.FieldManager, "--validate=strict", "--namespace", jc.ns, "-f", "-")
+	require.NoError(jc.t, err, "kubectl apply (a server warning is an error)")
+	jc.t.Logf("applied:\n%s", strings.TrimSpace(string(out)))
 	jc.begin = time.Now()
 }
 

@@ -107,14 +107,27 @@ func (e *Error) ExitCode() int {
 // Run runs kubectl with args, feeding it stdin if not nil, and returns its
 // standard output. On failure the error is an *Error.
 func (k *Kubectl) Run(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
-	timeout := k.Timeout
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
-	return k.run(ctx, timeout, stdin, args...)
+	return k.run(ctx, k.timeout(), false, stdin, args...)
 }
 
-func (k *Kubectl) run(ctx context.Context, timeout time.Duration, stdin []byte, args ...string) ([]byte, error) {
+// RunCombined is Run with standard output and standard error in one
+// stream, in the order kubectl wrote them: a server warning is printed
+// while its object is being applied, before the object's name, which is
+// how a caller tells which object a warning is about. On failure the error
+// is an *Error whose Stdout holds that stream.
+func (k *Kubectl) RunCombined(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
+	return k.run(ctx, k.timeout(), true, stdin, args...)
+}
+
+func (k *Kubectl) timeout() time.Duration {
+	if k.Timeout <= 0 {
+		return DefaultTimeout
+	}
+	return k.Timeout
+}
+
+// run is the one way this harness runs kubectl.
+func (k *Kubectl) run(ctx context.Context, timeout time.Duration, combined bool, stdin []byte, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, k.Path, args...)
@@ -128,6 +141,9 @@ func (k *Kubectl) run(ctx context.Context, timeout time.Duration, stdin []byte, 
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
+	if combined {
+		cmd.Stderr = &stdout
+	}
 	err := cmd.Run()
 	if err == nil {
 		return stdout.Bytes(), nil

@@ -72,7 +72,7 @@ func (k *Kubectl) CreateNamespace(ctx context.Context, prefix string, level PodS
 // (the namespace controller first deletes everything in it). A namespace
 // that does not exist is not an error.
 func (k *Kubectl) DeleteNamespace(ctx context.Context, name string, wait time.Duration) error {
-	_, err := k.run(ctx, wait+30*time.Second, nil, "delete", "namespace", name,
+	_, err := k.run(ctx, wait+30*time.Second, false, nil, "delete", "namespace", name,
 		"--ignore-not-found", "--wait=true", "--timeout="+wait.String())
 	if err != nil {
 		return fmt.Errorf("delete namespace %s: %w", name, err)
@@ -307,7 +307,7 @@ func (k *Kubectl) Wait(ctx context.Context, namespace, condition string, timeout
 	if namespace != "" {
 		args = append(args, "--namespace", namespace)
 	}
-	if _, err := k.run(ctx, timeout+30*time.Second, nil, args...); err != nil {
+	if _, err := k.run(ctx, timeout+30*time.Second, false, nil, args...); err != nil {
 		return fmt.Errorf("wait for %s: %w", condition, err)
 	}
 	return nil
