@@ -53,12 +53,8 @@ TS_RUNTIME_LIB=1
 . "$TS_CONFIG_DIR/runtime.sh"
 unset TS_RUNTIME_LIB
 
-# Seconds one "please stop" ssh call may take, and its second try: a busy
-# node can need longer than STOP_MAX for one ssh login (seen: two 10 s
-# tries in a row under 16 jobs at once on 2 cores), and a worker that is
-# not told waits launcherGrace before it stops by itself.
+# Seconds one "please stop" ssh call may take.
 STOP_MAX=10
-STOP_RETRY_MAX=30
 
 usage() {
     cat <<'EOF'
@@ -303,26 +299,22 @@ check_login() {
 
 # stop_workers FILE: creates $TS_RUN_DIR/stop on every host of FILE,
 # TS_PARALLEL at a time, each try bounded; a host whose call failed is
-# tried once more, with a longer bound, then named in the log (a worker
-# may be gone; it then stops by itself once the launcher is).
+# tried once more, then named in the log (a worker may be gone; it then
+# stops by itself once the launcher is).
 stop_workers() {
     [ -s "$1" ] || return 0
     log "telling $(wc -l <"$1") worker(s) to stop, $TS_PARALLEL at a time"
     lanes "$TS_PARALLEL" tell_stop "$1" "$1.stop"
     awk '$1 != 0 { print $2 }' "$1.stop" >"$1.again"
     [ -s "$1.again" ] || return 0
-    lanes "$TS_PARALLEL" tell_stop_again "$1.again" "$1.stop"
+    lanes "$TS_PARALLEL" tell_stop "$1.again" "$1.stop"
     awk -v p="$PROG" '$1 == 0 { print p ": told " $2 " to stop on a second try"; next }
         { print p ": could not tell " $2 " to stop (ssh exit code " $1 "); it stops once the launcher is gone" }' "$1.stop" >&2
 }
 
-# tell_stop HOST: one bounded `ssh HOST touch stop`; tell_stop_again, the
-# second try.
+# tell_stop HOST: one bounded `ssh HOST touch stop`.
 tell_stop() {
     run_bounded "$STOP_MAX" ssh -n -F "$SSH_CONFIG" "$1" "touch '$TS_RUN_DIR/stop'" >/dev/null 2>&1
-}
-tell_stop_again() {
-    run_bounded "$STOP_RETRY_MAX" ssh -n -F "$SSH_CONFIG" "$1" "touch '$TS_RUN_DIR/stop'" >/dev/null 2>&1
 }
 
 launcher_cleanup() {
