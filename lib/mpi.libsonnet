@@ -295,7 +295,7 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
     + extra,
 
 
-  reservedVolumes:: ['trainsonnet-config', 'trainsonnet-ssh', 'trainsonnet-run', 'trainsonnet-shm', 'trainsonnet-data', 'trainsonnet-hostfile'],
+  reservedVolumes:: [runtime.volumeName, 'trainsonnet-ssh', 'trainsonnet-run', 'trainsonnet-shm', 'trainsonnet-data', 'trainsonnet-hostfile'],
 
   // checks: the rules every MPI prototype applies to the common volume and
   // env parameters, so that what the API server would refuse is refused

@@ -329,18 +329,11 @@ local digits(n) = std.length(std.toString(n));
     local add = { [k]: requests[k] for k in std.objectFields(requests) if !std.objectHas(limits, k) && !std.objectHas(asked, k) };
     if add == {} then resources else r + { requests: asked + add },
 
-  // bashSyntax: the first construct of bash that POSIX sh (dash, busybox)
-  // lacks in the command cmd, said in words ("[[ ]] is bash syntax (sh has
-  // [ ])"), or null: commands run with sh -c, while the Helm charts ran
-  // theirs with bash -c. A heuristic that scans the text, so it is the
-  // native bashSyntax (generator/bashsyntax.go says what it looks for);
-  // under the stock jsonnet binary it finds nothing.
-  bashSyntax(cmd):: ts.bashSyntax(cmd),
-
   // shWarning: a warning when the command of param, run with sh -c, uses
-  // bash syntax.
+  // bash syntax (ts.bashSyntax: commands run with sh -c, while the Helm
+  // charts ran theirs with bash -c).
   shWarning(param, cmd)::
-    local what = $.bashSyntax(cmd);
+    local what = ts.bashSyntax(cmd);
     if what != null then
       param + ' is run with sh -c, and ' + what + ': write it for sh, or run bash -c \'...\' inside ' + param + ' if the image has bash',
 

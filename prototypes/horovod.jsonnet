@@ -114,10 +114,11 @@ local params_ = common.params(proto) + batch.params('the driver') + mpi.params +
 // have bash: the driver says so and exits 127 if it has not). exec is
 // trainsonnet's own and runs with sh -c, as documented.
 local argsCommand(p) = if p.driver.args == [] then null else std.join(' ', p.driver.args);
-local argsNeedBash(p) = p.exec == null && roles.bashSyntax(argsCommand(p)) != null;
+// argsBash: the bash construct in driver.args, when they are the command
+local argsBash(p) = if p.exec == null then ts.bashSyntax(argsCommand(p));
 local execOf(p) =
   if p.exec != null then p.exec
-  else if argsNeedBash(p) then
+  else if argsBash(p) != null then
     local quoted = "'" + std.strReplace(argsCommand(p), "'", "'\\''") + "'";
     'command -v bash >/dev/null 2>&1 || { echo "driver.args use bash syntax and the image has no bash" >&2; exit 127; }; exec bash -c ' + quoted
   else argsCommand(p);
@@ -211,8 +212,9 @@ ts.prototype({
     roles.hostNetworkWarning(p, p.useHostNetwork, 'the pods\' sshd (port ' + p.ssh.port + ') is'),
     if p.exec != null && p.driver.args != [] then 'driver.args is not used: exec is set, and both are the driver\'s command (exec is one string, driver.args the chart\'s list)',
     roles.shWarning('exec', p.exec),
-    if argsNeedBash(p) then
-      'driver.args run with bash -c, as the chart ran them: ' + roles.bashSyntax(argsCommand(p)) + '; the driver\'s image must have bash (it exits 127 if not)',
+    local bash = argsBash(p);
+    if bash != null then
+      'driver.args run with bash -c, as the chart ran them: ' + bash + '; the driver\'s image must have bash (it exits 127 if not)',
     if p.driver.privileged then 'driver.privileged: the driver\'s container is privileged and can do anything on its node',
     if p.worker.privileged then 'worker.privileged: the workers\' containers are privileged and can do anything on their nodes',
   ],

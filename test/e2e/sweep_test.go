@@ -441,13 +441,8 @@ func (sw *sweep) dryRun(ctx context.Context, ns string, sets []*sweepSet) error 
 		}
 	}
 	args := slices.DeleteFunc(kubectlApplyArgs(ns), func(a string) bool { return a == "--warnings-as-errors" })
-	// The combined stream (warnings before their object's name); on a
-	// failure the same stream is in the *kube.Error.
+	// The combined stream (warnings before their object's name), failed or not.
 	outBytes, runErr := sw.k.RunCombined(ctx, stream.Bytes(), args...)
-	var kerr *kube.Error
-	if errors.As(runErr, &kerr) {
-		outBytes = []byte(kerr.Stdout)
-	}
 	out := string(outBytes)
 	if ctx.Err() != nil {
 		return fmt.Errorf("sweep dry run: %w", runErr)
