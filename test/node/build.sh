@@ -35,8 +35,8 @@ TS_NAME="test/node/build.sh"
 export GOWORK=off
 
 [ "$(id -u)" = 0 ] || ts_die "must run as root (apt-get, debootstrap)"
-mkdir -p "$TSN_CACHE"
-exec 9>"$TSN_CACHE/.node-build.lock"
+mkdir -p "$TS_CACHE"
+exec 9>"$TS_CACHE/.node-build.lock"
 flock 9
 
 step_packages() {
@@ -66,7 +66,7 @@ step_coredns() {
     return
   fi
   local t0; t0=$(date +%s.%N)
-  local mod="$TSN_CACHE/build/coredns-$TRAINSONNET_COREDNS_VERSION"
+  local mod="$TS_CACHE/build/coredns-$TRAINSONNET_COREDNS_VERSION"
   mkdir -p "$mod" "$(dirname "$out")"
   cp "$src" "$mod/main.go"
   if [ ! -f "$mod/go.mod" ]; then
@@ -100,7 +100,7 @@ step_netpol() {
     return
   fi
   local t0; t0=$(date +%s.%N)
-  local mod="$TSN_CACHE/build/kube-network-policies-$TRAINSONNET_NETPOL_VERSION"
+  local mod="$TS_CACHE/build/kube-network-policies-$TRAINSONNET_NETPOL_VERSION"
   local upstream="sigs.k8s.io/kube-network-policies@$TRAINSONNET_NETPOL_VERSION"
   local nosumdb="sigs.k8s.io/kube-network-policies${GONOSUMDB:+,$GONOSUMDB}"
   mkdir -p "$mod" "$(dirname "$out")"
@@ -197,7 +197,7 @@ step_images() {
 step_prune() {
   local keep=("$(tsn_tools_dir)" "$(dirname "$(tsn_pause_archive)")" "$(tsn_rootfs_dir)"
     "$(dirname "$(tsn_image_archive)")") d k
-  for d in "$TSN_CACHE"/node-tools-* "$TSN_CACHE"/pause-image-* "$TSN_CACHE"/mpi-rootfs-* "$TSN_CACHE"/mpi-image-*; do
+  for d in "$TS_CACHE"/node-tools-* "$TS_CACHE"/pause-image-* "$TS_CACHE"/mpi-rootfs-* "$TS_CACHE"/mpi-image-*; do
     [ -e "$d" ] || continue
     for k in "${keep[@]}"; do [ "${d%.debootstrap.log}" != "$k" ] || continue 2; done
     ts_log "prune: removing $d"
@@ -213,7 +213,7 @@ for s in "${steps[@]}"; do
   *) ts_die "unknown step $s (packages, coredns, netpol, tools, images, prune)" ;;
   esac
 done
-if [ ! -x "$TSN_K8S_BIN/kubelet" ]; then
-  ts_log "note: $TSN_K8S_BIN/kubelet is not built yet (test/cluster/build.sh builds it)"
+if [ ! -x "$TS_K8S_BIN/kubelet" ]; then
+  ts_log "note: $TS_K8S_BIN/kubelet is not built yet (test/cluster/build.sh builds it)"
 fi
 ts_log "done in $(ts_since); test image $(tsn_image_ref)"

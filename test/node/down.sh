@@ -33,10 +33,10 @@ if [ ! -d "$TSN_NODE" ]; then
   ts_log "nothing to stop: $TSN_NODE does not exist"
   exit 0
 fi
-TSN_STATE="$(cd "$TSN_STATE" && pwd -P)"
-TSN_NODE="$TSN_STATE/node"
-exec 8>"$TSN_STATE/.lock"
-flock -w 120 8 || ts_die "could not lock $TSN_STATE within 120s (another up.sh/down.sh?)"
+TS_STATE="$(cd "$TS_STATE" && pwd -P)"
+TSN_NODE="$TS_STATE/node"
+exec 8>"$TS_STATE/.lock"
+flock -w 120 8 || ts_die "could not lock $TS_STATE within 120s (another up.sh/down.sh?)"
 mkdir -p "$TSN_NODE/pids"
 touch "$TSN_NODE/created"
 
@@ -44,10 +44,10 @@ rc=0
 fail() { ts_log "$*"; rc=1; }
 is_created() { grep -qxF "$*" "$TSN_NODE/created"; }
 SOCK="$TSN_NODE/containerd/containerd.sock"
-KUBECTL="$TSN_K8S_BIN/kubectl"
-kc() { "$KUBECTL" --kubeconfig="$TSN_STATE/kubeconfig" --request-timeout=5s "$@"; }
+KUBECTL="$TS_K8S_BIN/kubectl"
+kc() { "$KUBECTL" --kubeconfig="$TS_STATE/kubeconfig" --request-timeout=5s "$@"; }
 api_ok=0
-if [ -x "$KUBECTL" ] && [ -s "$TSN_STATE/kubeconfig" ] && kc get --raw=/readyz >/dev/null 2>&1; then api_ok=1; fi
+if [ -x "$KUBECTL" ] && [ -s "$TS_STATE/kubeconfig" ] && kc get --raw=/readyz >/dev/null 2>&1; then api_ok=1; fi
 
 # ------------------------------------------------- 1. pods off, via the API
 if [ "$api_ok" = 1 ] && ts_recorded_pid kubelet >/dev/null && kc get node "$TSN_NODE_NAME" >/dev/null 2>&1; then

@@ -9,12 +9,11 @@
 TSN_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 TSN_REPO="$(cd "$TSN_DIR/../.." && pwd)"
 
-# The control plane's pinned versions decide which kubelet/kubectl we use.
-if [ -f "$TSN_REPO/test/cluster/versions.sh" ]; then
-  # shellcheck source-path=SCRIPTDIR source=../cluster/versions.sh
-  . "$TSN_REPO/test/cluster/versions.sh"
-fi
-TRAINSONNET_K8S_VERSION="${TRAINSONNET_K8S_VERSION:-v1.34.3}"
+# The control plane's settings: its pinned versions (which kubelet and
+# kubectl the node uses), the binary cache (TS_CACHE, TS_K8S_BIN) and the
+# state directory (TS_STATE), and the harness's shell library (../lib.sh).
+# shellcheck source-path=SCRIPTDIR source=../cluster/common.sh
+. "$TSN_REPO/test/cluster/common.sh"
 # CoreDNS v1.14.7 is the last release on client-go 0.34 (v1.15 needs 0.37).
 TRAINSONNET_COREDNS_VERSION="${TRAINSONNET_COREDNS_VERSION:-v1.14.7}"
 # kube-network-policies (NetworkPolicy enforcement, kind's choice): v0.7.0 is
@@ -24,12 +23,9 @@ TRAINSONNET_COREDNS_VERSION="${TRAINSONNET_COREDNS_VERSION:-v1.14.7}"
 TRAINSONNET_NETPOL_VERSION="${TRAINSONNET_NETPOL_VERSION:-v0.7.0}"
 TRAINSONNET_NETPOL_NFTABLES_VERSION="${TRAINSONNET_NETPOL_NFTABLES_VERSION:-v0.3.0}"
 
-TSN_CACHE="${TRAINSONNET_CACHE:-/var/cache/trainsonnet}"
-TSN_K8S_BIN="$TSN_CACHE/k8s-$TRAINSONNET_K8S_VERSION"
-TSN_COREDNS_BIN="$TSN_CACHE/coredns-$TRAINSONNET_COREDNS_VERSION/coredns"
-TSN_NETPOL_BIN="$TSN_CACHE/kube-network-policies-$TRAINSONNET_NETPOL_VERSION/kube-network-policies"
-TSN_STATE="${TRAINSONNET_STATE:-/tmp/trainsonnet-cluster}"
-TSN_NODE="$TSN_STATE/node"
+TSN_COREDNS_BIN="$TS_CACHE/coredns-$TRAINSONNET_COREDNS_VERSION/coredns"
+TSN_NETPOL_BIN="$TS_CACHE/kube-network-policies-$TRAINSONNET_NETPOL_VERSION/kube-network-policies"
+TSN_NODE="$TS_STATE/node"
 
 # The node. The bridge holds the node IP, which is also the kubelet's
 # address and the pods' DNS server; pods get addresses from POD_SUBNET.
@@ -81,8 +77,6 @@ TSN_DAEMONS=(containerd coredns kubelet kube-proxy kube-network-policies)
 TSN_IMAGE_REPO="${TRAINSONNET_IMAGE_REPO:-localhost/trainsonnet-mpi}"
 TSN_PAUSE_REPO="localhost/trainsonnet-pause"
 
-# shellcheck source-path=SCRIPTDIR source=../lib.sh
-. "$TSN_DIR/../lib.sh"
 TS_NAME="${TS_NAME:-test/node}"
 TS_PIDS="$TSN_NODE/pids"
 
@@ -108,10 +102,10 @@ tsn_tools_key() { tsn_hash "$TSN_DIR/pause/main.go" "$TSN_DIR/mkimage/main.go"; 
 
 tsn_image_ref() { printf '%s:%s\n' "$TSN_IMAGE_REPO" "$(tsn_image_tag)"; }
 tsn_pause_ref() { printf '%s:%s\n' "$TSN_PAUSE_REPO" "$(tsn_pause_tag)"; }
-tsn_rootfs_dir() { printf '%s\n' "$TSN_CACHE/mpi-rootfs-$(tsn_rootfs_key)"; }
-tsn_image_archive() { printf '%s\n' "$TSN_CACHE/mpi-image-$(tsn_image_tag)/image.tar"; }
-tsn_pause_archive() { printf '%s\n' "$TSN_CACHE/pause-image-$(tsn_pause_tag)/image.tar"; }
-tsn_tools_dir() { printf '%s\n' "$TSN_CACHE/node-tools-$(tsn_tools_key)"; }
+tsn_rootfs_dir() { printf '%s\n' "$TS_CACHE/mpi-rootfs-$(tsn_rootfs_key)"; }
+tsn_image_archive() { printf '%s\n' "$TS_CACHE/mpi-image-$(tsn_image_tag)/image.tar"; }
+tsn_pause_archive() { printf '%s\n' "$TS_CACHE/pause-image-$(tsn_pause_tag)/image.tar"; }
+tsn_tools_dir() { printf '%s\n' "$TS_CACHE/node-tools-$(tsn_tools_key)"; }
 
 # Process records: ts_record, ts_recorded_pid and ts_stop of ../lib.sh, in
 # $TSN_NODE/pids.
@@ -137,7 +131,7 @@ tsn_http_ok() {
 TSN_ENV_BEGIN="# >>> test/node/up.sh (down.sh removes this block)"
 TSN_ENV_END="# <<< test/node/up.sh"
 tsn_env_strip() {
-  local env="$TSN_STATE/env"
+  local env="$TS_STATE/env"
   [ -f "$env" ] || return 0
   awk -v b="$TSN_ENV_BEGIN" -v e="$TSN_ENV_END" '$0 == b { skip = 1 } !skip { print } $0 == e { skip = 0 }' \
     "$env" >"$env.node-tmp" && mv -f "$env.node-tmp" "$env"

@@ -53,9 +53,9 @@ done
 for plugin in bridge host-local loopback; do
   [ -x "$TSN_CNI_BIN_DIR/$plugin" ] || ts_die "CNI plugin $plugin missing in $TSN_CNI_BIN_DIR; run test/node/build.sh"
 done
-KUBELET="$TSN_K8S_BIN/kubelet"
-KUBE_PROXY="$TSN_K8S_BIN/kube-proxy"
-KUBECTL="$TSN_K8S_BIN/kubectl"
+KUBELET="$TS_K8S_BIN/kubelet"
+KUBE_PROXY="$TS_K8S_BIN/kube-proxy"
+KUBECTL="$TS_K8S_BIN/kubectl"
 PAUSE_ARCHIVE="$(tsn_pause_archive)"
 IMAGE_ARCHIVE="$(tsn_image_archive)"
 PAUSE_IMAGE="$(tsn_pause_ref)"
@@ -87,12 +87,12 @@ for f in "$PAUSE_ARCHIVE" "$IMAGE_ARCHIVE"; do
   [ -f "$f" ] || ts_die "missing $f; run test/node/build.sh (the image recipe changed?)"
 done
 
-[ -d "$TSN_STATE" ] || ts_die "no control plane state in $TSN_STATE; run test/cluster/up.sh first"
-TSN_STATE="$(cd "$TSN_STATE" && pwd -P)"
-TSN_NODE="$TSN_STATE/node"
-PKI="$TSN_STATE/pki"
-ADMIN_KUBECONFIG="$TSN_STATE/kubeconfig"
-for f in "$PKI/ca.crt" "$PKI/ca.key" "$ADMIN_KUBECONFIG" "$TSN_STATE/env"; do
+[ -d "$TS_STATE" ] || ts_die "no control plane state in $TS_STATE; run test/cluster/up.sh first"
+TS_STATE="$(cd "$TS_STATE" && pwd -P)"
+TSN_NODE="$TS_STATE/node"
+PKI="$TS_STATE/pki"
+ADMIN_KUBECONFIG="$TS_STATE/kubeconfig"
+for f in "$PKI/ca.crt" "$PKI/ca.key" "$ADMIN_KUBECONFIG" "$TS_STATE/env"; do
   [ -s "$f" ] || ts_die "missing $f; run test/cluster/up.sh first"
 done
 kc() { "$KUBECTL" --kubeconfig="$ADMIN_KUBECONFIG" --request-timeout=5s "$@"; }
@@ -114,8 +114,8 @@ done
 # Serialise with test/cluster/up.sh/down.sh and other node up/down runs on
 # this state dir. Every daemon started below gets the lock fd closed (8>&-),
 # so the lock ends with this script.
-exec 8>"$TSN_STATE/.lock"
-flock -w 120 8 || ts_die "could not lock $TSN_STATE within 120s (another up.sh/down.sh?)"
+exec 8>"$TS_STATE/.lock"
+flock -w 120 8 || ts_die "could not lock $TS_STATE within 120s (another up.sh/down.sh?)"
 
 mkdir -p "$TSN_NODE/pids"
 running=()
@@ -127,7 +127,7 @@ if [ -s "$TSN_NODE/created" ] || [ -s "$TSN_NODE/sysctl.saved" ]; then
   ts_log "leftovers of an earlier node found; cleaning up with down.sh first"
   flock -u 8
   bash "$TSN_DIR/down.sh"
-  flock -w 120 8 || ts_die "could not lock $TSN_STATE within 120s"
+  flock -w 120 8 || ts_die "could not lock $TS_STATE within 120s"
 fi
 
 if ip link show "$TSN_BRIDGE" >/dev/null 2>&1; then
@@ -604,7 +604,7 @@ tsn_env_strip
   # answers from its test cache for a node it did not run against.
   printf 'export TRAINSONNET_NODE_UP_ID=%q\n' "$(date +%s.%N)-$$"
   printf '%s\n' "$TSN_ENV_END"
-} >>"$TSN_STATE/env"
+} >>"$TS_STATE/env"
 
 started=()
 for name in "${TSN_DAEMONS[@]}"; do
