@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/trainsonnet/trainsonnet/generator"
+	"github.com/trainsonnet/trainsonnet/generator/param"
 	"github.com/trainsonnet/trainsonnet/internal/format"
 )
 
@@ -122,7 +123,7 @@ func (d *sweepDrawer) pick(xs []string) string { return xs[d.IntN(len(xs))] }
 func (d *sweepDrawer) draw(pr *generator.Prototype) (*generator.Params, []string) {
 	params := generator.NewParams(pr.Name)
 	var trace []string
-	leaves := generator.Leaves(pr.Params)
+	leaves := param.Leaves(pr.Params)
 	pct := 5 + d.IntN(30)
 	// Half the sets have only values of the right type, so that most of
 	// them reach the prototype's own rules and rendering.
@@ -184,7 +185,7 @@ func nest(path string, v any) map[string]any {
 // value draws a value for p: valid for its type and format most of the
 // time, an edge or a wrong value otherwise (wrongPct). It returns the value
 // as a Go value or a params file holds it, and as the text of a flag.
-func (d *sweepDrawer) value(p *generator.Param) (any, string) {
+func (d *sweepDrawer) value(p *param.Param) (any, string) {
 	wrong := d.IntN(100) < d.wrongPct
 	asText := func(v any) (any, string) {
 		if s, ok := v.(string); ok {
@@ -194,7 +195,7 @@ func (d *sweepDrawer) value(p *generator.Param) (any, string) {
 		return v, string(b)
 	}
 	switch p.Type {
-	case generator.TypeString:
+	case param.TypeString:
 		if wrong {
 			return asText(d.pick([]string{"", " ", "\n", "x y", "/", "..", "A", strings.Repeat("a", 300)}))
 		}
@@ -204,12 +205,12 @@ func (d *sweepDrawer) value(p *generator.Param) (any, string) {
 			return asText(d.pick([]string{"[[ -f x ]] && source y", "mpirun --hostfile /kubeflow/openmpi/assets/hostfile hostname", "for i in {1..3}; do echo $i; done", "''"}))
 		}
 		return asText(format.Get(p.Format).Draw(d.Rand))
-	case generator.TypeEnum:
+	case param.TypeEnum:
 		if wrong || len(p.Values) == 0 {
 			return asText("bogus")
 		}
 		return asText(d.pick(p.Values))
-	case generator.TypeInt, generator.TypeDuration:
+	case param.TypeInt, param.TypeDuration:
 		lo, hi := int64(-5), int64(100)
 		if p.Min != nil {
 			lo = *p.Min
@@ -233,13 +234,13 @@ func (d *sweepDrawer) value(p *generator.Param) (any, string) {
 			n = lo + d.Int64N(min(hi-lo+1, 20))
 		}
 		return n, strconv.FormatInt(n, 10)
-	case generator.TypeBool:
+	case param.TypeBool:
 		if wrong {
 			return asText("yes")
 		}
 		b := d.IntN(2) == 0
 		return b, strconv.FormatBool(b)
-	case generator.TypeQuantity:
+	case param.TypeQuantity:
 		switch {
 		case wrong:
 			return asText(d.pick(oddQuantities))
@@ -247,7 +248,7 @@ func (d *sweepDrawer) value(p *generator.Param) (any, string) {
 			return asText(d.pick([]string{"1Gi", "512Mi", "64Gi", "1e9", "1k", "0"}))
 		}
 		return asText(d.pick(oddQuantities[:10]))
-	case generator.TypeMap:
+	case param.TypeMap:
 		m := map[string]any{}
 		for range d.IntN(3) {
 			k := format.Get(p.Format).Draw(d.Rand)
@@ -265,7 +266,7 @@ func (d *sweepDrawer) value(p *generator.Param) (any, string) {
 			pairs = append(pairs, k+"="+v.(string))
 		}
 		return m, strings.Join(pairs, ",")
-	case generator.TypeList:
+	case param.TypeList:
 		if wrong {
 			v := map[string]any{} // the chart's args: {}
 			return v, "{}"
@@ -286,7 +287,7 @@ func (d *sweepDrawer) value(p *generator.Param) (any, string) {
 			sep = " " // one flag's text is one item
 		}
 		return l, strings.Join(texts, sep)
-	case generator.TypeObject:
+	case param.TypeObject:
 		var one func() any
 		switch p.Kind {
 		case "core/v1.ResourceRequirements":

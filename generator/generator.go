@@ -20,6 +20,8 @@ import (
 	"github.com/trainsonnet/trainsonnet/internal/suggest"
 	"github.com/trainsonnet/trainsonnet/lib"
 	"github.com/trainsonnet/trainsonnet/prototypes"
+
+	"github.com/trainsonnet/trainsonnet/generator/param"
 )
 
 // Options configure a Generator. The zero value uses the built-in
@@ -175,7 +177,7 @@ func (g *Generator) Render(ctx context.Context, params *Params) (*Result, error)
 	if err != nil {
 		return nil, fmt.Errorf("prototype %s failed: %w", pr.Name, err)
 	}
-	full, err := decodeJSON([]byte(out))
+	full, err := param.DecodeJSON([]byte(out))
 	if err != nil {
 		return nil, fmt.Errorf("prototype %s: its output is not JSON: %w", pr.Name, err)
 	}
@@ -194,13 +196,13 @@ func (g *Generator) Render(ctx context.Context, params *Params) (*Result, error)
 		seen := map[string]bool{}
 		for _, e := range reported {
 			m, _ := e.(map[string]any)
-			param, _ := m["param"].(string)
+			path, _ := m["param"].(string)
 			rule, _ := m["rule"].(string)
-			pe := &ParamError{Param: param, Given: param, Rule: rule}
-			if prm := pr.Param(param); prm != nil {
-				pe.Given = r.givenAs(prm)
-				if v := r.get(param); v != nil {
-					pe.Value = showValue(v)
+			pe := &param.Error{Param: path, Rule: rule}
+			if prm := pr.Param(path); prm != nil {
+				pe.Source = r.givenAs(prm) // "" when no input set it
+				if v := r.get(path); v != nil {
+					pe.Value = param.Show(v)
 				}
 			}
 			if !seen[pe.Error()] { // a rule checked per item may fire twice

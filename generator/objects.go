@@ -27,6 +27,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	sigsjson "sigs.k8s.io/json"
+
+	"github.com/trainsonnet/trainsonnet/generator/param"
 )
 
 // Object is one rendered Kubernetes object.
@@ -198,7 +200,7 @@ func apiGroup(apiVersion string) string {
 func checkObject1(item any, blobs *blobSet) (*Object, error) {
 	m, ok := item.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("not an object but %s", showValue(item))
+		return nil, fmt.Errorf("not an object but %s", param.Show(item))
 	}
 	o := &Object{blobs: blobs}
 	o.APIVersion, _ = m["apiVersion"].(string)

@@ -1,16 +1,12 @@
 package generator
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
-	"k8s.io/apimachinery/pkg/api/resource"
-	"sigs.k8s.io/yaml"
-
+	"github.com/trainsonnet/trainsonnet/generator/param"
 	"github.com/trainsonnet/trainsonnet/internal/suggest"
 )
 
@@ -38,8 +34,8 @@ const (
 
 type input struct {
 	kind  inputKind
-	path  string // parameter path or flag spelling (value, text)
-	given string // how the user wrote it, for messages
+	path  string // the key (value, text)
+	given string // the caller's label of the input, for messages
 	value any
 	text  string
 	texts []string
@@ -62,21 +58,31 @@ func (p *Params) Set(path string, value any) *Params {
 }
 
 // SetText sets a parameter from text as typed on a command line; the text
-// is parsed by the parameter's declared type. key may be the declared path
-// or any flag spelling; given says how the user wrote it ("--workers",
-// "--set workers") and is used in error messages.
-func (p *Params) SetText(key, text, given string) *Params {
-	p.inputs = append(p.inputs, input{kind: inputText, path: key, given: given, text: text})
+// is parsed by the parameter's declared type. key is the declared path
+// ("ssh.port"), an alias, or the path the replaced system used; a key
+// that starts with a map parameter's path sets one entry of the map
+// ("nodeSelector.pool"). source labels the input in problems and
+// warnings ("--workers", "--set workers"); "" labels it by key.
+func (p *Params) SetText(key, text, source string) *Params {
+	p.inputs = append(p.inputs, input{kind: inputText, path: key, given: or(source, key), text: text})
 	return p
 }
 
 // SetTexts sets a parameter from a flag given several times, each text
 // parsed by the declared type: list items and map entries add up, a
 // scalar keeps the last. (A list declared without a separator takes each
-// text as one item, so items may hold commas.)
-func (p *Params) SetTexts(key string, texts []string, given string) *Params {
-	p.inputs = append(p.inputs, input{kind: inputTexts, path: key, given: given, texts: texts})
+// text as one item, so items may hold commas.) key and source are as for
+// SetText.
+func (p *Params) SetTexts(key string, texts []string, source string) *Params {
+	p.inputs = append(p.inputs, input{kind: inputTexts, path: key, given: or(source, key), texts: texts})
 	return p
+}
+
+func or(s, otherwise string) string {
+	if s == "" {
+		return otherwise
+	}
+	return s
 }
 
 // AddFile adds a params file (YAML or JSON, keyed by the declared
@@ -104,10 +110,10 @@ type oneSource struct {
 
 // resolve applies every input in order and checks each value, collecting
 // all problems.
-func (pr *Prototype) resolve(in *Params) (*resolved, []*ParamError) {
-	r := &resolved{values: defaultsTree(pr.Params), given: map[string]string{}}
-	var problems []*ParamError
-	add := func(e *ParamError) { problems = append(problems, e) }
+func (pr *Prototype) resolve(in *Params) (*resolved, []*param.Error) {
+	r := &resolved{values: param.Defaults(pr.Params), given: map[string]string{}}
+	var problems []*param.Error
+	add := func(e *param.Error) { problems = append(problems, e) }
 	for _, it := range in.inputs {
 		switch it.kind {
 		case inputFile:
@@ -128,12 +134,12 @@ func (pr *Prototype) resolve(in *Params) (*resolved, []*ParamError) {
 				add(pr.unknown(it.given, it.path))
 				continue
 			}
-			if old := strings.TrimPrefix(it.path, "--"); contains(prm.OldPaths, old) && old != prm.Flag() && !contains(prm.Aliases, old) {
-				r.warnings = append(r.warnings, it.given+": "+renamed(old, prm.Path))
+			if slices.Contains(prm.OldPaths, it.path) && !slices.Contains(prm.Aliases, it.path) {
+				r.warnings = append(r.warnings, it.given+": "+renamed(it.path, prm.Path))
 			}
-			v, rule := prm.fromText(it.text)
+			v, rule := prm.Parse(it.text)
 			if rule != "" {
-				add(&ParamError{Param: prm.Path, Given: it.given, Value: quoteText(it.text), Rule: rule})
+				add(&param.Error{Param: prm.Path, Source: it.given, Value: param.Show(it.text), Rule: rule})
 				continue
 			}
 			r.set(prm, v, it.given)
@@ -143,9 +149,9 @@ func (pr *Prototype) resolve(in *Params) (*resolved, []*ParamError) {
 				add(pr.unknown(it.given, it.path))
 				continue
 			}
-			v, text, rule := prm.fromTexts(it.texts)
+			v, text, rule := prm.ParseAll(it.texts)
 			if rule != "" {
-				add(&ParamError{Param: prm.Path, Given: it.given, Value: quoteText(text), Rule: rule})
+				add(&param.Error{Param: prm.Path, Source: it.given, Value: param.Show(text), Rule: rule})
 				continue
 			}
 			r.set(prm, v, it.given)
@@ -156,7 +162,7 @@ func (pr *Prototype) resolve(in *Params) (*resolved, []*ParamError) {
 				continue
 			}
 			r.source = &oneSource{name: it.given, keys: map[string]string{}}
-			pr.applyValue(r, prm, goValue(it.value), it.given, it.path, add)
+			pr.applyValue(r, prm, param.GoValue(it.value), it.given, it.path, add)
 			r.source = nil
 		}
 	}
@@ -175,7 +181,7 @@ func (pr *Prototype) removedKey(r *resolved, given, path string) bool {
 
 // oldPath returns the parameter (or group) that one of paths, the replaced
 // system's, now stands for, or nil.
-func (pr *Prototype) oldPath(paths ...string) *Param {
+func (pr *Prototype) oldPath(paths ...string) *param.Param {
 	for _, p := range paths {
 		if prm := pr.byOldPath[p]; prm != nil {
 			return prm
@@ -191,30 +197,30 @@ func renamed(old, path string) string {
 // applyValue sets one parameter (or, for a group, its members) from a
 // decoded value. written is the key's dotted path as the user wrote it,
 // which may be the replaced system's.
-func (pr *Prototype) applyValue(r *resolved, prm *Param, v any, given, written string, add func(*ParamError)) {
-	if v == nil && prm.Type == TypeGroup {
+func (pr *Prototype) applyValue(r *resolved, prm *param.Param, v any, given, written string, add func(*param.Error)) {
+	if v == nil && prm.Type == param.TypeGroup {
 		for _, kid := range prm.Params {
 			pr.applyValue(r, kid, nil, given+"."+kid.Name, written+"."+kid.Name, add)
 		}
 		return
 	}
-	if prm.Type != TypeGroup && !r.once(prm, written, add) {
+	if prm.Type != param.TypeGroup && !r.once(prm, written, add) {
 		return
 	}
 	if v == nil {
 		r.set(prm, nil, given) // null means "back to the default"
 		return
 	}
-	if prm.Type == TypeGroup {
+	if prm.Type == param.TypeGroup {
 		m, ok := v.(map[string]any)
 		if !ok {
-			add(&ParamError{Param: prm.Path, Given: given, Value: showValue(v),
+			add(&param.Error{Param: prm.Path, Source: given, Value: param.Show(v),
 				Rule: "must be a map of " + prm.Path + "'s parameters"})
 			return
 		}
-		seen := map[*Param]string{}
+		seen := map[*param.Param]string{}
 		for _, k := range slices.Sorted(maps.Keys(m)) {
-			kid := findParam(prm.Params, k)
+			kid := param.Find(prm.Params, k)
 			childGiven := given + "." + k
 			if kid == nil {
 				// The replaced system's name of a member, such as the
@@ -240,50 +246,37 @@ func (pr *Prototype) applyValue(r *resolved, prm *Param, v any, given, written s
 		}
 		return
 	}
-	if m, ok := v.(map[string]any); ok && len(m) == 0 && prm.Type == TypeList {
+	if m, ok := v.(map[string]any); ok && len(m) == 0 && prm.Type == param.TypeList {
 		// The Helm charts' values files wrote an empty list as {} (the
 		// horovod chart's master.args: {}): it is taken for what it meant.
 		r.warnings = append(r.warnings, given+": {} is an empty map where a list is expected; taken as an empty list ("+prm.Path+": [])")
 		v = []any{}
 	}
-	nv, rule := prm.fromValue(v)
+	nv, rule := prm.Normalize(v)
 	if rule != "" {
-		add(&ParamError{Param: prm.Path, Given: given, Value: showValue(v), Rule: rule})
+		add(&param.Error{Param: prm.Path, Source: given, Value: param.Show(v), Rule: rule})
 		return
 	}
 	r.set(prm, nv, given)
 }
 
-func (pr *Prototype) applyFile(r *resolved, it input, add func(*ParamError)) {
-	j, err := yaml.YAMLToJSON(it.data)
-	if err != nil {
-		add(&ParamError{Given: it.given, Rule: "not valid YAML: " + oneLine(err.Error())})
-		return
-	}
-	v, err := decodeJSON(j)
-	if err != nil {
-		add(&ParamError{Given: it.given, Rule: "not valid YAML: " + oneLine(err.Error())})
-		return
-	}
-	for _, c := range yamlConflicts(it.data) {
-		given := it.given
-		if c.at != "" {
-			given += ": " + c.at
-		}
-		add(&ParamError{Param: c.at, Given: given, Rule: c.rule})
+func (pr *Prototype) applyFile(r *resolved, it input, add func(*param.Error)) {
+	v, problems := param.ReadFile(it.given, it.data)
+	for _, e := range problems {
+		add(e)
 	}
 	if v == nil {
 		return // an empty file sets nothing
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		add(&ParamError{Given: it.given, Rule: "must be a map of parameter names to values"})
+		add(&param.Error{Source: it.given, Rule: "must be a map of parameter names to values"})
 		return
 	}
-	seen := map[*Param]string{}
+	seen := map[*param.Param]string{}
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		given := it.given + ": " + k
-		prm := findParam(pr.Params, k)
+		prm := param.Find(pr.Params, k)
 		if prm == nil {
 			if prm = pr.byOldPath[k]; prm != nil {
 				if !r.onceIn(seen, prm, k, add) {
@@ -309,7 +302,7 @@ func (pr *Prototype) applyFile(r *resolved, it input, add func(*ParamError)) {
 // clusterConfig), member by member: each is the old path of a parameter,
 // a removed key, or another such group. It reports whether written is such
 // a group; what else is in it is unknown.
-func (pr *Prototype) applyOldGroup(r *resolved, v any, written, given string, add func(*ParamError)) bool {
+func (pr *Prototype) applyOldGroup(r *resolved, v any, written, given string, add func(*param.Error)) bool {
 	prefix := written + "."
 	var inside []string // the old keys under written
 	for _, k := range append(slices.Collect(maps.Keys(pr.byOldPath)), slices.Collect(maps.Keys(pr.Removed))...) {
@@ -322,7 +315,7 @@ func (pr *Prototype) applyOldGroup(r *resolved, v any, written, given string, ad
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		add(&ParamError{Given: given, Value: showValue(v), Rule: "must be a map of keys such as " + slices.Min(inside)})
+		add(&param.Error{Source: given, Value: param.Show(v), Rule: "must be a map of keys such as " + slices.Min(inside)})
 		return true
 	}
 	for _, k := range slices.Sorted(maps.Keys(m)) {
@@ -333,7 +326,7 @@ func (pr *Prototype) applyOldGroup(r *resolved, v any, written, given string, ad
 			continue
 		}
 		if !pr.removedKey(r, g, w) && !pr.applyOldGroup(r, m[k], w, g, add) {
-			add(&ParamError{Given: g, Rule: fmt.Sprintf("unknown parameter %q for %s", w, pr.Name)})
+			add(&param.Error{Source: g, Rule: fmt.Sprintf("unknown parameter %q for %s", w, pr.Name)})
 		}
 	}
 	return true
@@ -344,7 +337,7 @@ func (pr *Prototype) applyOldGroup(r *resolved, v any, written, given string, ad
 // mapping that does; a second one (the old name of a parameter beside its
 // declared one, such as the Helm chart's master beside driver) is a
 // conflict: which one was meant would be a guess.
-func (r *resolved) onceIn(seen map[*Param]string, prm *Param, key string, add func(*ParamError)) bool {
+func (r *resolved) onceIn(seen map[*param.Param]string, prm *param.Param, key string, add func(*param.Error)) bool {
 	if prev, dup := seen[prm]; dup {
 		add(r.twice(prm, prev, key))
 		return false
@@ -357,7 +350,7 @@ func (r *resolved) onceIn(seen map[*Param]string, prm *Param, key string, add fu
 // parameter prm in the current source, and reports whether no other path
 // of the source did: one source giving a parameter twice, at different
 // depths (storage.sharename and storage.azure.shareName), is a conflict.
-func (r *resolved) once(prm *Param, written string, add func(*ParamError)) bool {
+func (r *resolved) once(prm *param.Param, written string, add func(*param.Error)) bool {
 	if r.source == nil {
 		return true
 	}
@@ -369,7 +362,7 @@ func (r *resolved) once(prm *Param, written string, add func(*ParamError)) bool 
 	return true
 }
 
-func (r *resolved) twice(prm *Param, a, b string) *ParamError {
+func (r *resolved) twice(prm *param.Param, a, b string) *param.Error {
 	var old []string
 	for _, k := range []string{a, b} {
 		if k != prm.Path {
@@ -384,18 +377,18 @@ func (r *resolved) twice(prm *Param, a, b string) *ParamError {
 	if r.source != nil {
 		name = r.source.name
 	}
-	return &ParamError{Param: prm.Path, Given: name,
+	return &param.Error{Param: prm.Path, Source: name,
 		Rule: fmt.Sprintf("%s and %s both set %s (%s); give it once, as %s", a, b, prm.Path, why, prm.Path)}
 }
 
 // mapEntry splits "nodeSelector.cloud.google.com/gpu" into a map parameter
 // and one of its keys, when the path starts with a map parameter.
-func (pr *Prototype) mapEntry(path string) (*Param, string) {
+func (pr *Prototype) mapEntry(path string) (*param.Param, string) {
 	for i := 0; i < len(path); i++ {
 		if path[i] != '.' {
 			continue
 		}
-		if p := pr.Param(path[:i]); p != nil && p.Type == TypeMap {
+		if p := pr.Param(path[:i]); p != nil && p.Type == param.TypeMap {
 			return p, path[i+1:]
 		}
 	}
@@ -403,7 +396,7 @@ func (pr *Prototype) mapEntry(path string) (*Param, string) {
 }
 
 // setMapEntry adds or replaces one entry of a map parameter's current value.
-func (pr *Prototype) setMapEntry(r *resolved, prm *Param, key string, it input, add func(*ParamError)) {
+func (pr *Prototype) setMapEntry(r *resolved, prm *param.Param, key string, it input, add func(*param.Error)) {
 	merged := map[string]any{}
 	if cur, ok := r.get(prm.Path).(map[string]string); ok {
 		for k, v := range cur {
@@ -411,16 +404,16 @@ func (pr *Prototype) setMapEntry(r *resolved, prm *Param, key string, it input, 
 		}
 	}
 	merged[key] = it.text
-	v, rule := prm.fromValue(merged)
+	v, rule := prm.Normalize(merged)
 	if rule != "" {
-		add(&ParamError{Param: prm.Path, Given: it.given, Value: quoteText(it.text), Rule: rule})
+		add(&param.Error{Param: prm.Path, Source: it.given, Value: param.Show(it.text), Rule: rule})
 		return
 	}
 	r.set(prm, v, it.given)
 }
 
 // set stores a normalized value at the parameter's path.
-func (r *resolved) set(prm *Param, v any, given string) {
+func (r *resolved) set(prm *param.Param, v any, given string) {
 	parts := strings.Split(prm.Path, ".")
 	m := r.values
 	for _, part := range parts[:len(parts)-1] {
@@ -446,58 +439,28 @@ func (r *resolved) get(path string) any {
 	return cur
 }
 
-// givenAs returns how the user wrote a parameter, falling back to its flag.
-func (r *resolved) givenAs(prm *Param) string {
-	if g, ok := r.given[prm.Path]; ok {
-		return g
-	}
-	return "--" + prm.Flag()
+// givenAs returns how the user wrote a parameter, or "" if no input set it.
+func (r *resolved) givenAs(prm *param.Param) string { return r.given[prm.Path] }
+
+// lookupKey finds a leaf parameter by declared path, alias or old path.
+func (pr *Prototype) lookupKey(key string) *param.Param {
+	return pr.byKey[key]
 }
 
-func defaultsTree(ps []*Param) map[string]any {
-	m := make(map[string]any, len(ps))
-	for _, p := range ps {
-		if p.Type == TypeGroup {
-			m[p.Name] = defaultsTree(p.Params)
-		} else {
-			m[p.Name] = p.Default
-		}
-	}
-	return m
-}
-
-// lookupKey finds a parameter by declared path or by any flag spelling.
-func (pr *Prototype) lookupKey(key string) *Param {
-	key = strings.TrimPrefix(key, "--")
-	if p := pr.byFlag[key]; p != nil {
-		return p
-	}
-	return nil
-}
-
-func findParam(ps []*Param, name string) *Param {
-	for _, p := range ps {
-		if p.Name == name {
-			return p
-		}
-	}
-	return nil
-}
-
-func (pr *Prototype) unknown(given, key string) *ParamError {
+func (pr *Prototype) unknown(given, key string) *param.Error {
 	rule := fmt.Sprintf("unknown parameter %q for %s", key, pr.Name)
-	if s := suggest.Closest(strings.TrimPrefix(key, "--"), pr.allSpellings()); s != "" {
+	if s := suggest.Closest(key, pr.allKeys()); s != "" {
 		rule += fmt.Sprintf(" (did you mean %q?)", s)
 	}
 	if given == key {
-		return &ParamError{Param: key, Given: key, Rule: rule}
+		return &param.Error{Param: key, Source: key, Rule: rule}
 	}
-	return &ParamError{Param: key, Given: given, Rule: rule}
+	return &param.Error{Param: key, Source: given, Rule: rule}
 }
 
 // unknownIn reports an unknown key in a params file or a group value, and
 // suggests a declared name, or the declared name an alias stands for.
-func (pr *Prototype) unknownIn(given string, group *Param, key string) *ParamError {
+func (pr *Prototype) unknownIn(given string, group *param.Param, key string) *param.Error {
 	scope := pr.Params
 	where := pr.Name
 	if group != nil {
@@ -505,7 +468,7 @@ func (pr *Prototype) unknownIn(given string, group *Param, key string) *ParamErr
 		where = group.Path
 	}
 	rule := fmt.Sprintf("unknown parameter %q for %s", key, where)
-	if p := pr.byFlag[key]; p != nil && group == nil {
+	if p := pr.byKey[key]; p != nil && group == nil {
 		rule += fmt.Sprintf(" (params files use the declared names: write %q)", p.Path)
 	} else if p := pr.byOldPath[key]; p != nil {
 		rule += fmt.Sprintf(" (did you mean %q?)", p.Path)
@@ -518,39 +481,7 @@ func (pr *Prototype) unknownIn(given string, group *Param, key string) *ParamErr
 			rule += fmt.Sprintf(" (did you mean %q?)", s)
 		}
 	}
-	return &ParamError{Param: key, Given: given, Rule: rule}
+	return &param.Error{Param: key, Source: given, Rule: rule}
 }
 
-func (pr *Prototype) allSpellings() []string { return slices.Sorted(maps.Keys(pr.byFlag)) }
-
-// goValue turns a Go value from a caller into the decoded-JSON form that
-// fromValue understands. Durations and quantities keep their meaning.
-func goValue(v any) any {
-	switch x := v.(type) {
-	case nil, string, bool, int, int32, int64, json.Number, time.Duration, resource.Quantity:
-		return x
-	case *resource.Quantity:
-		if x == nil {
-			return nil
-		}
-		return *x
-	case *time.Duration:
-		if x == nil {
-			return nil
-		}
-		return *x
-	case map[string]any:
-		return x
-	}
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprintf("<unencodable %T>", v)
-	}
-	out, err := decodeJSON(raw)
-	if err != nil {
-		return fmt.Sprintf("<unencodable %T>", v)
-	}
-	return out
-}
-
-func quoteText(s string) string { return showValue(s) }
+func (pr *Prototype) allKeys() []string { return slices.Sorted(maps.Keys(pr.byKey)) }

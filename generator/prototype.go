@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/trainsonnet/trainsonnet/generator/param"
 )
 
 // Prototype describes one prototype: its name, what it is for, and its
@@ -23,25 +25,25 @@ type Prototype struct {
 	// Builtin is true for the prototypes embedded in trainsonnet.
 	Builtin bool `json:"builtin"`
 	// Params are the declared parameters, sorted by name; groups nest.
-	Params []*Param `json:"params"`
+	Params []*param.Param `json:"params"`
 	// Removed lists keys of the replaced system's values that trainsonnet
 	// no longer takes, each with what to do instead. They are accepted in
 	// params files and --set with a warning, and ignored.
 	Removed map[string]string `json:"removed,omitempty"`
 
-	byFlag    map[string]*Param // every flag spelling and path -> leaf param
-	byOldPath map[string]*Param // the replaced system's path -> param or group
+	byKey     map[string]*param.Param // path, aliases and old paths -> leaf param
+	byOldPath map[string]*param.Param // the replaced system's path -> param or group
 }
 
 // spec is the shape of a prototype's declaration as Jsonnet emits it with
 // output='spec' (see lib/trainsonnet.libsonnet).
 type spec struct {
-	Name        string            `json:"name"`
-	Summary     string            `json:"summary"`
-	Description string            `json:"description"`
-	Replaces    string            `json:"replaces"`
-	Params      map[string]*decl  `json:"params"`
-	Removed     map[string]string `json:"removed"`
+	Name        string                 `json:"name"`
+	Summary     string                 `json:"summary"`
+	Description string                 `json:"description"`
+	Replaces    string                 `json:"replaces"`
+	Params      map[string]*param.Decl `json:"params"`
+	Removed     map[string]string      `json:"removed"`
 }
 
 func parsePrototype(name, source string, builtin bool, specJSON string) (*Prototype, error) {
@@ -57,20 +59,20 @@ func parsePrototype(name, source string, builtin bool, specJSON string) (*Protot
 	if strings.TrimSpace(s.Summary) == "" {
 		return nil, fmt.Errorf("%s: summary is empty", source)
 	}
-	params, err := buildParams("", s.Params)
+	params, err := param.Build(s.Params)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)
 	}
 	pr := &Prototype{
 		Name: name, Summary: strings.TrimSpace(s.Summary), Description: strings.TrimSpace(s.Description),
 		Replaces: s.Replaces, Source: source, Builtin: builtin, Params: params, Removed: s.Removed,
-		byFlag: map[string]*Param{}, byOldPath: map[string]*Param{},
+		byKey: map[string]*param.Param{}, byOldPath: map[string]*param.Param{},
 	}
-	if findParam(params, "name") == nil {
+	if param.Find(params, "name") == nil {
 		return nil, fmt.Errorf("%s: every prototype needs a %q parameter (use the common parameters of lib/common.libsonnet)", source, "name")
 	}
-	var index func([]*Param)
-	index = func(ps []*Param) {
+	var index func([]*param.Param)
+	index = func(ps []*param.Param) {
 		for _, p := range ps {
 			for _, old := range p.OldPaths {
 				pr.byOldPath[old] = p
@@ -79,23 +81,23 @@ func parsePrototype(name, source string, builtin bool, specJSON string) (*Protot
 		}
 	}
 	index(params)
-	for _, p := range Leaves(params) {
-		for _, f := range p.FlagNames() {
-			if other := pr.byFlag[f]; other != nil && other != p {
-				return nil, fmt.Errorf("%s: flag --%s would mean both %q and %q", source, f, other.Path, p.Path)
+	for _, p := range param.Leaves(params) {
+		for _, k := range append(append([]string{p.Path}, p.Aliases...), p.OldPaths...) {
+			if other := pr.byKey[k]; other != nil && other != p {
+				return nil, fmt.Errorf("%s: %q would mean both %q and %q", source, k, other.Path, p.Path)
 			}
-			pr.byFlag[f] = p
+			pr.byKey[k] = p
 		}
 	}
 	return pr, nil
 }
 
 // Param returns the parameter with the given dotted path, or nil.
-func (pr *Prototype) Param(path string) *Param {
+func (pr *Prototype) Param(path string) *param.Param {
 	ps := pr.Params
-	var p *Param
+	var p *param.Param
 	for _, part := range strings.Split(path, ".") {
-		p = findParam(ps, part)
+		p = param.Find(ps, part)
 		if p == nil {
 			return nil
 		}
@@ -106,4 +108,4 @@ func (pr *Prototype) Param(path string) *Param {
 
 // Defaults returns the default value of every parameter as the tree a
 // params file would hold; unset parameters are nil.
-func (pr *Prototype) Defaults() map[string]any { return defaultsTree(pr.Params) }
+func (pr *Prototype) Defaults() map[string]any { return param.Defaults(pr.Params) }

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/trainsonnet/trainsonnet/generator"
+	"github.com/trainsonnet/trainsonnet/generator/param"
 	_ "github.com/trainsonnet/trainsonnet/internal/goldentest" // the module's one -update flag
 )
 
@@ -220,11 +221,12 @@ func TestDeclarationsDriveEverything(t *testing.T) {
 		require.NoError(t, err)
 		var s map[string]any
 		require.NoError(t, json.Unmarshal(schema, &s))
-		for _, prm := range generator.Leaves(p.Params) {
-			for _, n := range prm.FlagNames() {
+		for _, prm := range param.Leaves(p.Params) {
+			for _, n := range flagNames(prm) {
 				assert.NotNil(t, fs.Lookup(n), "%s: no flag --%s", p.Name, n)
 			}
-			assert.Contains(t, text.String(), "--"+prm.Flag()+" ", "%s: describe misses %s", p.Name, prm.Path)
+			assert.Contains(t, text.String(), "--"+flagName(prm)+" ", "%s: describe misses %s", p.Name, prm.Path)
+			assert.Regexp(t, `^[a-z0-9]+(-[a-z0-9]+)*$`, flagName(prm), "%s: the flag of %s is not kebab-case", p.Name, prm.Path)
 			node := s
 			for _, part := range strings.Split(prm.Path, ".") {
 				props, _ := node["properties"].(map[string]any)
@@ -262,11 +264,11 @@ func TestDeclarationsDriveEverything(t *testing.T) {
 }
 
 // allParams is every parameter, groups included.
-func allParams(ps []*generator.Param) []*generator.Param {
-	var out []*generator.Param
+func allParams(ps []*param.Param) []*param.Param {
+	var out []*param.Param
 	for _, p := range ps {
 		out = append(out, p)
-		if p.Type == generator.TypeGroup {
+		if p.Type == param.TypeGroup {
 			out = append(out, allParams(p.Params)...)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/trainsonnet/trainsonnet/generator"
+	"github.com/trainsonnet/trainsonnet/generator/param"
 )
 
 func newListCmd(root *rootOptions, s Streams) *cobra.Command {
@@ -128,7 +129,7 @@ func describe(w io.Writer, p *generator.Prototype) {
 		fmt.Fprintln(w, p.Description)
 		fmt.Fprintln(w)
 	}
-	var own, common []*generator.Param
+	var own, common []*param.Param
 	for _, prm := range p.Params {
 		if prm.Common {
 			common = append(common, prm)
@@ -154,15 +155,15 @@ shown in brackets. In a params file (-f) use the declared names, groups as maps:
 and --set takes the declared path: --set ssh.port=2222.`)
 }
 
-func describeParams(w io.Writer, ps []*generator.Param, indent string) {
+func describeParams(w io.Writer, ps []*param.Param, indent string) {
 	for _, p := range ps {
-		if p.Type == generator.TypeGroup {
+		if p.Type == param.TypeGroup {
 			fmt.Fprintf(w, "%s%s: %s\n", indent, p.Path, wrap(p.Doc, indent+"  "))
 			describeParams(w, p.Params, indent+"  ")
 			continue
 		}
-		names := p.FlagNames()
-		head := indent + "--" + names[0] + " " + p.TypeName()
+		names := flagNames(p)
+		head := indent + "--" + names[0] + " " + typeName(p)
 		if len(names) > 1 {
 			head += "  [" + strings.Join(names[1:], ", ") + "]"
 		}

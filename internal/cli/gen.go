@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/trainsonnet/trainsonnet/generator"
+	"github.com/trainsonnet/trainsonnet/generator/param"
 	"github.com/trainsonnet/trainsonnet/internal/suggest"
 )
 
@@ -160,7 +161,11 @@ func runGen(ctx context.Context, root *rootOptions, s Streams, args []string) er
 		if !ok || k == "" {
 			return usagef("--set %q: must be key=value, such as --set ssh.port=2222", kv)
 		}
-		params.SetText(k, v, "--set "+k)
+		key := k
+		if p := paramByFlag(proto, k); p != nil && k == flagName(p) {
+			key = p.Path // the generator knows declared names, not flags
+		}
+		params.SetText(key, v, "--set "+k)
 	}
 	if err := pflags.apply(params); err != nil {
 		return err
@@ -168,6 +173,7 @@ func runGen(ctx context.Context, root *rootOptions, s Streams, args []string) er
 
 	res, err := g.Render(ctx, params)
 	if err != nil {
+		nameByFlag(proto, err)
 		return err
 	}
 	for _, w := range res.Warnings {
@@ -260,9 +266,9 @@ func completeGen(root *rootOptions) cobra.CompletionFunc {
 			default:
 				if p := paramByFlag(proto, strings.TrimLeft(last, "-")); p != nil && strings.HasPrefix(last, "--") {
 					switch p.Type {
-					case generator.TypeEnum:
+					case param.TypeEnum:
 						return p.Values, cobra.ShellCompDirectiveNoFileComp
-					case generator.TypeBool:
+					case param.TypeBool:
 					default:
 						return nil, cobra.ShellCompDirectiveNoFileComp
 					}
@@ -287,8 +293,8 @@ func genFlagCompletions(proto *generator.Prototype) []cobra.Completion {
 		return out
 	}
 	var ps []cobra.Completion
-	for _, p := range generator.Leaves(proto.Params) {
-		for _, n := range p.FlagNames() {
+	for _, p := range param.Leaves(proto.Params) {
+		for _, n := range flagNames(p) {
 			ps = append(ps, cobra.CompletionWithDesc("--"+n, firstSentence(p.Doc)))
 		}
 	}
@@ -296,15 +302,30 @@ func genFlagCompletions(proto *generator.Prototype) []cobra.Completion {
 	return append(ps, out...)
 }
 
-func paramByFlag(proto *generator.Prototype, flag string) *generator.Param {
-	for _, p := range generator.Leaves(proto.Params) {
-		for _, n := range p.FlagNames() {
+func paramByFlag(proto *generator.Prototype, flag string) *param.Param {
+	for _, p := range param.Leaves(proto.Params) {
+		for _, n := range flagNames(p) {
 			if n == flag {
 				return p
 			}
 		}
 	}
 	return nil
+}
+
+// nameByFlag labels the problems of a validation error that no input
+// caused (a rule broken by a default) by the parameter's flag, the
+// spelling a user of the command line would change.
+func nameByFlag(proto *generator.Prototype, err error) {
+	var verr *generator.ValidationError
+	if !errors.As(err, &verr) {
+		return
+	}
+	for _, pe := range verr.Problems {
+		if p := proto.Param(pe.Param); p != nil && pe.Source == "" {
+			pe.Source = "--" + flagName(p)
+		}
+	}
 }
 
 func firstSentence(s string) string {

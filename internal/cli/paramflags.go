@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/trainsonnet/trainsonnet/generator"
+	"github.com/trainsonnet/trainsonnet/generator/param"
 )
 
 // reservedFlags are gen's own flags; a prototype may not declare them.
@@ -19,21 +20,21 @@ var reservedFlags = map[string]bool{"values": true, "set": true, "output": true,
 // flag. Text is parsed by the declared type only after all flags are read,
 // so that every bad value is reported at once, by the generator's rules.
 type paramFlag struct {
-	param  *generator.Param
+	param  *param.Param
 	name   string
 	values []string
 }
 
 func (f *paramFlag) Set(v string) error { f.values = append(f.values, v); return nil }
-func (f *paramFlag) Type() string       { return f.param.TypeName() }
+func (f *paramFlag) Type() string       { return typeName(f.param) }
 func (f *paramFlag) String() string     { return defaultText(f.param) }
 
 // IsBoolFlag lets pflag accept --flag without a value for bool parameters.
-func (f *paramFlag) IsBoolFlag() bool { return f.param.Type == generator.TypeBool }
+func (f *paramFlag) IsBoolFlag() bool { return f.param.Type == param.TypeBool }
 
 type paramFlags struct {
-	byParam map[*generator.Param][]*paramFlag // every spelling of each parameter
-	order   []*generator.Param
+	byParam map[*param.Param][]*paramFlag // every spelling of each parameter
+	order   []*param.Param
 	removed []*removedFlag // the replaced system's keys that are gone
 }
 
@@ -55,16 +56,22 @@ func (f *removedFlag) String() string     { return "" }
 // kebab-case flag shown in help, and the declared spelling and aliases as
 // hidden synonyms (--nodeSelector, --ssh.port, --secret).
 func addParamFlags(fs *pflag.FlagSet, proto *generator.Prototype) (*paramFlags, error) {
-	pf := &paramFlags{byParam: map[*generator.Param][]*paramFlag{}}
-	for _, p := range generator.Leaves(proto.Params) {
+	pf := &paramFlags{byParam: map[*param.Param][]*paramFlag{}}
+	for _, p := range param.Leaves(proto.Params) {
 		pf.order = append(pf.order, p)
-		for i, n := range p.FlagNames() {
+		for i, n := range flagNames(p) {
 			if reservedFlags[n] {
+				return nil, fmt.Errorf("prototype %s declares --%s, which is one of gen's own flags", proto.Name, n)
+			}
+			if other := fs.Lookup(n); other != nil {
+				if of, ok := other.Value.(*paramFlag); ok {
+					return nil, fmt.Errorf("prototype %s: flag --%s would mean both %q and %q", proto.Name, n, of.param.Path, p.Path)
+				}
 				return nil, fmt.Errorf("prototype %s declares --%s, which is one of gen's own flags", proto.Name, n)
 			}
 			f := &paramFlag{param: p, name: n}
 			flag := fs.VarPF(f, n, "", usageText(p))
-			if p.Type == generator.TypeBool {
+			if p.Type == param.TypeBool {
 				flag.NoOptDefVal = "true"
 			}
 			if i > 0 {
@@ -117,10 +124,10 @@ func (pf *paramFlags) apply(params *generator.Params) error {
 	return nil
 }
 
-func usageText(p *generator.Param) string {
+func usageText(p *param.Param) string {
 	u := p.Doc
 	var also []string
-	for _, n := range p.FlagNames()[1:] {
+	for _, n := range flagNames(p)[1:] {
 		also = append(also, "--"+n)
 	}
 	if len(also) > 0 {
@@ -130,7 +137,7 @@ func usageText(p *generator.Param) string {
 }
 
 // defaultText shows a default the way a user would type it.
-func defaultText(p *generator.Param) string {
+func defaultText(p *param.Param) string {
 	switch d := p.Default.(type) {
 	case nil:
 		return ""
@@ -159,7 +166,7 @@ func defaultText(p *generator.Param) string {
 			return ""
 		}
 	}
-	if p.Type == generator.TypeObject {
+	if p.Type == param.TypeObject {
 		b, _ := json.Marshal(p.Default)
 		return string(b)
 	}

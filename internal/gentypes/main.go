@@ -19,6 +19,7 @@ import (
 	"unicode"
 
 	"github.com/trainsonnet/trainsonnet/generator"
+	"github.com/trainsonnet/trainsonnet/generator/param"
 )
 
 func main() {
@@ -113,12 +114,12 @@ func (w *writer) prototype(p *generator.Prototype) {
 
 // group writes the struct of a prototype or a parameter group, then the
 // structs of its nested groups.
-func (w *writer) group(typeName string, ps []*generator.Param) {
+func (w *writer) group(typeName string, ps []*param.Param) {
 	w.printf("type %s struct {\n", typeName)
-	var nested []*generator.Param
+	var nested []*param.Param
 	for _, p := range ps {
 		w.printf("%s\n", comment(p))
-		if p.Type == generator.TypeGroup {
+		if p.Type == param.TypeGroup {
 			w.printf("\t%s %s\n", fieldName(p.Name), typeName+fieldName(p.Name))
 			nested = append(nested, p)
 			continue
@@ -133,16 +134,16 @@ func (w *writer) group(typeName string, ps []*generator.Param) {
 }
 
 // setOn writes the method that adds every set field to a Params.
-func (w *writer) setOn(typeName string, ps []*generator.Param) {
+func (w *writer) setOn(typeName string, ps []*param.Param) {
 	w.printf("func (p %s) setOn(ps *Params) {\n", typeName)
-	var nested []*generator.Param
+	var nested []*param.Param
 	for _, p := range ps {
 		f := "p." + fieldName(p.Name)
 		switch {
-		case p.Type == generator.TypeGroup:
+		case p.Type == param.TypeGroup:
 			w.printf("\t%s.setOn(ps)\n", f)
 			nested = append(nested, p)
-		case p.Type == generator.TypeString || p.Type == generator.TypeEnum:
+		case p.Type == param.TypeString || p.Type == param.TypeEnum:
 			w.printf("\tif %s != \"\" {\n\t\tps.Set(%q, %s)\n\t}\n", f, p.Path, f)
 		case strings.HasPrefix(w.goType(p), "*"):
 			w.printf("\tif %s != nil {\n\t\tps.Set(%q, *%s)\n\t}\n", f, p.Path, f)
@@ -156,32 +157,32 @@ func (w *writer) setOn(typeName string, ps []*generator.Param) {
 	}
 }
 
-func (w *writer) goType(p *generator.Param) string {
+func (w *writer) goType(p *param.Param) string {
 	switch p.Type {
-	case generator.TypeString, generator.TypeEnum:
+	case param.TypeString, param.TypeEnum:
 		return "string"
-	case generator.TypeInt:
+	case param.TypeInt:
 		return "*int"
-	case generator.TypeBool:
+	case param.TypeBool:
 		return "*bool"
-	case generator.TypeQuantity:
+	case param.TypeQuantity:
 		w.imports[`"k8s.io/apimachinery/pkg/api/resource"`] = true
 		return "*resource.Quantity"
-	case generator.TypeDuration:
+	case param.TypeDuration:
 		w.imports[`"time"`] = true
 		return "*time.Duration"
-	case generator.TypeMap:
+	case param.TypeMap:
 		if p.ValueFormat == "quantity" {
 			w.imports[`"k8s.io/apimachinery/pkg/api/resource"`] = true
 			return "map[string]resource.Quantity"
 		}
 		return "map[string]string"
-	case generator.TypeList:
+	case param.TypeList:
 		if p.Format == "int" {
 			return "[]int64"
 		}
 		return "[]string"
-	case generator.TypeObject:
+	case param.TypeObject:
 		group, kind, _ := strings.Cut(p.Kind, ".")
 		pkg := strings.ReplaceAll(group, "/", "")
 		w.imports[pkg+` "k8s.io/api/`+group+`"`] = true
@@ -193,7 +194,7 @@ func (w *writer) goType(p *generator.Param) string {
 	panic("gentypes: no Go type for " + string(p.Type))
 }
 
-func comment(p *generator.Param) string {
+func comment(p *param.Param) string {
 	text := p.Doc
 	if p.Default != nil {
 		switch d := p.Default.(type) {
@@ -204,7 +205,7 @@ func comment(p *generator.Param) string {
 			text += fmt.Sprintf(" Default %v.", d)
 		}
 	}
-	if p.Type == generator.TypeDuration {
+	if p.Type == param.TypeDuration {
 		text += " Whole seconds."
 	}
 	var b strings.Builder

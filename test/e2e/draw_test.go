@@ -12,11 +12,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/trainsonnet/trainsonnet/generator"
+	"github.com/trainsonnet/trainsonnet/generator/param"
 	"github.com/trainsonnet/trainsonnet/internal/format"
 )
 
 // This file draws random parameter sets from a prototype's declared
-// parameters (generator.Leaves): nothing here knows openmpi's parameters
+// parameters (param.Leaves): nothing here knows openmpi's parameters
 // except the two every prototype has (lib/common.libsonnet): name, drawn
 // unique per set, and namespace, which the sweep sets to its test
 // namespace.
@@ -37,7 +38,7 @@ var interestingInts = []int64{0, 1, 2, 22, 80, 443, 1000, 1023, 1024, 2222, 6553
 // (and generator.Params.SetText parses the same way) and as the value a
 // params file holds.
 type drawnValue struct {
-	param *generator.Param
+	param *param.Param
 	text  string
 	value any
 }
@@ -46,7 +47,7 @@ type drawnValue struct {
 // of the flag: a list declared without a separator (driver.args) takes one
 // item per flag, and its items may hold commas.
 func (v drawnValue) flagTexts() []string {
-	if v.param.Type == generator.TypeList && v.param.Separator == "" {
+	if v.param.Type == param.TypeList && v.param.Separator == "" {
 		if items, ok := v.value.([]any); ok {
 			texts := make([]string, len(items))
 			for i, it := range items {
@@ -61,7 +62,7 @@ func (v drawnValue) flagTexts() []string {
 // drawer draws parameter sets for one prototype.
 type drawer struct {
 	*format.Rand
-	leaves []*generator.Param
+	leaves []*param.Param
 	caps   map[string]int64 // int parameters that scale the output -> max
 	// pathDefaults are the measured defaults of path parameters declared
 	// without one (mountPathDefaults).
@@ -77,7 +78,7 @@ type drawer struct {
 // the caps and, per capped parameter, the bytes per step.
 func sizeScalingInts(ctx context.Context, g *generator.Generator, pr *generator.Prototype) (map[string]int64, map[string]int) {
 	caps, perStep := map[string]int64{}, map[string]int{}
-	size := func(p *generator.Param, v int64) (int, bool) {
+	size := func(p *param.Param, v int64) (int, bool) {
 		res, err := g.Render(ctx, generator.NewParams(pr.Name).Set("name", "probe").Set(p.Path, v))
 		if err != nil {
 			return 0, false
@@ -85,8 +86,8 @@ func sizeScalingInts(ctx context.Context, g *generator.Generator, pr *generator.
 		y, err := res.YAML()
 		return len(y), err == nil
 	}
-	for _, p := range generator.Leaves(pr.Params) {
-		if p.Type != generator.TypeInt {
+	for _, p := range param.Leaves(pr.Params) {
+		if p.Type != param.TypeInt {
 			continue
 		}
 		lo := int64(0)
@@ -142,8 +143,8 @@ func mountPathDefaults(ctx context.Context, g *generator.Generator, pr *generato
 	}
 	base := mounts(generator.NewParams(pr.Name))
 	defaults := map[string]string{}
-	for _, p := range generator.Leaves(pr.Params) {
-		if p.Type != generator.TypeString || p.Format != "absPath" || p.Default != nil {
+	for _, p := range param.Leaves(pr.Params) {
+		if p.Type != param.TypeString || p.Format != "absPath" || p.Default != nil {
 			continue
 		}
 		probed := mounts(generator.NewParams(pr.Name).Set(p.Path, probePath))
@@ -173,13 +174,13 @@ func mountPathDefaults(ctx context.Context, g *generator.Generator, pr *generato
 func (d *drawer) drawSet(pr *generator.Prototype, index int) []drawnValue {
 	set := map[string]bool{}
 	d.decide(pr.Params, "each", 40, set, false)
-	leaves := generator.Leaves(pr.Params)
+	leaves := param.Leaves(pr.Params)
 	d.leaves = leaves
 	// Volume mounts need volumes: when mounts are drawn but no volumes,
 	// usually (90%) draw volumes too. The rest are mounts of no volume,
 	// which the prototype must refuse.
-	if slices.ContainsFunc(leaves, func(p *generator.Param) bool { return isMount(p) && set[p.Path] }) &&
-		!slices.ContainsFunc(leaves, func(p *generator.Param) bool { return isVolume(p) && set[p.Path] }) &&
+	if slices.ContainsFunc(leaves, func(p *param.Param) bool { return isMount(p) && set[p.Path] }) &&
+		!slices.ContainsFunc(leaves, func(p *param.Param) bool { return isVolume(p) && set[p.Path] }) &&
 		d.IntN(100) < 90 {
 		for _, p := range leaves {
 			if isVolume(p) {
@@ -190,22 +191,22 @@ func (d *drawer) drawSet(pr *generator.Prototype, index int) []drawnValue {
 	// Host network with a NetworkPolicy needs the nodes' networks
 	// (openmpi's nodeNetworks): usually (90%) drawn with it, and only with
 	// it (they would be unused otherwise).
-	if slices.ContainsFunc(leaves, func(p *generator.Param) bool { return p.Path == "nodeNetworks" }) {
+	if slices.ContainsFunc(leaves, func(p *param.Param) bool { return p.Path == "nodeNetworks" }) {
 		set["nodeNetworks"] = set["useHostNetwork"] && d.IntN(100) < 90
 	}
 	values := map[string]drawnValue{}
 	// Objects referring to others come after them (volume mounts after
 	// volumes), absolute paths last: they are drawn relative to paths drawn
 	// before, those with a default (declared or measured) first.
-	hasDefault := func(p *generator.Param) bool {
+	hasDefault := func(p *param.Param) bool {
 		_, measured := d.pathDefaults[p.Path]
 		return p.Default != nil || measured
 	}
-	passes := []func(*generator.Param) bool{
-		func(p *generator.Param) bool { return !isMount(p) && !isAbsPath(p) },
+	passes := []func(*param.Param) bool{
+		func(p *param.Param) bool { return !isMount(p) && !isAbsPath(p) },
 		isMount,
-		func(p *generator.Param) bool { return isAbsPath(p) && hasDefault(p) },
-		func(p *generator.Param) bool { return isAbsPath(p) && !hasDefault(p) },
+		func(p *param.Param) bool { return isAbsPath(p) && hasDefault(p) },
+		func(p *param.Param) bool { return isAbsPath(p) && !hasDefault(p) },
 	}
 	for _, pass := range passes {
 		for _, p := range leaves {
@@ -239,19 +240,19 @@ func (d *drawer) drawSet(pr *generator.Prototype, index int) []drawnValue {
 // decide marks which leaves get a value (see drawSet). Within a group,
 // groups side by side are usually alternatives (a store is a claim, NFS or
 // Azure Files): at most one of them, picked at random, is drawn.
-func (d *drawer) decide(ps []*generator.Param, mode string, pct int, set map[string]bool, inGroup bool) {
-	var subgroups []*generator.Param
+func (d *drawer) decide(ps []*param.Param, mode string, pct int, set map[string]bool, inGroup bool) {
+	var subgroups []*param.Param
 	for _, p := range ps {
-		if p.Type == generator.TypeGroup {
+		if p.Type == param.TypeGroup {
 			subgroups = append(subgroups, p)
 		}
 	}
-	var chosen *generator.Param
+	var chosen *param.Param
 	if inGroup && mode != "none" && len(subgroups) > 1 {
 		chosen = subgroups[d.IntN(len(subgroups))]
 	}
 	for _, p := range ps {
-		if p.Type == generator.TypeGroup {
+		if p.Type == param.TypeGroup {
 			m := "each"
 			switch x := d.IntN(100); {
 			case mode == "none" || x < 50 || (chosen != nil && p != chosen):
@@ -273,35 +274,35 @@ func (d *drawer) decide(ps []*generator.Param, mode string, pct int, set map[str
 	}
 }
 
-func isMount(p *generator.Param) bool {
-	return p.Type == generator.TypeObject && p.Kind == "core/v1.VolumeMount"
+func isMount(p *param.Param) bool {
+	return p.Type == param.TypeObject && p.Kind == "core/v1.VolumeMount"
 }
 
-func isVolume(p *generator.Param) bool {
-	return p.Type == generator.TypeObject && p.Kind == "core/v1.Volume"
+func isVolume(p *param.Param) bool {
+	return p.Type == param.TypeObject && p.Kind == "core/v1.Volume"
 }
 
-func isAbsPath(p *generator.Param) bool {
-	return (p.Type == generator.TypeString || p.Type == generator.TypeList) && (p.Format == "absPath" || p.Format == "absPathOrURI")
+func isAbsPath(p *param.Param) bool {
+	return (p.Type == param.TypeString || p.Type == param.TypeList) && (p.Format == "absPath" || p.Format == "absPathOrURI")
 }
 
 // value draws a value for p; drawn holds the values drawn so far.
-func (d *drawer) value(p *generator.Param, drawn map[string]drawnValue) (drawnValue, bool) {
+func (d *drawer) value(p *param.Param, drawn map[string]drawnValue) (drawnValue, bool) {
 	switch p.Type {
-	case generator.TypeString:
+	case param.TypeString:
 		s, ok := d.formatted(p.Format, drawn)
 		if !ok {
 			d.skipped[p.Path] = "string format " + strconv.Quote(p.Format)
 			return drawnValue{}, false
 		}
 		return drawnValue{p, s, s}, true
-	case generator.TypeInt:
+	case param.TypeInt:
 		n := d.intIn(p)
 		return drawnValue{p, strconv.FormatInt(n, 10), n}, true
-	case generator.TypeBool:
+	case param.TypeBool:
 		b := d.IntN(2) == 0
 		return drawnValue{p, strconv.FormatBool(b), b}, true
-	case generator.TypeEnum:
+	case param.TypeEnum:
 		// Half the time the default, as most users leave it: a value a
 		// prototype always refuses (horovod's OrderedReady) must not
 		// make most sets invalid.
@@ -310,7 +311,7 @@ func (d *drawer) value(p *generator.Param, drawn map[string]drawnValue) (drawnVa
 			s = def
 		}
 		return drawnValue{p, s, s}, true
-	case generator.TypeQuantity:
+	case param.TypeQuantity:
 		var q string
 		switch p.Format {
 		case "":
@@ -322,7 +323,7 @@ func (d *drawer) value(p *generator.Param, drawn map[string]drawnValue) (drawnVa
 			return drawnValue{}, false
 		}
 		return drawnValue{p, q, q}, true
-	case generator.TypeDuration:
+	case param.TypeDuration:
 		n := d.intIn(p)
 		text := d.seconds(n)
 		var v any = n
@@ -330,11 +331,11 @@ func (d *drawer) value(p *generator.Param, drawn map[string]drawnValue) (drawnVa
 			v = text
 		}
 		return drawnValue{p, text, v}, true
-	case generator.TypeMap:
+	case param.TypeMap:
 		return d.mapValue(p, drawn)
-	case generator.TypeList:
+	case param.TypeList:
 		return d.listValue(p, drawn)
-	case generator.TypeObject:
+	case param.TypeObject:
 		v, ok := d.object(p, drawn)
 		if !ok {
 			d.skipped[p.Path] = "object kind " + p.Kind
@@ -354,7 +355,7 @@ func (d *drawer) value(p *generator.Param, drawn map[string]drawnValue) (drawnVa
 // cap, for parameters that scale the output): small values near the
 // minimum, the bounds, interestingInts, and log-uniform values across the
 // whole range (beyond int32 when there is no maximum).
-func (d *drawer) intIn(p *generator.Param) int64 {
+func (d *drawer) intIn(p *param.Param) int64 {
 	lo, hi := int64(0), int64(math.MaxInt64)
 	if p.Min != nil {
 		lo = *p.Min
@@ -505,9 +506,9 @@ func (d *drawer) absPathPool(drawn map[string]drawnValue) []string {
 			def, hasDefault = m, true
 		}
 		switch {
-		case isAbsPath(p) && p.Type == generator.TypeString && hasDefault && isDrawn:
+		case isAbsPath(p) && p.Type == param.TypeString && hasDefault && isDrawn:
 			pool = append(pool, v.text)
-		case isAbsPath(p) && p.Type == generator.TypeString && hasDefault:
+		case isAbsPath(p) && p.Type == param.TypeString && hasDefault:
 			pool = append(pool, def)
 		case isMount(p) && isDrawn:
 			for _, m := range asList(v.value) {
@@ -523,7 +524,7 @@ func (d *drawer) absPathPool(drawn map[string]drawnValue) []string {
 
 // mapValue draws one to three entries with keys and values valid for the
 // map's Format and ValueFormat.
-func (d *drawer) mapValue(p *generator.Param, drawn map[string]drawnValue) (drawnValue, bool) {
+func (d *drawer) mapValue(p *param.Param, drawn map[string]drawnValue) (drawnValue, bool) {
 	m := map[string]any{}
 	for i := 1 + d.IntN(3); i > 0; i-- {
 		var k, v string
@@ -562,14 +563,14 @@ func (d *drawer) mapValue(p *generator.Param, drawn map[string]drawnValue) (draw
 
 // listValue draws one to three distinct items (integers within the list's
 // bounds for items "int").
-func (d *drawer) listValue(p *generator.Param, drawn map[string]drawnValue) (drawnValue, bool) {
+func (d *drawer) listValue(p *param.Param, drawn map[string]drawnValue) (drawnValue, bool) {
 	var items []any
 	var texts []string
 	for i := 1 + d.IntN(3); i > 0; i-- {
 		var s string
 		switch p.Format {
 		case "int":
-			s = strconv.FormatInt(d.intIn(&generator.Param{Type: generator.TypeInt, Min: p.Min, Max: p.Max}), 10)
+			s = strconv.FormatInt(d.intIn(&param.Param{Type: param.TypeInt, Min: p.Min, Max: p.Max}), 10)
 		default:
 			var ok bool
 			if s, ok = d.formatted(p.Format, drawn); !ok {
@@ -599,7 +600,7 @@ func (d *drawer) listValue(p *generator.Param, drawn map[string]drawnValue) (dra
 
 // object draws a value for an object parameter from a few valid objects
 // of its kind. Kinds without a generator here are left unset (and listed).
-func (d *drawer) object(p *generator.Param, drawn map[string]drawnValue) (any, bool) {
+func (d *drawer) object(p *param.Param, drawn map[string]drawnValue) (any, bool) {
 	var one func(i int, names map[string]bool) map[string]any
 	switch p.Kind {
 	case "core/v1.Volume":

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trainsonnet/trainsonnet/generator"
+	"github.com/trainsonnet/trainsonnet/generator/param"
 	"github.com/trainsonnet/trainsonnet/golden"
 	"github.com/trainsonnet/trainsonnet/test/kube"
 )
@@ -81,8 +82,8 @@ func TestRejectionsReachTheOutput(t *testing.T) {
 		sw := &sweep{what: "sweep", k: k, g: g, pr: pr, seed: 42, ns: map[kube.PodSecurityLevel]string{kube.Restricted: restricted}}
 		ctx := t.Context()
 		// Values as drawn: the flag text, and the params file's value.
-		value := func(p *generator.Param, text string) any {
-			if p.Type == generator.TypeInt {
+		value := func(p *param.Param, text string) any {
+			if p.Type == param.TypeInt {
 				n, err := strconv.ParseInt(text, 10, 64)
 				require.NoError(t, err)
 				return n
@@ -91,7 +92,7 @@ func TestRejectionsReachTheOutput(t *testing.T) {
 		}
 		set := func(index int, texts map[string]string) *sweepSet {
 			s := &sweepSet{index: index, proto: "openmpi", seed: 42, sweepN: 4}
-			for _, p := range generator.Leaves(pr.Params) {
+			for _, p := range param.Leaves(pr.Params) {
 				if text, ok := texts[p.Path]; ok {
 					s.values = append(s.values, drawnValue{param: p, text: text, value: value(p, text)})
 				}

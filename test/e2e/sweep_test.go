@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/trainsonnet/trainsonnet/generator"
+	"github.com/trainsonnet/trainsonnet/generator/param"
 	"github.com/trainsonnet/trainsonnet/internal/format"
 	"github.com/trainsonnet/trainsonnet/test/kube"
 )
@@ -122,9 +123,9 @@ func (s *sweepSet) params(pr *generator.Prototype, ns string) *generator.Params 
 	ps := generator.NewParams(s.proto)
 	for _, v := range s.values {
 		if texts := v.flagTexts(); len(texts) == 1 {
-			ps.SetText(v.param.Path, texts[0], "--"+v.param.Flag())
+			ps.SetText(v.param.Path, texts[0], "--"+v.param.Path)
 		} else {
-			ps.SetTexts(v.param.Path, texts, "--"+v.param.Flag())
+			ps.SetTexts(v.param.Path, texts, "--"+v.param.Path)
 		}
 	}
 	if ns != "" && pr.Param("namespace") != nil {
@@ -156,12 +157,13 @@ func (s *sweepSet) paramsFile() []byte {
 	return y
 }
 
-// command is the set as a command line for a shell.
+// command is the set as a command line for a shell, each parameter given
+// by its declared path, which the CLI takes as a flag too (--ssh.port).
 func (s *sweepSet) command() string {
 	args := []string{"trainsonnet", "gen", s.proto}
 	for _, v := range s.values {
 		for _, text := range v.flagTexts() {
-			args = append(args, "--"+v.param.Flag()+"="+shellQuote(text))
+			args = append(args, "--"+v.param.Path+"="+shellQuote(text))
 		}
 	}
 	return strings.Join(args, " ")
@@ -636,8 +638,8 @@ func TestDeclaredBounds(t *testing.T) {
 			sw := &sweep{what: "bounds", k: k, g: g, pr: pr}
 			nameParam := pr.Param("name")
 			var sets []*sweepSet
-			for _, p := range generator.Leaves(pr.Params) {
-				if p.Type != generator.TypeInt && p.Type != generator.TypeDuration {
+			for _, p := range param.Leaves(pr.Params) {
+				if p.Type != param.TypeInt && p.Type != param.TypeDuration {
 					continue
 				}
 				var bounds []int64

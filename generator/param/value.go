@@ -1,4 +1,4 @@
-package generator
+package param
 
 import (
 	"bytes"
@@ -24,19 +24,19 @@ import (
 // int64 (int, duration in seconds), bool, map[string]string, []string, and
 // for objects the decoded JSON (map[string]any or []any).
 
-// fromText parses a value written on the command line (a flag or --set) by
+// Parse parses a value written as text (a command-line flag, --set) by
 // the parameter's declared type. It returns the normalized value, or the
 // rule the text breaks.
-func (p *Param) fromText(s string) (any, string) {
+func (p *Param) Parse(s string) (any, string) {
 	switch p.Type {
 	case TypeString, TypeEnum, TypeQuantity:
-		return p.fromValue(s)
+		return p.Normalize(s)
 	case TypeInt:
 		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 		if err != nil {
 			return nil, "must be an integer" + p.boundsText()
 		}
-		return p.fromValue(n)
+		return p.Normalize(n)
 	case TypeBool:
 		b, err := strconv.ParseBool(strings.TrimSpace(s))
 		if err != nil {
@@ -44,7 +44,7 @@ func (p *Param) fromText(s string) (any, string) {
 		}
 		return b, ""
 	case TypeDuration:
-		return p.fromValue(strings.TrimSpace(s))
+		return p.Normalize(strings.TrimSpace(s))
 	case TypeMap:
 		m := map[string]any{}
 		for _, kv := range splitPairs(s) {
@@ -59,10 +59,10 @@ func (p *Param) fromText(s string) (any, string) {
 			}
 			m[k] = v
 		}
-		return p.fromValue(m)
+		return p.Normalize(m)
 	case TypeList:
 		if p.Separator == "" {
-			return p.fromValue([]any{s})
+			return p.Normalize([]any{s})
 		}
 		var l []any
 		for _, item := range strings.Split(s, p.Separator) {
@@ -70,7 +70,7 @@ func (p *Param) fromText(s string) (any, string) {
 				l = append(l, item)
 			}
 		}
-		return p.fromValue(l)
+		return p.Normalize(l)
 	case TypeObject:
 		j, err := yaml.YAMLToJSON([]byte(s))
 		if err != nil {
@@ -79,20 +79,20 @@ func (p *Param) fromText(s string) (any, string) {
 		if rule := conflictRules(yamlConflicts([]byte(s))); rule != "" {
 			return nil, rule
 		}
-		v, err := decodeJSON(j)
+		v, err := DecodeJSON(j)
 		if err != nil {
 			return nil, "must be YAML or JSON for " + p.kindText() + ": " + oneLine(err.Error())
 		}
-		return p.fromValue(v)
+		return p.Normalize(v)
 	}
 	return nil, "cannot be set from text"
 }
 
-// fromTexts parses the texts of a repeated flag: list items and map
+// ParseAll parses the texts of a repeated flag: list items and map
 // entries of every text add up (a map key given twice is an error), a
 // scalar is the last text. On a problem it
 // returns the text at fault.
-func (p *Param) fromTexts(texts []string) (any, string, string) {
+func (p *Param) ParseAll(texts []string) (any, string, string) {
 	switch {
 	case len(texts) == 0:
 		return nil, "", "needs a value"
@@ -101,15 +101,15 @@ func (p *Param) fromTexts(texts []string) (any, string, string) {
 		for i, t := range texts {
 			items[i] = t
 		}
-		v, rule := p.fromValue(items)
+		v, rule := p.Normalize(items)
 		return v, strings.Join(texts, " "), rule
 	case p.Type == TypeList || p.Type == TypeMap:
 		joined := strings.Join(texts, ",")
-		v, rule := p.fromText(joined)
+		v, rule := p.Parse(joined)
 		return v, joined, rule
 	}
 	last := texts[len(texts)-1]
-	v, rule := p.fromText(last)
+	v, rule := p.Parse(last)
 	return v, last, rule
 }
 
@@ -129,10 +129,10 @@ func splitPairs(s string) []string {
 	return out
 }
 
-// fromValue checks a decoded value (from a params file, a Go caller or a
+// Normalize checks a decoded value (from a params file, a Go caller or a
 // default) against the declared type and returns it normalized, or the rule
 // it breaks. Numbers arrive as json.Number or Go integers.
-func (p *Param) fromValue(v any) (any, string) {
+func (p *Param) Normalize(v any) (any, string) {
 	switch p.Type {
 	case TypeString:
 		s, ok := v.(string)
@@ -145,7 +145,7 @@ func (p *Param) fromValue(v any) (any, string) {
 		return s, ""
 	case TypeEnum:
 		s, ok := v.(string)
-		if !ok || !contains(p.Values, s) {
+		if !ok || !slices.Contains(p.Values, s) {
 			return nil, "must be one of " + strings.Join(p.Values, ", ")
 		}
 		return s, ""
@@ -317,7 +317,7 @@ func (p *Param) objectValue(v any) (any, string) {
 	}
 	// The prototype gets the value as JSON decodes it (json.Number, maps,
 	// lists), whatever Go types a caller's map held (float64, int32, ...).
-	out, err := decodeJSON(raw)
+	out, err := DecodeJSON(raw)
 	if err != nil {
 		return nil, "cannot be encoded: " + err.Error()
 	}
@@ -430,8 +430,8 @@ func toSeconds(v any) (int64, bool) {
 	return toInt(v)
 }
 
-// decodeJSON decodes JSON keeping numbers exact (json.Number).
-func decodeJSON(data []byte) (any, error) {
+// DecodeJSON decodes JSON keeping numbers exact (json.Number).
+func DecodeJSON(data []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var v any
@@ -441,9 +441,9 @@ func decodeJSON(data []byte) (any, error) {
 	return v, nil
 }
 
-// showValue renders a value for an error message: strings as they are
-// (quoted by the caller), everything else as compact JSON.
-func showValue(v any) string {
+// Show renders a value for an error message: strings quoted, maps and
+// lists as typed on a command line, everything else as compact JSON.
+func Show(v any) string {
 	switch x := v.(type) {
 	case string:
 		return strconv.Quote(x)
@@ -476,4 +476,34 @@ func showValue(v any) string {
 
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// GoValue turns a Go value from a caller into the decoded-JSON form that
+// Normalize understands. Durations and quantities keep their meaning.
+func GoValue(v any) any {
+	switch x := v.(type) {
+	case nil, string, bool, int, int32, int64, json.Number, time.Duration, resource.Quantity:
+		return x
+	case *resource.Quantity:
+		if x == nil {
+			return nil
+		}
+		return *x
+	case *time.Duration:
+		if x == nil {
+			return nil
+		}
+		return *x
+	case map[string]any:
+		return x
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprintf("<unencodable %T>", v)
+	}
+	out, err := DecodeJSON(raw)
+	if err != nil {
+		return fmt.Sprintf("<unencodable %T>", v)
+	}
+	return out
 }

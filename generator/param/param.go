@@ -1,4 +1,4 @@
-package generator
+package param
 
 import (
 	"encoding/json"
@@ -29,8 +29,9 @@ const (
 )
 
 // Param is one declared parameter of a prototype. Declarations live in the
-// prototype's Jsonnet file; everything else (flags, params files, --set,
-// describe, JSON Schema, validation, Go types) is derived from them.
+// prototype's Jsonnet file; everything else (how values are parsed and
+// checked, the JSON Schema, and in the programs above: flags, describe, Go
+// types) is derived from them.
 type Param struct {
 	// Name is the key within its group, as written in a params file: "port".
 	Name string `json:"name"`
@@ -57,8 +58,8 @@ type Param struct {
 	// such as "core/v1.Volume"; List makes it a list of them.
 	Kind string `json:"kind,omitempty"`
 	List bool   `json:"list,omitempty"`
-	// Aliases are extra flag spellings, such as the names used by the system
-	// the prototype replaces ("secret" for "ssh.secret").
+	// Aliases are other names the parameter answers to, such as the names
+	// used by the system the prototype replaces ("secret" for "ssh.secret").
 	Aliases []string `json:"aliases,omitempty"`
 	// Common marks the parameters every prototype shares (lib/common.libsonnet).
 	Common bool `json:"common,omitempty"`
@@ -72,8 +73,8 @@ type Param struct {
 	OldPaths []string `json:"oldPaths,omitempty"`
 }
 
-// decl is the shape of one declaration as lib/params.libsonnet emits it.
-type decl struct {
+// Decl is the shape of one declaration as lib/params.libsonnet emits it.
+type Decl struct {
 	Type        Type             `json:"type"`
 	Doc         string           `json:"doc"`
 	Default     json.RawMessage  `json:"default"`
@@ -88,18 +89,19 @@ type decl struct {
 	Aliases     []string         `json:"aliases"`
 	Common      bool             `json:"common"`
 	Replaces    string           `json:"replaces"`
-	Params      map[string]*decl `json:"params"`
+	Params      map[string]*Decl `json:"params"`
 }
 
-// buildParams turns the declarations of one group into sorted Params,
-// checking that each declaration is well formed and its default valid.
-func buildParams(prefix string, decls map[string]*decl) ([]*Param, error) {
-	return buildParamsOld(prefix, nil, decls)
+// Build turns the declarations of a prototype's parameters into sorted
+// Params, checking that each declaration is well formed and its default
+// valid, so that a prototype bug shows when the prototype loads.
+func Build(decls map[string]*Decl) ([]*Param, error) {
+	return buildParamsOld("", nil, decls)
 }
 
 // buildParamsOld builds a group's members; oldPrefixes are the paths the
 // replaced system used for the group, if it was renamed.
-func buildParamsOld(prefix string, oldPrefixes []string, decls map[string]*decl) ([]*Param, error) {
+func buildParamsOld(prefix string, oldPrefixes []string, decls map[string]*Decl) ([]*Param, error) {
 	names := slices.Sorted(maps.Keys(decls))
 	out := make([]*Param, 0, len(names))
 	for _, n := range names {
@@ -132,7 +134,7 @@ func buildParamsOld(prefix string, oldPrefixes []string, decls map[string]*decl)
 		for _, op := range oldPrefixes {
 			p.OldPaths = append(p.OldPaths, op+"."+n)
 		}
-		if p.Replaces != "" && !contains(p.OldPaths, p.Replaces) {
+		if p.Replaces != "" && !slices.Contains(p.OldPaths, p.Replaces) {
 			p.OldPaths = append(p.OldPaths, p.Replaces)
 		}
 		if p.Type == TypeGroup {
@@ -145,13 +147,13 @@ func buildParamsOld(prefix string, oldPrefixes []string, decls map[string]*decl)
 			}
 			p.Params = kids
 		} else if len(d.Default) > 0 && string(d.Default) != "null" {
-			v, err := decodeJSON(d.Default)
+			v, err := DecodeJSON(d.Default)
 			if err != nil {
 				return nil, fmt.Errorf("parameter %q: default: %w", path, err)
 			}
-			def, rule := p.fromValue(v)
+			def, rule := p.Normalize(v)
 			if rule != "" {
-				return nil, fmt.Errorf("parameter %q: default %s: %s", path, showValue(v), rule)
+				return nil, fmt.Errorf("parameter %q: default %s: %s", path, Show(v), rule)
 			}
 			p.Default = def
 		}
@@ -195,55 +197,11 @@ func (p *Param) checkDecl() error {
 		return fmt.Errorf("min %d is above max %d", *p.Min, *p.Max)
 	}
 	for _, a := range p.Aliases {
-		if !isFlagName(a) {
-			return fmt.Errorf("alias %q is not a valid flag name", a)
+		if !isKeyName(a) {
+			return fmt.Errorf("alias %q is not a valid name (letters, digits, - and .)", a)
 		}
 	}
 	return nil
-}
-
-// Flag returns the primary flag name: the kebab-case form of the path,
-// "node-selector" for "nodeSelector", "ssh-port" for "ssh.port".
-func (p *Param) Flag() string { return kebab(p.Path) }
-
-// FlagNames returns every flag spelling of the parameter without dashes:
-// the kebab-case form first, then the declared path ("nodeSelector",
-// "ssh.port"), the aliases, and the paths the replaced system used
-// (OldPaths).
-func (p *Param) FlagNames() []string {
-	names := []string{p.Flag()}
-	for _, n := range append(append([]string{p.Path}, p.Aliases...), p.OldPaths...) {
-		if !contains(names, n) {
-			names = append(names, n)
-		}
-	}
-	return names
-}
-
-// TypeName is the short type shown in flag help and describe: "int",
-// "quantity", "map", "[]Volume".
-func (p *Param) TypeName() string {
-	switch p.Type {
-	case TypeObject:
-		k := p.Kind[strings.LastIndex(p.Kind, ".")+1:]
-		if p.List {
-			return "[]" + k
-		}
-		return k
-	case TypeMap:
-		if p.ValueFormat == "quantity" {
-			return "map[string]quantity"
-		}
-		return "map[string]string"
-	case TypeList:
-		if p.Format == "int" {
-			return "[]int"
-		}
-		return "[]string"
-	case TypeDuration:
-		return "seconds"
-	}
-	return string(p.Type)
 }
 
 // Leaves returns the non-group parameters under ps, depth first, in order.
@@ -259,30 +217,6 @@ func Leaves(ps []*Param) []*Param {
 	return out
 }
 
-// kebab turns a dotted camelCase path into kebab-case: "worker.podManagementPolicy"
-// becomes "worker-pod-management-policy" and "useHostPID" "use-host-pid".
-func kebab(path string) string {
-	var b strings.Builder
-	rs := []rune(path)
-	for i, r := range rs {
-		switch {
-		case r == '.' || r == '_':
-			b.WriteByte('-')
-			continue
-		case unicode.IsUpper(r):
-			prevLower := i > 0 && (unicode.IsLower(rs[i-1]) || unicode.IsDigit(rs[i-1]))
-			nextLower := i > 0 && i+1 < len(rs) && unicode.IsUpper(rs[i-1]) && unicode.IsLower(rs[i+1])
-			if prevLower || nextLower {
-				b.WriteByte('-')
-			}
-			b.WriteRune(unicode.ToLower(r))
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
 func isIdentifier(s string) bool {
 	if s == "" || !unicode.IsLower(rune(s[0])) {
 		return false
@@ -295,7 +229,7 @@ func isIdentifier(s string) bool {
 	return true
 }
 
-func isFlagName(s string) bool {
+func isKeyName(s string) bool {
 	if s == "" || s[0] == '-' {
 		return false
 	}
@@ -307,11 +241,26 @@ func isFlagName(s string) bool {
 	return true
 }
 
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
+// Find returns the member of ps called name, or nil.
+func Find(ps []*Param, name string) *Param {
+	for _, p := range ps {
+		if p.Name == name {
+			return p
 		}
 	}
-	return false
+	return nil
+}
+
+// Defaults returns the default value of every parameter of ps as the tree
+// a params file would hold; unset parameters are nil.
+func Defaults(ps []*Param) map[string]any {
+	m := make(map[string]any, len(ps))
+	for _, p := range ps {
+		if p.Type == TypeGroup {
+			m[p.Name] = Defaults(p.Params)
+		} else {
+			m[p.Name] = p.Default
+		}
+	}
+	return m
 }

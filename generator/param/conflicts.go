@@ -1,4 +1,4 @@
-package generator
+package param
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	yamlv2 "go.yaml.in/yaml/v2"
+	"sigs.k8s.io/yaml"
 )
 
 // A conflict is something one source says twice, differently or not,
@@ -142,4 +143,27 @@ func conflictRules(cs []conflict) string {
 		}
 	}
 	return strings.Join(rules, "; ")
+}
+
+// ReadFile decodes a params file (YAML or JSON) that source names, and
+// finds what it says twice. It returns the decoded value (nil for an
+// empty file) and every problem: text that does not parse, a key given
+// twice in one mapping, a second document.
+func ReadFile(source string, data []byte) (any, []*Error) {
+	j, err := yaml.YAMLToJSON(data)
+	if err == nil {
+		var v any
+		if v, err = DecodeJSON(j); err == nil {
+			var problems []*Error
+			for _, c := range yamlConflicts(data) {
+				at := source
+				if c.at != "" {
+					at += ": " + c.at
+				}
+				problems = append(problems, &Error{Param: c.at, Source: at, Rule: c.rule})
+			}
+			return v, problems
+		}
+	}
+	return nil, []*Error{{Source: source, Rule: "not valid YAML: " + oneLine(err.Error())}}
 }

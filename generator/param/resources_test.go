@@ -1,4 +1,4 @@
-package generator
+package param
 
 import (
 	"encoding/json"
@@ -45,7 +45,7 @@ func TestResourcesValue(t *testing.T) {
 		{in: `{"limits":{"cpu":null}}`, rule: `limits.cpu null: must be a Kubernetes quantity`},
 		{in: `{"limits":[]}`, rule: `is not a valid core/v1 ResourceRequirements`},
 	} {
-		v, err := decodeJSON([]byte(c.in))
+		v, err := DecodeJSON([]byte(c.in))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,7 +83,7 @@ func TestResourcesValue(t *testing.T) {
 // core/v1.Container parameter (a sidecar of a prototype of one's own).
 func TestContainerResources(t *testing.T) {
 	p := &Param{Path: "sidecars", Type: TypeObject, Kind: "core/v1.Container", List: true}
-	v, _ := decodeJSON([]byte(`[{"name":"a","image":"x","resources":{"limits":{"nvidia.com/gpu":"3000m"}}},{"name":"b","image":"y"}]`))
+	v, _ := DecodeJSON([]byte(`[{"name":"a","image":"x","resources":{"limits":{"nvidia.com/gpu":"3000m"}}},{"name":"b","image":"y"}]`))
 	got, rule := p.objectValue(v)
 	if rule != "" {
 		t.Fatal(rule)
@@ -92,30 +92,8 @@ func TestContainerResources(t *testing.T) {
 	if want := `[{"image":"x","name":"a","resources":{"limits":{"nvidia.com/gpu":"3"}}},{"image":"y","name":"b"}]`; string(b) != want {
 		t.Errorf("passed on %s, want %s", b, want)
 	}
-	v, _ = decodeJSON([]byte(`[{"name":"a","image":"x","resources":{"requests":{"memory":"2Gi"},"limits":{"memory":"1Gi"}}}]`))
+	v, _ = DecodeJSON([]byte(`[{"name":"a","image":"x","resources":{"requests":{"memory":"2Gi"},"limits":{"memory":"1Gi"}}}]`))
 	if _, rule := p.objectValue(v); !strings.Contains(rule, `container "a": resources.requests.memory 2Gi: must be at most`) {
 		t.Errorf("rule %q", rule)
-	}
-}
-
-// TestObjectFromGoTypes: an object parameter set from Go with a map of
-// Go types (float64, int32), as a caller's own decoding makes them, renders
-// (the fuzzer found "no Jsonnet literal for a float64", a prototype failure).
-func TestObjectFromGoTypes(t *testing.T) {
-	g, err := New(Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := g.Render(t.Context(), NewParams("horovod").Set("ssh.secret", "s").
-		Set("driver.resources", map[string]any{"requests": map[string]any{"cpu": 3.0}, "limits": map[string]any{"nvidia.com/gpu": int32(2)}}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	y, err := res.YAML()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(y), "-driver.horovod slots=2") {
-		t.Errorf("the driver's GPUs are not its slots:\n%s", y)
 	}
 }
