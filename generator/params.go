@@ -218,32 +218,7 @@ func (pr *Prototype) applyValue(r *resolved, prm *param.Param, v any, given, wri
 				Rule: "must be a map of " + prm.Path + "'s parameters"})
 			return
 		}
-		seen := map[*param.Param]string{}
-		for _, k := range slices.Sorted(maps.Keys(m)) {
-			kid := param.Find(prm.Params, k)
-			childGiven := given + "." + k
-			if kid == nil {
-				// The replaced system's name of a member, such as the
-				// charts' storage.sharename for storage.azure.shareName.
-				if renamedKid := pr.oldPath(written+"."+k, prm.Path+"."+k); renamedKid != nil {
-					if !r.onceIn(seen, renamedKid, written+"."+k, add) {
-						continue
-					}
-					r.warnings = append(r.warnings, childGiven+": "+renamed(written+"."+k, renamedKid.Path))
-					pr.applyValue(r, renamedKid, m[k], childGiven, written+"."+k, add)
-					continue
-				}
-				if pr.removedKey(r, childGiven, written+"."+k) || pr.removedKey(r, childGiven, prm.Path+"."+k) {
-					continue
-				}
-				add(pr.unknownIn(childGiven, prm, k))
-				continue
-			}
-			if !r.onceIn(seen, kid, written+"."+k, add) {
-				continue
-			}
-			pr.applyValue(r, kid, m[k], childGiven, written+"."+k, add)
-		}
+		pr.applyMembers(r, prm, m, written, func(k string) string { return given + "." + k }, add)
 		return
 	}
 	if m, ok := v.(map[string]any); ok && len(m) == 0 && prm.Type == param.TypeList {
@@ -273,28 +248,62 @@ func (pr *Prototype) applyFile(r *resolved, it input, add func(*param.Error)) {
 		add(&param.Error{Source: it.given, Rule: "must be a map of parameter names to values"})
 		return
 	}
+	pr.applyMembers(r, nil, m, "", func(k string) string { return it.given + ": " + k }, add)
+}
+
+// applyMembers applies the members of one mapping of a source, each
+// key to the parameter or group it names: a params file's top level
+// (group nil, written ""), a group's value, or a map that the replaced
+// system had under a key that is no group here (group nil, written that
+// key). written is the mapping's dotted path as the user wrote it, and
+// label gives a member's label in problems and warnings. A key may be a
+// member's declared name, the replaced system's name of one (applied,
+// with a warning), a key trainsonnet no longer takes (a warning), or a
+// group of the replaced system's keys (at the top of a file).
+func (pr *Prototype) applyMembers(r *resolved, group *param.Param, m map[string]any, written string, label func(string) string, add func(*param.Error)) {
+	var scope []*param.Param
+	switch {
+	case group != nil:
+		scope = group.Params
+	case written == "":
+		scope = pr.Params
+	}
 	seen := map[*param.Param]string{}
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		given := it.given + ": " + k
-		prm := param.Find(pr.Params, k)
+		w, given := dotted(written, k), label(k)
+		prm := param.Find(scope, k)
 		if prm == nil {
-			if prm = pr.byOldPath[k]; prm != nil {
-				if !r.onceIn(seen, prm, k, add) {
-					continue
-				}
-				// The replaced system's name, such as the Helm chart's master.
-				r.warnings = append(r.warnings, given+": "+renamed(k, prm.Path))
-			} else {
-				if !pr.removedKey(r, given, k) && !pr.applyOldGroup(r, m[k], k, given, add) {
-					add(pr.unknownIn(given, nil, k))
+			// The replaced system's name: the Helm chart's master, the
+			// charts' storage.sharename for storage.azure.shareName.
+			paths := []string{w}
+			if group != nil {
+				paths = append(paths, group.Path+"."+k)
+			}
+			if prm = pr.oldPath(paths...); prm == nil {
+				if !slices.ContainsFunc(paths, func(p string) bool { return pr.removedKey(r, given, p) }) &&
+					(group != nil || !pr.applyOldGroup(r, m[k], w, given, add)) {
+					add(pr.unknownIn(given, group, written, k))
 				}
 				continue
 			}
-		} else if !r.onceIn(seen, prm, k, add) {
+			if r.onceIn(seen, prm, w, add) {
+				r.warnings = append(r.warnings, given+": "+renamed(w, prm.Path))
+				pr.applyValue(r, prm, m[k], given, w, add)
+			}
 			continue
 		}
-		pr.applyValue(r, prm, m[k], given, k, add)
+		if r.onceIn(seen, prm, w, add) {
+			pr.applyValue(r, prm, m[k], given, w, add)
+		}
 	}
+}
+
+// dotted appends key to a dotted path.
+func dotted(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
 }
 
 // applyOldGroup applies a map that the replaced system had under a key
@@ -318,17 +327,7 @@ func (pr *Prototype) applyOldGroup(r *resolved, v any, written, given string, ad
 		add(&param.Error{Source: given, Value: param.Show(v), Rule: "must be a map of keys such as " + slices.Min(inside)})
 		return true
 	}
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		w, g := prefix+k, given+"."+k
-		if prm := pr.byOldPath[w]; prm != nil {
-			r.warnings = append(r.warnings, g+": "+renamed(w, prm.Path))
-			pr.applyValue(r, prm, m[k], g, w, add)
-			continue
-		}
-		if !pr.removedKey(r, g, w) && !pr.applyOldGroup(r, m[k], w, g, add) {
-			add(&param.Error{Source: g, Rule: fmt.Sprintf("unknown parameter %q for %s", w, pr.Name)})
-		}
-	}
+	pr.applyMembers(r, nil, m, written, func(k string) string { return given + "." + k }, add)
 	return true
 }
 
@@ -460,7 +459,10 @@ func (pr *Prototype) unknown(given, key string) *param.Error {
 
 // unknownIn reports an unknown key in a params file or a group value, and
 // suggests a declared name, or the declared name an alias stands for.
-func (pr *Prototype) unknownIn(given string, group *param.Param, key string) *param.Error {
+func (pr *Prototype) unknownIn(given string, group *param.Param, written, key string) *param.Error {
+	if group == nil && written != "" { // in a group of the replaced system's keys
+		return &param.Error{Source: given, Rule: fmt.Sprintf("unknown parameter %q for %s", written+"."+key, pr.Name)}
+	}
 	scope := pr.Params
 	where := pr.Name
 	if group != nil {
