@@ -26,7 +26,7 @@ local azureDriver = 'file.csi.azure.com';
 
 // Where each directory is when it is not given: under the mount path.
 // TensorBoard reads where training writes its summaries by default.
-local defaultDirs = { trainDir: 'train', evalDir: 'eval', logDir: 'train' };
+local defaultDirs = { trainDir: 'train', evalDir: 'eval', logDir: 'train', storeDir: 'store' };
 
 local dirs = {
   trainDir: params.string(
@@ -40,6 +40,10 @@ local dirs = {
   logDir: params.string(
     'Directory TensorBoard reads (the charts\' logdir, Kubeflow\'s logDir): under storage.mountPath or a volumeMount, or an s3:// or gs:// URI. Unset: <storage.mountPath>/train, where training writes its summaries.',
     format='absPathOrURI', replaces='logdir'
+  ),
+  storeDir: params.string(
+    'Directory of the Horovod Estimator\'s Store (checkpoints, logs and the intermediate Petastorm data it writes) and of the datasets the job reads: under storage.mountPath or a volumeMount, so that the driver and every executor see the same files. Unset: <storage.mountPath>/store.',
+    format='absPath'
   ),
 };
 
