@@ -32,6 +32,12 @@ func BenchmarkRenderTFDistributed(b *testing.B) {
 }
 func BenchmarkRenderEval(b *testing.B) { benchRender1(b, "eval") }
 
+// BenchmarkRenderHorovodSpark: a master, workers and a driver, at 4 and
+// 1,000 workers (its most).
+func BenchmarkRenderHorovodSpark(b *testing.B) {
+	benchSizes(b, "horovod-spark", "worker.number", []int{4, 1000}, false)
+}
+
 // benchRender1 renders a prototype whose size does not grow, with its
 // defaults and a storage claim.
 func benchRender1(b *testing.B, proto string) {

@@ -749,6 +749,507 @@ func (p HorovodWorkerImage) setOn(ps *Params) {
 	}
 }
 
+// HorovodSpark holds the parameters of the horovod-spark prototype: Horovod on Spark: a Spark standalone cluster and a driver Job running your script, with cores that count GPUs and a cluster that ends with the driver.
+// A field left at its zero value (nil, "") takes the prototype's default.
+// Render it with g.Render(ctx, p.Params()).
+type HorovodSpark struct {
+	// Fail the job, and stop all its pods, if it runs longer than this. Whole seconds.
+	ActiveDeadlineSeconds *time.Duration
+	// Annotations added to every object and pod.
+	Annotations map[string]string
+	// Mount the ServiceAccount token into the pods (off: nothing in them talks to the API).
+	// Default false.
+	AutomountServiceAccountToken *bool
+	// Retries of the driver's pod before the job fails. With retries the other pods wait for
+	// the next attempt. Default 0.
+	BackoffLimit *int
+	// The driver: a Job of one pod that runs the user's script with spark-submit, at a
+	// stable address the executors reach. The job's status is its status.
+	Driver HorovodSparkDriver
+	// Environment variables of every job container.
+	Env map[string]string
+	// Group that owns the pods' volumes.
+	FSGroup *int
+	// Extended resource that counts GPUs. Default "nvidia.com/gpu".
+	GPUResource string
+	// Container image of the job pods. Default "horovod/horovod:0.28.1".
+	Image string
+	// Image pull policy of every container. Default "IfNotPresent".
+	ImagePullPolicy string
+	// Names of Secrets to pull images with.
+	ImagePullSecrets []string
+	// How long the workers and the driver wait for the master to accept connections before
+	// they fail with exit code 124; also how long the master and workers wait for the driver
+	// to appear. Default 300. Whole seconds.
+	InitTimeout *time.Duration
+	// Labels added to every object and pod (never to selectors).
+	Labels map[string]string
+	// A long-lived cluster for notebooks: the master and workers as Deployments that run
+	// until deleted, and no driver. Default false.
+	LongLived *bool
+	// The Spark standalone master: one pod, reached at spark://<name>-master:<master.port>
+	// through the Service <name>-master.
+	Master HorovodSparkMaster
+	// Name of the job. It prefixes every object, so two jobs in one namespace never collide,
+	// and becomes the app.kubernetes.io/instance label. Default "spark".
+	Name string
+	// Namespace of every object. Unset, the objects carry no namespace and land where
+	// kubectl (or a kustomize overlay) puts them.
+	Namespace string
+	// Create a NetworkPolicy that lets the job's pods reach each other on any TCP port and
+	// admits only the UI port from elsewhere (ui.from). Turn off only if your cluster
+	// manages policies elsewhere. Default true.
+	NetworkPolicy *bool
+	// PriorityClass of every pod.
+	PriorityClassName string
+	// Group id the containers run as; also the pods' fsGroup unless fsGroup is set. Default
+	// 1000.
+	RunAsGroup *int
+	// User id every pod runs as: 1000 by default, so that nothing runs as root (Pod Security
+	// restricted). Spark's Hadoop login wants the user in the image's /etc/passwd; 0 runs as
+	// root. Default 1000.
+	RunAsUser *int
+	// Scheduler of every pod (for gang schedulers such as Volcano or the coscheduling
+	// plugin).
+	SchedulerName string
+	// Node-local scratch space of every pod (an emptyDir): Spark's local dirs and the
+	// workers' work dirs. Default "/scratch".
+	ScratchDir string
+	// ServiceAccount the pods run as. The pods never need the Kubernetes API, so none is
+	// created and no RBAC is granted.
+	ServiceAccountName string
+	// More Spark properties, in spark-defaults.conf (spark.executor.memory=8g).
+	// trainsonnet's own are refused: set their parameters.
+	SparkConf map[string]string
+	// How long the master and workers wait, once the driver is gone, before they stop: a
+	// retried driver must be back within it. Default 120. Whole seconds.
+	StopGrace *time.Duration
+	// Shared storage for checkpoints, evaluation results and logs, mounted at
+	// storage.mountPath: an existing PersistentVolumeClaim (claim.name), an NFS export
+	// (nfs.server) or an Azure Files share (azure.shareName), at most one of them. None of
+	// them: an emptyDir, which lives and dies with the pod.
+	Storage HorovodSparkStorage
+	// Directory of the Horovod Estimator's Store (checkpoints, logs and the intermediate
+	// Petastorm data it writes) and of the datasets the job reads: under storage.mountPath
+	// or a volumeMount, so that the driver and every executor see the same files. Unset:
+	// <storage.mountPath>/store.
+	StoreDir string
+	// Extra group ids of the containers.
+	SupplementalGroups []int64
+	// Spark cores per task (spark.task.cpus): with GPUs, the GPUs of each Horovod process
+	// (spark.task.resource.gpu.amount too); without, as your ETL and training need. Default
+	// 1.
+	TaskCpus *int
+	// Delete the finished Jobs (and their pods) this long after they end. Unset, they stay
+	// until deleted. Whole seconds.
+	TTLSecondsAfterFinished *time.Duration
+	// The master's web UI.
+	UI HorovodSparkUI
+	// Volume mounts added to every job container.
+	VolumeMounts []corev1.VolumeMount
+	// Volumes added to every pod.
+	Volumes []corev1.Volume
+	// The Spark workers: one executor each, which runs Horovod's processes.
+	Worker HorovodSparkWorker
+}
+
+// HorovodSparkDriver holds the driver parameters: The driver: a Job of one pod that runs the user's script with spark-submit, at a stable address the executors reach.
+type HorovodSparkDriver struct {
+	// Arguments of the script, one per --driver-args flag.
+	Args []string
+	// Port of the block managers (spark.blockManager.port): the driver's, and each
+	// executor's (Spark tries the ports above it when it is taken). Default 7079.
+	BlockManagerPort *int
+	// CPU limit of the driver.
+	CPU *resource.Quantity
+	// Environment variables of the driver only, on top of env.
+	Env map[string]string
+	// Command the driver runs with sh -c instead of spark-submit <script> <args>
+	// (SPARK_CONF_DIR holds the cluster's spark-defaults.conf, NUM_PROC is the number of
+	// Horovod processes, STORE_DIR the store).
+	Exec string
+	// GPUs of the driver (a limit of gpuResource). Default 0.
+	GPU *int
+	// Memory limit of the driver.
+	Memory *resource.Quantity
+	// Node labels the driver must run on.
+	NodeSelector map[string]string
+	// Horovod processes (NUM_PROC in the driver's environment): at most the slots the
+	// workers offer, worker.number × cores / taskCpus. Unset: all of them.
+	NumProc *int
+	// Port of the driver (spark.driver.port), which the executors connect to. Default 7078.
+	Port *int
+	// The user's Python script (or jar), in the image or under storage.mountPath:
+	// spark-submit <script> <args>. It calls horovod.spark.run (or an Estimator's fit) with
+	// num_proc=int(os.environ["NUM_PROC"]). The default is the MNIST example of Horovod's
+	// image. Default "/horovod/examples/spark/keras/keras_spark_mnist.py".
+	Script string
+	// How long Horovod waits for Spark to start every task (HOROVOD_SPARK_START_TIMEOUT).
+	// Default 600. Whole seconds.
+	StartTimeout *time.Duration
+	// Tolerations of the driver.
+	Tolerations []corev1.Toleration
+}
+
+// HorovodSparkMaster holds the master parameters: The Spark standalone master: one pod, reached at spark://<name>-master:<master.port> through the Service <name>-master.
+type HorovodSparkMaster struct {
+	// CPU limit of the master.
+	CPU *resource.Quantity
+	// Environment variables of the master only, on top of env.
+	Env map[string]string
+	// GPUs of the master (a limit of gpuResource). Default 0.
+	GPU *int
+	// Memory limit of the master.
+	Memory *resource.Quantity
+	// Node labels the master must run on.
+	NodeSelector map[string]string
+	// Port of the master (spark://). Default 7077.
+	Port *int
+	// Tolerations of the master.
+	Tolerations []corev1.Toleration
+	// Port of the master's web UI. Default 8080.
+	UIPort *int
+}
+
+// HorovodSparkStorage holds the storage parameters: Shared storage for checkpoints, evaluation results and logs, mounted at storage.mountPath: an existing PersistentVolumeClaim (claim.name), an NFS export (nfs.server) or an Azure Files share (azure.shareName), at most one of them.
+type HorovodSparkStorage struct {
+	// An Azure Files share, mounted through the Azure Files CSI driver (file.csi.azure.com,
+	// which AKS installs; the charts used the in-tree azureFile volume, which Kubernetes
+	// removed). Its credentials come from an existing Secret (secret) or from the charts'
+	// base64 account name and key, which trainsonnet puts into a Secret of its own.
+	Azure HorovodSparkStorageAzure
+	// An existing PersistentVolumeClaim (ReadWriteMany when pods on several nodes share it).
+	// Also the way to NFS in a namespace whose Pod Security level is restricted, through a
+	// PersistentVolume.
+	Claim HorovodSparkStorageClaim
+	// Where the storage is mounted. Unset: /azure/<azure.shareName> with Azure Files (where
+	// the charts mounted the share), /storage otherwise.
+	MountPath string
+	// An NFS export, mounted as an inline nfs volume (Pod Security baseline; for restricted,
+	// make a PersistentVolume and claim of it and set claim.name).
+	NFS HorovodSparkStorageNFS
+}
+
+// HorovodSparkStorageAzure holds the storage.azure parameters: An Azure Files share, mounted through the Azure Files CSI driver (file.csi.azure.com, which AKS installs; the charts used the in-tree azureFile volume, which Kubernetes removed).
+type HorovodSparkStorageAzure struct {
+	// The storage account's name, base64-encoded (the charts' storage.accountbase64). With
+	// keyBase64, trainsonnet writes the Secret <name>-<component>-storage and warns that the
+	// output holds a credential: prefer secret.
+	AccountBase64 string
+	// The storage account's key, base64-encoded (the charts' storage.keybase64); see
+	// accountBase64.
+	KeyBase64 string
+	// Existing Secret with the storage account's name and key under azurestorageaccountname
+	// and azurestorageaccountkey (kubectl create secret generic NAME
+	// --from-literal=azurestorageaccountname=ACCOUNT
+	// --from-literal=azurestorageaccountkey=KEY). Nothing secret is then in the output.
+	Secret string
+	// Name of the file share (the charts' storage.sharename).
+	ShareName string
+}
+
+// HorovodSparkStorageClaim holds the storage.claim parameters: An existing PersistentVolumeClaim (ReadWriteMany when pods on several nodes share it).
+type HorovodSparkStorageClaim struct {
+	// Name of the claim.
+	Name string
+}
+
+// HorovodSparkStorageNFS holds the storage.nfs parameters: An NFS export, mounted as an inline nfs volume (Pod Security baseline; for restricted, make a PersistentVolume and claim of it and set claim.name).
+type HorovodSparkStorageNFS struct {
+	// Exported path on the server. Unset: /.
+	Path string
+	// Host name or IPv4 address of the NFS server.
+	Server string
+}
+
+// HorovodSparkUI holds the ui parameters: The master's web UI.
+type HorovodSparkUI struct {
+	// Who the NetworkPolicy admits to the UI port, as NetworkPolicy peers
+	// ([{namespaceSelector: {}}]: every pod of the cluster). Empty: the namespace with
+	// ClusterIP, any source with NodePort or LoadBalancer.
+	From []networkingv1.NetworkPolicyPeer
+	// Type of the Service <name>-ui of the UI port alone: ClusterIP (reach it with kubectl
+	// port-forward), NodePort or LoadBalancer. The master's Service <name>-master is always
+	// ClusterIP: Spark's port has no authentication. Default "ClusterIP".
+	ServiceType string
+}
+
+// HorovodSparkWorker holds the worker parameters: The Spark workers: one executor each, which runs Horovod's processes.
+type HorovodSparkWorker struct {
+	// Spark cores of each worker (SPARK_WORKER_CORES): tasks it runs at once. Unset: with
+	// GPUs, worker.gpu (one core per GPU, as Horovod's docs ask, so that taskCpus counts
+	// GPUs); without, the whole CPUs of worker.cpu, or 1.
+	Cores *int
+	// CPU limit of each worker.
+	CPU *resource.Quantity
+	// Environment variables of each worker only, on top of env.
+	Env map[string]string
+	// GPUs of each worker (a limit of gpuResource). Default 0.
+	GPU *int
+	// Memory limit of each worker.
+	Memory *resource.Quantity
+	// Node labels each worker must run on.
+	NodeSelector map[string]string
+	// Number of workers. Default 2.
+	Number *int
+	// Tolerations of each worker.
+	Tolerations []corev1.Toleration
+	// Port of each worker's web UI. Default 8081.
+	UIPort *int
+}
+
+// Params returns the parameters to render the horovod-spark prototype with.
+func (p HorovodSpark) Params() *Params {
+	ps := NewParams("horovod-spark")
+	p.setOn(ps)
+	return ps
+}
+
+func (p HorovodSpark) setOn(ps *Params) {
+	if p.ActiveDeadlineSeconds != nil {
+		ps.Set("activeDeadlineSeconds", *p.ActiveDeadlineSeconds)
+	}
+	if p.Annotations != nil {
+		ps.Set("annotations", p.Annotations)
+	}
+	if p.AutomountServiceAccountToken != nil {
+		ps.Set("automountServiceAccountToken", *p.AutomountServiceAccountToken)
+	}
+	if p.BackoffLimit != nil {
+		ps.Set("backoffLimit", *p.BackoffLimit)
+	}
+	p.Driver.setOn(ps)
+	if p.Env != nil {
+		ps.Set("env", p.Env)
+	}
+	if p.FSGroup != nil {
+		ps.Set("fsGroup", *p.FSGroup)
+	}
+	if p.GPUResource != "" {
+		ps.Set("gpuResource", p.GPUResource)
+	}
+	if p.Image != "" {
+		ps.Set("image", p.Image)
+	}
+	if p.ImagePullPolicy != "" {
+		ps.Set("imagePullPolicy", p.ImagePullPolicy)
+	}
+	if p.ImagePullSecrets != nil {
+		ps.Set("imagePullSecrets", p.ImagePullSecrets)
+	}
+	if p.InitTimeout != nil {
+		ps.Set("initTimeout", *p.InitTimeout)
+	}
+	if p.Labels != nil {
+		ps.Set("labels", p.Labels)
+	}
+	if p.LongLived != nil {
+		ps.Set("longLived", *p.LongLived)
+	}
+	p.Master.setOn(ps)
+	if p.Name != "" {
+		ps.Set("name", p.Name)
+	}
+	if p.Namespace != "" {
+		ps.Set("namespace", p.Namespace)
+	}
+	if p.NetworkPolicy != nil {
+		ps.Set("networkPolicy", *p.NetworkPolicy)
+	}
+	if p.PriorityClassName != "" {
+		ps.Set("priorityClassName", p.PriorityClassName)
+	}
+	if p.RunAsGroup != nil {
+		ps.Set("runAsGroup", *p.RunAsGroup)
+	}
+	if p.RunAsUser != nil {
+		ps.Set("runAsUser", *p.RunAsUser)
+	}
+	if p.SchedulerName != "" {
+		ps.Set("schedulerName", p.SchedulerName)
+	}
+	if p.ScratchDir != "" {
+		ps.Set("scratchDir", p.ScratchDir)
+	}
+	if p.ServiceAccountName != "" {
+		ps.Set("serviceAccountName", p.ServiceAccountName)
+	}
+	if p.SparkConf != nil {
+		ps.Set("sparkConf", p.SparkConf)
+	}
+	if p.StopGrace != nil {
+		ps.Set("stopGrace", *p.StopGrace)
+	}
+	p.Storage.setOn(ps)
+	if p.StoreDir != "" {
+		ps.Set("storeDir", p.StoreDir)
+	}
+	if p.SupplementalGroups != nil {
+		ps.Set("supplementalGroups", p.SupplementalGroups)
+	}
+	if p.TaskCpus != nil {
+		ps.Set("taskCpus", *p.TaskCpus)
+	}
+	if p.TTLSecondsAfterFinished != nil {
+		ps.Set("ttlSecondsAfterFinished", *p.TTLSecondsAfterFinished)
+	}
+	p.UI.setOn(ps)
+	if p.VolumeMounts != nil {
+		ps.Set("volumeMounts", p.VolumeMounts)
+	}
+	if p.Volumes != nil {
+		ps.Set("volumes", p.Volumes)
+	}
+	p.Worker.setOn(ps)
+}
+
+func (p HorovodSparkDriver) setOn(ps *Params) {
+	if p.Args != nil {
+		ps.Set("driver.args", p.Args)
+	}
+	if p.BlockManagerPort != nil {
+		ps.Set("driver.blockManagerPort", *p.BlockManagerPort)
+	}
+	if p.CPU != nil {
+		ps.Set("driver.cpu", *p.CPU)
+	}
+	if p.Env != nil {
+		ps.Set("driver.env", p.Env)
+	}
+	if p.Exec != "" {
+		ps.Set("driver.exec", p.Exec)
+	}
+	if p.GPU != nil {
+		ps.Set("driver.gpu", *p.GPU)
+	}
+	if p.Memory != nil {
+		ps.Set("driver.memory", *p.Memory)
+	}
+	if p.NodeSelector != nil {
+		ps.Set("driver.nodeSelector", p.NodeSelector)
+	}
+	if p.NumProc != nil {
+		ps.Set("driver.numProc", *p.NumProc)
+	}
+	if p.Port != nil {
+		ps.Set("driver.port", *p.Port)
+	}
+	if p.Script != "" {
+		ps.Set("driver.script", p.Script)
+	}
+	if p.StartTimeout != nil {
+		ps.Set("driver.startTimeout", *p.StartTimeout)
+	}
+	if p.Tolerations != nil {
+		ps.Set("driver.tolerations", p.Tolerations)
+	}
+}
+
+func (p HorovodSparkMaster) setOn(ps *Params) {
+	if p.CPU != nil {
+		ps.Set("master.cpu", *p.CPU)
+	}
+	if p.Env != nil {
+		ps.Set("master.env", p.Env)
+	}
+	if p.GPU != nil {
+		ps.Set("master.gpu", *p.GPU)
+	}
+	if p.Memory != nil {
+		ps.Set("master.memory", *p.Memory)
+	}
+	if p.NodeSelector != nil {
+		ps.Set("master.nodeSelector", p.NodeSelector)
+	}
+	if p.Port != nil {
+		ps.Set("master.port", *p.Port)
+	}
+	if p.Tolerations != nil {
+		ps.Set("master.tolerations", p.Tolerations)
+	}
+	if p.UIPort != nil {
+		ps.Set("master.uiPort", *p.UIPort)
+	}
+}
+
+func (p HorovodSparkStorage) setOn(ps *Params) {
+	p.Azure.setOn(ps)
+	p.Claim.setOn(ps)
+	if p.MountPath != "" {
+		ps.Set("storage.mountPath", p.MountPath)
+	}
+	p.NFS.setOn(ps)
+}
+
+func (p HorovodSparkStorageAzure) setOn(ps *Params) {
+	if p.AccountBase64 != "" {
+		ps.Set("storage.azure.accountBase64", p.AccountBase64)
+	}
+	if p.KeyBase64 != "" {
+		ps.Set("storage.azure.keyBase64", p.KeyBase64)
+	}
+	if p.Secret != "" {
+		ps.Set("storage.azure.secret", p.Secret)
+	}
+	if p.ShareName != "" {
+		ps.Set("storage.azure.shareName", p.ShareName)
+	}
+}
+
+func (p HorovodSparkStorageClaim) setOn(ps *Params) {
+	if p.Name != "" {
+		ps.Set("storage.claim.name", p.Name)
+	}
+}
+
+func (p HorovodSparkStorageNFS) setOn(ps *Params) {
+	if p.Path != "" {
+		ps.Set("storage.nfs.path", p.Path)
+	}
+	if p.Server != "" {
+		ps.Set("storage.nfs.server", p.Server)
+	}
+}
+
+func (p HorovodSparkUI) setOn(ps *Params) {
+	if p.From != nil {
+		ps.Set("ui.from", p.From)
+	}
+	if p.ServiceType != "" {
+		ps.Set("ui.serviceType", p.ServiceType)
+	}
+}
+
+func (p HorovodSparkWorker) setOn(ps *Params) {
+	if p.Cores != nil {
+		ps.Set("worker.cores", *p.Cores)
+	}
+	if p.CPU != nil {
+		ps.Set("worker.cpu", *p.CPU)
+	}
+	if p.Env != nil {
+		ps.Set("worker.env", p.Env)
+	}
+	if p.GPU != nil {
+		ps.Set("worker.gpu", *p.GPU)
+	}
+	if p.Memory != nil {
+		ps.Set("worker.memory", *p.Memory)
+	}
+	if p.NodeSelector != nil {
+		ps.Set("worker.nodeSelector", p.NodeSelector)
+	}
+	if p.Number != nil {
+		ps.Set("worker.number", *p.Number)
+	}
+	if p.Tolerations != nil {
+		ps.Set("worker.tolerations", p.Tolerations)
+	}
+	if p.UIPort != nil {
+		ps.Set("worker.uiPort", *p.UIPort)
+	}
+}
+
 // OpenMPI holds the parameters of the openmpi prototype: An Open MPI job over ssh: a launcher and N workers (replaces the Kubeflow openmpi ksonnet prototype).
 // A field left at its zero value (nil, "") takes the prototype's default.
 // Render it with g.Render(ctx, p.Params()).
