@@ -133,7 +133,7 @@ func TestRejectionsReachTheOutput(t *testing.T) {
 		assert.Contains(t, out, `spec.template.spec.restartPolicy: Unsupported value: "Sometimes"`)
 		assert.Contains(t, out, `would violate PodSecurity "restricted:latest"`)
 		assert.Contains(t, out, "sweep openmpi set 1 (seed 42)")
-		assert.Contains(t, out, "replay:\n  trainsonnet gen openmpi --name=bad-1 --run-as-user=1000 --ssh-secret=s")
+		assert.Contains(t, out, "replay:\n  trainsonnet gen openmpi --name=bad-1 --runAsUser=1000 --ssh.secret=s")
 		assert.Contains(t, out, "name: bad-1\n")
 		assert.Contains(t, out, "sweep openmpi set 2 (seed 42)")
 		assert.NotContains(t, out, "set 0 (seed")
