@@ -874,9 +874,6 @@ type HorovodSparkDriver struct {
 	Memory *resource.Quantity
 	// Node labels the driver must run on.
 	NodeSelector map[string]string
-	// Horovod processes (NUM_PROC in the driver's environment): at most the slots the
-	// workers offer, worker.number × cores / taskCpus. Unset: all of them.
-	NumProc *int
 	// Port of the driver (spark.driver.port), which the executors connect to. Default 7078.
 	Port *int
 	// The user's Python script (or jar), in the image or under storage.mountPath:
@@ -978,7 +975,8 @@ type HorovodSparkUI struct {
 type HorovodSparkWorker struct {
 	// Spark cores of each worker (SPARK_WORKER_CORES): tasks it runs at once. Unset: with
 	// GPUs, worker.gpu (one core per GPU, as Horovod's docs ask, so that taskCpus counts
-	// GPUs); without, the whole CPUs of worker.cpu, or 1.
+	// GPUs); without, the whole CPUs of worker.cpu, or without a CPU limit taskCpus (one
+	// task at a time).
 	Cores *int
 	// CPU limit of each worker.
 	CPU *resource.Quantity
@@ -1127,9 +1125,6 @@ func (p HorovodSparkDriver) setOn(ps *Params) {
 	}
 	if p.NodeSelector != nil {
 		ps.Set("driver.nodeSelector", p.NodeSelector)
-	}
-	if p.NumProc != nil {
-		ps.Set("driver.numProc", *p.NumProc)
 	}
 	if p.Port != nil {
 		ps.Set("driver.port", *p.Port)

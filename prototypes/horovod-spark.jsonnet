@@ -26,7 +26,7 @@ local params_ = common.params('spark', defaultImage) + batch.params('the driver'
   }),
   worker: params.group('The Spark workers: one executor each, which runs Horovod\'s processes.', roles.params('each worker', gpu=0) + {
     number: params.int('Number of workers.', default=2, min=1, max=1000),
-    cores: params.int('Spark cores of each worker (SPARK_WORKER_CORES): tasks it runs at once. Unset: with GPUs, worker.gpu (one core per GPU, as Horovod\'s docs ask, so that taskCpus counts GPUs); without, the whole CPUs of worker.cpu, or 1.', min=1, max=1024),
+    cores: params.int('Spark cores of each worker (SPARK_WORKER_CORES): tasks it runs at once. Unset: with GPUs, worker.gpu (one core per GPU, as Horovod\'s docs ask, so that taskCpus counts GPUs); without, the whole CPUs of worker.cpu, or without a CPU limit taskCpus (one task at a time).', min=1, max=1024),
     uiPort: params.int('Port of each worker\'s web UI.', default=8081, min=1024, max=65535),
   }),
   driver: params.group('The driver: a Job of one pod that runs the user\'s script with spark-submit, at a stable address the executors reach. The job\'s status is its status.', roles.params(
@@ -36,7 +36,6 @@ local params_ = common.params('spark', defaultImage) + batch.params('the driver'
   ) + {
     script: params.string('The user\'s Python script (or jar), in the image or under storage.mountPath: spark-submit <script> <args>. It calls horovod.spark.run (or an Estimator\'s fit) with num_proc=int(os.environ["NUM_PROC"]). The default is the MNIST example of Horovod\'s image.', default=defaultScript, format='nonEmpty'),
     args: params.list('Arguments of the script, one per --driver-args flag.', separator=''),
-    numProc: params.int('Horovod processes (NUM_PROC in the driver\'s environment): at most the slots the workers offer, worker.number × cores / taskCpus. Unset: all of them.', min=1),
     startTimeout: params.seconds('How long Horovod waits for Spark to start every task (HOROVOD_SPARK_START_TIMEOUT).', default=600, min=1, max=86400),
     port: params.int('Port of the driver (spark.driver.port), which the executors connect to.', default=7078, min=1024, max=65535),
     blockManagerPort: params.int('Port of the block managers (spark.blockManager.port): the driver\'s, and each executor\'s (Spark tries the ports above it when it is taken).', default=7079, min=1024, max=65535),
@@ -64,14 +63,13 @@ local cpus(q) =
   else if std.endsWith(q, 'm') && digitsOnly(std.substr(q, 0, std.length(q) - 1)) then std.parseInt(std.substr(q, 0, std.length(q) - 1)) / 1000
   else if digitsOnly(q) then std.parseInt(q)
   else null;
-local wholeCpus(q) = local c = cpus(q); if c == null then 1 else std.max(1, std.floor(c));
 
 local cores(p) =
   if p.worker.cores != null then p.worker.cores
   else if gpuMode(p) then p.worker.gpu
-  else wholeCpus(p.worker.cpu);
+  else if cpus(p.worker.cpu) != null then std.max(1, std.floor(cpus(p.worker.cpu)))
+  else p.taskCpus;
 local slots(p) = p.worker.number * std.floor(cores(p) / p.taskCpus);
-local numProc(p) = if p.driver.numProc != null then p.driver.numProc else slots(p);
 
 local configName(p) = p.name + '-spark';
 local masterService(p) = p.name + '-master';
@@ -176,7 +174,7 @@ local driver(p, store) = role(p, 'driver', store) + {
     waits=waitMaster(p),
   ),
   env+: [
-    { name: 'NUM_PROC', value: std.toString(numProc(p)) },
+    { name: 'NUM_PROC', value: std.toString(slots(p)) },
     { name: 'HOROVOD_SPARK_START_TIMEOUT', value: std.toString(p.driver.startTimeout) },
   ],
   ports: [{ name: 'driver', port: p.driver.port }, { name: 'block-manager', port: p.driver.blockManagerPort }],
@@ -234,8 +232,8 @@ ts.prototype({
     Every pod reads the cluster's settings from spark-defaults.conf, rendered into the
     ConfigMap <name>-spark and found through SPARK_CONF_DIR: the master URL, the driver's
     address and ports, spark.task.cpus (taskCpus), the GPU settings and sparkConf. The
-    driver gets NUM_PROC (the Horovod processes: all the workers' slots unless
-    driver.numProc) and HOROVOD_SPARK_START_TIMEOUT (driver.startTimeout, 600 s).
+    driver gets NUM_PROC (the Horovod processes: every slot of the workers, worker.number ×
+    cores / taskCpus) and HOROVOD_SPARK_START_TIMEOUT (driver.startTimeout, 600 s).
 
     GPU mode (worker.gpu > 0), Horovod's recipe: each worker's Spark cores
     (SPARK_WORKER_CORES) are its GPUs, which are also its nvidia.com/gpu limit, so taskCpus
@@ -243,8 +241,9 @@ ts.prototype({
     (spark.worker.resource.gpu.amount and a discovery script, spark.executor.resource.gpu.amount,
     spark.task.resource.gpu.amount = taskCpus). CPU mode: taskCpus as given, the same cluster
     serving ETL and training. Numbers that contradict each other are refused, saying why:
-    cores other than the GPUs, GPUs a task size leaves idle, more processes than slots
-    (Horovod would wait startTimeout for tasks that never start).
+    cores other than the GPUs, GPUs a task size leaves idle, a task larger than a worker.
+    NUM_PROC is always the slots there are, so Horovod never waits startTimeout for tasks
+    Spark cannot start.
 
     The job ends by itself, with no operator and no RBAC: the master and the workers watch
     the driver's ready-only Service <name>-driver and stop (exit 0) once it has been gone
@@ -268,7 +267,10 @@ ts.prototype({
     networkPolicy+: { doc: 'Create a NetworkPolicy that lets the job\'s pods reach each other on any TCP port and admits only the UI port from elsewhere (ui.from). Turn off only if your cluster manages policies elsewhere.' },
   },
 
-  validate(p):: storage.validate(p, ['storeDir']) + [
+  validate(p)::
+    local ports = [['master.port', p.master.port], ['master.uiPort', p.master.uiPort], ['worker.uiPort', p.worker.uiPort]]
+                  + (if p.longLived then [] else [['driver.port', p.driver.port], ['driver.blockManagerPort', p.driver.blockManagerPort]]);
+    storage.validate(p, ['storeDir']) + [
     roles.nameFits(p, [{ name: 'worker', kind: 'IndexedJob', count: p.worker.number }, { name: 'master' }, { name: 'driver' }]),
     ts.check(!gpuMode(p) || p.worker.cores == null || p.worker.cores == p.worker.gpu, 'worker.cores',
              'must be ' + p.worker.gpu + ' (worker.gpu) or unset: with GPUs, a worker\'s Spark cores are its GPUs, so that taskCpus counts the GPUs of each Horovod process'),
@@ -276,12 +278,13 @@ ts.prototype({
              'must be at most ' + cores(p) + ', the Spark cores of each worker' + (if gpuMode(p) then ' (its GPUs)' else '') + ': no task could ever start'),
     ts.check(!gpuMode(p) || p.taskCpus > cores(p) || std.floor(cores(p) / p.taskCpus) * p.taskCpus == cores(p), 'taskCpus',
              'must divide worker.gpu (' + p.worker.gpu + '): each Horovod process takes taskCpus GPUs, and the rest of a worker\'s GPUs would sit idle'),
-    ts.check(p.driver.numProc == null || p.taskCpus > cores(p) || p.driver.numProc <= slots(p), 'driver.numProc',
-             'must be at most ' + slots(p) + ', the slots of the workers (' + p.worker.number + ' × ' + cores(p) + ' cores / taskCpus ' + p.taskCpus + '): Horovod would wait driver.startTimeout for tasks Spark cannot start'),
     ts.check(gpuMode(p) || p.worker.cores == null || cpus(p.worker.cpu) == null || p.worker.cores <= std.ceil(cpus(p.worker.cpu)), 'worker.cores',
              'must be at most ' + (if cpus(p.worker.cpu) == null then '' else std.ceil(cpus(p.worker.cpu))) + ', the CPUs of worker.cpu (' + p.worker.cpu + '): Spark would run more tasks at once than the worker has CPUs'),
-    ts.check(std.length(std.set([p.master.port, p.master.uiPort])) == 2, 'master.uiPort', 'must differ from master.port (' + p.master.port + ')'),
-    ts.check(p.driver.port != p.driver.blockManagerPort, 'driver.blockManagerPort', 'must differ from driver.port (' + p.driver.port + ')'),
+  ] + [
+    // every port is on the job's headless Service, which lists each once
+    local clash = [x[0] for x in ports if x[1] == ports[i][1] && x[0] != ports[i][0]];
+    ts.check(clash == [], ports[i][0], 'must differ from ' + std.join(' and ', clash) + ', which ' + (if std.length(clash) == 1 then 'is' else 'are') + ' ' + ports[i][1] + ' too: each port of the job is its own')
+    for i in std.range(0, std.length(ports) - 1)
   ] + [
     ts.check(!std.member(ownConfKeys, k), 'sparkConf', k + ' is set by trainsonnet: ' + {
       'spark.master': 'the master is <name>-master',
