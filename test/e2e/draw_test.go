@@ -17,10 +17,12 @@ import (
 )
 
 // This file draws random parameter sets from a prototype's declared
-// parameters (param.Leaves): nothing here knows openmpi's parameters
+// parameters (param.Leaves): nothing here knows a prototype's parameters
 // except the two every prototype has (lib/common.libsonnet): name, drawn
 // unique per set, and namespace, which the sweep sets to its test
-// namespace.
+// namespace; and, so that most sets are valid, a few rules of one
+// prototype's numbers that drawing them independently would nearly always
+// break (openmpi's nodeNetworks, horovod-spark's cores: agree).
 
 // sweepCountCap bounds every int parameter whose value scales the size of
 // the output (openmpi's workers: one hostfile line and one pod each): such
@@ -228,6 +230,7 @@ func (d *drawer) drawSet(pr *generator.Prototype, index int) []drawnValue {
 			}
 		}
 	}
+	d.agree(values)
 	out := make([]drawnValue, 0, len(values))
 	for _, p := range leaves {
 		if v, ok := values[p.Path]; ok {
@@ -776,4 +779,58 @@ func (d *drawer) resources() map[string]any {
 		out["requests"] = requests
 	}
 	return out
+}
+
+// agree makes numbers that a prototype requires to agree usually (90%)
+// agree, as a user's do, leaving the rest to break the rule, which the
+// prototype must refuse (drawn independently they would nearly always
+// break it, and the sweep would test little else). horovod-spark: with
+// GPUs, a worker's Spark cores are its GPUs and the cores of a task
+// divide them; without, neither a worker's cores nor a task's exceed the
+// worker's CPU limit.
+func (d *drawer) agree(values map[string]drawnValue) {
+	setInt := func(path string, n int64) {
+		if v, ok := values[path]; ok {
+			values[path] = drawnValue{v.param, strconv.FormatInt(n, 10), n}
+		}
+	}
+	intOf := func(path string) (int64, bool) {
+		n, ok := values[path].value.(int64)
+		return n, ok
+	}
+	if _, spark := values["taskCpus"]; !spark {
+		if _, spark = values["worker.cores"]; !spark {
+			return
+		}
+	}
+	if d.IntN(100) >= 90 {
+		return
+	}
+	if gpus, ok := intOf("worker.gpu"); ok && gpus > 0 {
+		setInt("worker.cores", gpus)
+		var divisors []int64
+		for n := int64(1); n <= gpus && n <= 1024; n++ {
+			if gpus%n == 0 {
+				divisors = append(divisors, n)
+			}
+		}
+		setInt("taskCpus", divisors[d.IntN(len(divisors))])
+		return
+	}
+	cores, coresSet := intOf("worker.cores")
+	if cpu, ok := values["worker.cpu"].value.(string); ok {
+		if q, err := resource.ParseQuantity(cpu); err == nil {
+			limit := (q.MilliValue() + 999) / 1000 // cores may reach the limit rounded up
+			if coresSet && cores > limit {
+				cores = 1 + d.Int64N(limit)
+				setInt("worker.cores", cores)
+			}
+			if !coresSet {
+				cores, coresSet = max(1, q.MilliValue()/1000), true // the prototype's default
+			}
+		}
+	}
+	if n, ok := intOf("taskCpus"); ok && coresSet && n > cores {
+		setInt("taskCpus", 1+d.Int64N(cores))
+	}
 }

@@ -12,6 +12,9 @@ import (
 	"github.com/trainsonnet/trainsonnet/test/kube"
 )
 
+// How long a kwok test waits for its pods to run, and how often it looks.
+const kwokWait, kwokPoll = 2 * time.Minute, 500 * time.Millisecond
+
 // TestKwokTFDistributed: a tf-distributed job of 2 parameter servers on a
 // CPU pool and 8 workers x 2 GPUs on a GPU pool, through the roles' node
 // selectors: the parameter servers run on the CPU nodes only, the workers
@@ -74,7 +77,7 @@ func TestKwokTFDistributed(t *testing.T) {
 				}
 			}
 			return n == want
-		}, 2*time.Minute, 500*time.Millisecond, "all %d %s pods Running; last seen: %s", want, role, placements{&pods})
+		}, kwokWait, kwokPoll, "all %d %s pods Running; last seen: %s", want, role, placements{&pods})
 		require.Empty(t, completed(pods))
 		return pods
 	}
