@@ -34,6 +34,13 @@
 //     chart's second example (host network) needs a node per pod, so it is
 //     checked with the real scheduler on kwok nodes (test/e2e) instead.
 //
+// TestTFDistributed (tfdist_test.go) and TestHorovodSpark (spark_test.go)
+// run the non-MPI systems with stand-ins for what no reachable registry
+// carries (TensorFlow; Spark and Horovod): the stand-ins check what the
+// pods give them against the rendered configuration and talk over the
+// same addresses, so the wiring and the end of each job are what is
+// tested. Each documents its cases.
+//
 // Every case is bounded by a deadline of its own (3 minutes, less when go
 // test's -timeout comes sooner, so that a hung case still ends with its
 // diagnostics instead of go test's panic) and, when it fails, logs the
