@@ -56,6 +56,44 @@ type poolNode struct {
 	gpus   int
 }
 
+// The GPU products the kwok pools offer.
+const a100, h100 = "NVIDIA-A100-SXM4-80GB", "NVIDIA-H100-80GB-HBM3"
+
+// poolNodeOf is node name of pool with gpus GPUs of product (none: "")
+// and the role label (none: "").
+func poolNodeOf(pool, name, product string, gpus int, role string) poolNode {
+	labels := map[string]string{}
+	if product != "" {
+		labels[gpuLabel] = product
+	}
+	if role != "" {
+		labels[roleLabel] = role
+	}
+	return poolNode{name: pool + "-" + name, labels: labels, gpus: gpus}
+}
+
+// waitRunning waits until want pods of the job's role run on nodes, none
+// of them completed, and returns them.
+func waitRunning(t *testing.T, k *kube.Kubectl, ns, name, role string, want int) []podPlacement {
+	t.Helper()
+	var pods []podPlacement
+	require.Eventually(t, func() bool {
+		var err error
+		if pods, err = jobPods(t.Context(), k, ns, name, role); err != nil {
+			return false
+		}
+		n := 0
+		for _, p := range pods {
+			if p.NodeName != "" && p.Phase == "Running" {
+				n++
+			}
+		}
+		return n == want
+	}, 2*time.Minute, 500*time.Millisecond, "all %d %s pods Running; last seen: %s", want, role, placements{&pods})
+	require.Empty(t, completed(pods))
+	return pods
+}
+
 // createPool creates tainted kwok nodes, waits until kwok reports them
 // Ready, and deletes them when the test ends. Call it before creating the
 // namespace: cleanups run last-in first-out, and the namespace's pods must
@@ -230,16 +268,8 @@ func TestKwokGPUJob(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	pool := kube.UniqueName("gpu")
-	const a100, h100 = "NVIDIA-A100-SXM4-80GB", "NVIDIA-H100-80GB-HBM3"
 	node := func(name, product string, gpus int, role string) poolNode {
-		labels := map[string]string{}
-		if product != "" {
-			labels[gpuLabel] = product
-		}
-		if role != "" {
-			labels[roleLabel] = role
-		}
-		return poolNode{name: pool + "-" + name, labels: labels, gpus: gpus}
+		return poolNodeOf(pool, name, product, gpus, role)
 	}
 	matching := []string{pool + "-a100-0", pool + "-a100-1", pool + "-a100-2", pool + "-a100-3"}
 	createPool(t, k, pool, []poolNode{

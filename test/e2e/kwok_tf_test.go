@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -11,9 +10,6 @@ import (
 	"github.com/trainsonnet/trainsonnet/generator"
 	"github.com/trainsonnet/trainsonnet/test/kube"
 )
-
-// How long a kwok test waits for its pods to run, and how often it looks.
-const kwokWait, kwokPoll = 2 * time.Minute, 500 * time.Millisecond
 
 // TestKwokTFDistributed: a tf-distributed job of 2 parameter servers on a
 // CPU pool and 8 workers x 2 GPUs on a GPU pool, through the roles' node
@@ -26,13 +22,8 @@ func TestKwokTFDistributed(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	pool := kube.UniqueName("tf")
-	const a100, h100 = "NVIDIA-A100-SXM4-80GB", "NVIDIA-H100-80GB-HBM3"
 	node := func(name, product string, gpus int, role string) poolNode {
-		labels := map[string]string{roleLabel: role}
-		if product != "" {
-			labels[gpuLabel] = product
-		}
-		return poolNode{name: pool + "-" + name, labels: labels, gpus: gpus}
+		return poolNodeOf(pool, name, product, gpus, role)
 	}
 	gpuNodes := []string{pool + "-a100-0", pool + "-a100-1"}
 	cpuNodes := []string{pool + "-cpu-0", pool + "-cpu-1"}
@@ -63,24 +54,7 @@ func TestKwokTFDistributed(t *testing.T) {
 	require.NoError(t, strictDryRun(ctx, k, ns, manifests))
 	require.NoError(t, k.Apply(ctx, ns, manifests))
 
-	running := func(role string, want int) []podPlacement {
-		var pods []podPlacement
-		require.Eventually(t, func() bool {
-			var err error
-			if pods, err = jobPods(ctx, k, ns, name, role); err != nil {
-				return false
-			}
-			n := 0
-			for _, p := range pods {
-				if p.NodeName != "" && p.Phase == "Running" {
-					n++
-				}
-			}
-			return n == want
-		}, kwokWait, kwokPoll, "all %d %s pods Running; last seen: %s", want, role, placements{&pods})
-		require.Empty(t, completed(pods))
-		return pods
-	}
+	running := func(role string, want int) []podPlacement { return waitRunning(t, k, ns, name, role, want) }
 	perNode := map[string]int{}
 	for _, p := range running("worker", workers) {
 		assert.Contains(t, gpuNodes, p.NodeName, "worker %s on a node of its selector (A100, train)", p.Name)
