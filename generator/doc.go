@@ -20,7 +20,9 @@
 //
 // Each built-in prototype has a typed struct (OpenMPI, ...), generated from
 // its declaration; Params also takes values by path (Set), as text (SetText)
-// and from params files (AddFile), as the CLI does.
+// and from params files (AddFile), as the CLI does. The declarations
+// (Prototype.Params), how values of each type are read and checked, and the
+// problems reported (param.Error) are package generator/param's.
 package generator
 
 //go:generate go run ../internal/gentypes -o zz_generated_params.go
