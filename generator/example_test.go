@@ -66,7 +66,7 @@ func ExampleValidationError() {
 		log.Fatal(err)
 	}
 	params := generator.NewParams("openmpi").
-		AddFile("params.yaml", []byte("workers: 0\nmemory: 4GB\n")).
+		AddFile("params.yaml", []byte("workers: 0\nmemory: lots\n")).
 		SetText("ssh.port", "22", "--ssh-port").
 		SetText("useHostNetwork", "true", "--use-host-network")
 	_, err = g.Render(context.Background(), params)
@@ -77,7 +77,7 @@ func ExampleValidationError() {
 		}
 	}
 	// Output:
-	// params.yaml: memory: invalid value "4GB": must be a Kubernetes quantity such as 500m, 2 or 4Gi
+	// params.yaml: memory: invalid value "lots": must be a Kubernetes quantity such as 500m, 2 or 4Gi
 	// params.yaml: workers: invalid value "0": must be an integer from 1 to 5000
 }
 

@@ -2,6 +2,7 @@ package generator
 
 import (
 	"crypto/ed25519"
+	"crypto/rand"
 	"encoding/pem"
 	"fmt"
 	"strconv"
@@ -40,6 +41,14 @@ func nativeFunctions() []*jsonnet.NativeFunction {
 			Name:   "sshKeyPair",
 			Params: ast.Identifiers{"comment"},
 			Func:   sshKeyPair,
+		},
+		{
+			// secretToken() makes a fresh random token of 26 base32
+			// characters (130 bits): a password of the job's own, such
+			// as Jupyter's.
+			Name:   "secretToken",
+			Params: ast.Identifiers{},
+			Func:   func([]any) (any, error) { return rand.Text(), nil }, // the process-wide CSPRNG, as sshKeyPair
 		},
 	}
 }

@@ -229,6 +229,23 @@ func (pr *Prototype) applyValue(r *resolved, prm *param.Param, v any, given, wri
 	}
 	nv, rule := prm.Normalize(v)
 	if rule != "" {
+		if s, ok := v.(string); ok {
+			if s == "" {
+				// The Helm charts' values files left a value unset as ""
+				// (kolotoc's scheduler.schedulerPort: ""): the default.
+				r.warnings = append(r.warnings, given+": \"\" is taken as unset (the default) here, as the chart meant it; leave the key out")
+				r.set(prm, nil, given)
+				return
+			}
+			if q, ok := byteSuffix(prm, s); ok {
+				// Dask and the charts wrote bytes as 2GB or 512MiB.
+				if nq, rule2 := prm.Normalize(q); rule2 == "" {
+					r.warnings = append(r.warnings, given+": "+s+" is taken as "+nq.(string)+", its spelling as a Kubernetes quantity")
+					r.set(prm, nq, given)
+					return
+				}
+			}
+		}
 		add(&param.Error{Param: prm.Path, Source: given, Value: param.Show(v), Rule: rule})
 		return
 	}
@@ -487,3 +504,31 @@ func (pr *Prototype) unknownIn(given string, group *param.Param, written, key st
 }
 
 func (pr *Prototype) allKeys() []string { return slices.Sorted(maps.Keys(pr.byKey)) }
+
+// byteSuffix: for a quantity of bytes written the way Dask and the charts
+// wrote memory (2GB, 512MiB, 1.5 GB), the Kubernetes spelling (2G, 512Mi,
+// 1.5G).
+func byteSuffix(prm *param.Param, s string) (string, bool) {
+	if prm.Type != param.TypeQuantity || prm.Format != "bytes" {
+		return "", false
+	}
+	t, ok := strings.CutSuffix(strings.TrimSpace(s), "B")
+	if !ok {
+		return "", false
+	}
+	t = strings.TrimSpace(t)
+	n := strings.TrimRight(t, "kKMGTPEi")
+	unit := t[len(n):]
+	switch unit {
+	case "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei":
+	case "K":
+		unit = "k"
+	default:
+		return "", false
+	}
+	n = strings.TrimSpace(n)
+	if n == "" {
+		return "", false
+	}
+	return n + unit, true
+}

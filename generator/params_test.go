@@ -93,6 +93,34 @@ func TestNullInAParamsFileMeansDefault(t *testing.T) {
 	assert.Contains(t, objs["Job/openmpi-worker"], `"completions":4`)
 }
 
+// The charts' values files left values unset as "" and wrote memory as
+// Dask does (2GB): both are taken for what they meant, with a warning.
+func TestChartSpellingsOfUnsetAndBytes(t *testing.T) {
+	g := newGenerator(t)
+	res, err := g.Render(context.Background(), generator.NewParams("openmpi").
+		AddFile("v.yaml", []byte("workers: 7\nmemory: 2GB\ncpu: \"\"\n")).
+		AddFile("w.yaml", []byte("workers: \"\"\nmemory: 1.5 GiB\n")))
+	require.NoError(t, err)
+	assert.Subset(t, res.Warnings, []string{
+		`v.yaml: memory: 2GB is taken as 2G, its spelling as a Kubernetes quantity`,
+		`v.yaml: cpu: "" is taken as unset (the default) here, as the chart meant it; leave the key out`,
+		`w.yaml: workers: "" is taken as unset (the default) here, as the chart meant it; leave the key out`,
+		`w.yaml: memory: 1.5 GiB is taken as 1536Mi, its spelling as a Kubernetes quantity`,
+	})
+	var worker string
+	for _, o := range res.Objects {
+		if o.Kind == "Job" && o.Name == "openmpi-worker" {
+			worker = string(o.JSON())
+		}
+	}
+	assert.Contains(t, worker, `"completions":4`, "workers back to its default")
+	assert.Contains(t, worker, `"memory":"1536Mi"`, "the later file wins")
+
+	// Not every string ending in B is bytes.
+	_, err = g.Render(context.Background(), generator.NewParams("openmpi").AddFile("v.yaml", []byte("memory: 2XB\n")))
+	assert.Equal(t, []string{`v.yaml: memory: invalid value "2XB": must be a Kubernetes quantity such as 500m, 2 or 4Gi`}, validationProblems(t, err))
+}
+
 func TestNullGroupResetsItsMembers(t *testing.T) {
 	g := newGenerator(t)
 	objs := render(t, g, generator.NewParams("openmpi").

@@ -211,6 +211,11 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
   //   worker {count, image, imagePullPolicy, init, env, resources,
   //           nodeSelector, tolerations, privileged, hostNetwork, hostPID,
   //           waitForGPUDriver, initContainers, sidecars}
+  //   Optional in either role: volumes, mounts (the role's own, besides
+  //   j's), initContainers (native sidecars among them), ports (besides
+  //   ssh); in the launcher also kind: 'Deployment' for a long-lived
+  //   launcher that is no rank (the interactive cluster of horovod-dask:
+  //   restarted when it fails, never complete), with strategy.
   jobs(proto, p, j)::
     local l = j.launcher;
     local w = j.worker;
@@ -221,6 +226,9 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
     // one pod of the group j.oneNode (a component, or null: the whole job)
     // per node.
     local shared(r) = {
+      volumes: volumes + std.get(r, 'volumes', []),
+      mounts: mounts + std.get(r, 'mounts', []),
+      initContainers: std.get(r, 'initContainers', []),
       image: r.image,
       imagePullPolicy: r.imagePullPolicy,
       resources: r.resources,
@@ -230,13 +238,13 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
       hostNetwork: r.hostNetwork,
       hostPID: r.hostPID,
       affinity: if r.hostNetwork then roles.onePodPerNode(proto, p, j.oneNode) else null,
-      volumes: volumes,
-      mounts: mounts,
     };
+    local lkind = std.get(l, 'kind', 'Job');
     local rs = [
       shared(l) + {
         name: l.role,
-        kind: 'Job',
+        kind: lkind,
+        [if lkind == 'Deployment' then 'strategy']: std.get(l, 'strategy'),
         backoffLimit: p.backoffLimit,
         resources: roles.withRequests(l.resources, $.launcherRequests),
         command: $.command(l.init, 'launcher'),
@@ -247,7 +255,7 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
              + $.ompiEnv(p.mca)
              + (if l.rankHost != null then $.sshEnv(l.env) else [])
              + l.env,
-        ports: if l.rankHost != null then ssh else [],
+        ports: (if l.rankHost != null then ssh else []) + std.get(l, 'ports', []),
       },
       shared(w) + {
         name: 'worker',
@@ -258,7 +266,7 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
              + (if w.waitForGPUDriver then [{ name: 'TS_WAIT_FOR_GPU_DRIVER', value: '1' }] else [])
              + $.sshEnv(w.env)
              + w.env,
-        ports: ssh,
+        ports: ssh + std.get(w, 'ports', []),
         readinessProbe: $.readinessProbe,
         initContainers: w.initContainers,
         sidecars: w.sidecars,

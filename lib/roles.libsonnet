@@ -23,6 +23,7 @@
 //   dns             the pods get stable DNS names <host>.<name> through the
 //                   job's headless Service (default: true for Jobs)
 //   backoffLimit    retries of a Job's pods (default 0)
+//   strategy        a Deployment's strategy (default: the API's, rolling)
 //   image, imagePullPolicy, command, args, env (a list), ports
 //                   ([{name, port}]), readinessProbe, resources, privileged
 //   nodeSelector, tolerations, affinity, hostNetwork, hostPID
@@ -42,6 +43,7 @@ local defaults = {
   count: 1,
   dns: self.kind != 'Deployment',
   backoffLimit: 0,
+  strategy: null,
   image: error 'a role needs an image',
   imagePullPolicy: 'IfNotPresent',
   command: null,
@@ -179,6 +181,7 @@ local digits(n) = std.length(std.toString(n));
       spec: {
         replicas: r.count,
         selector: { matchLabels: common.selector(proto, p, r.name) },
+        [if r.strategy != null then 'strategy']: r.strategy,
         template: template,
       },
     }

@@ -2,6 +2,7 @@
 // chart, its values as typed parameters, with the chart's bugs fixed.
 
 local batch = import 'batch.libsonnet';
+local chart = import 'chart.libsonnet';
 local common = import 'common.libsonnet';
 local mpi = import 'mpi.libsonnet';
 local roles = import 'roles.libsonnet';
@@ -10,87 +11,22 @@ local ts = import 'trainsonnet.libsonnet';
 local params = ts.params;
 local proto = 'horovod';
 
-// The chart's image block: repository, tag, pull policy. For the driver
-// each is unset by default, meaning the worker's.
-local image(who, chartKey, repository, tag, pullPolicy) = params.group(
-  'Image of the ' + who + ' (the chart\'s ' + chartKey + '.image).',
-  {
-    repository: params.string('Image repository.' + (if repository == null then ' Unset: the worker\'s.' else ''), default=repository, format='imageRepository'),
-    tag: params.string('Image tag.' + (if tag == null then ' Unset: the worker\'s.' else ''), default=tag, format='imageTag'),
-    pullPolicy: params.enum('Image pull policy.' + (if pullPolicy == null then ' Unset: the worker\'s.' else ''), ['Always', 'IfNotPresent', 'Never'], default=pullPolicy),
-  }
-);
-
-// What both roles take: their own env, resources, scheduling and privilege.
-// who: "the driver", "each worker".
-local role(who, envNote) = {
-  gpu: params.int('GPUs of ' + who + ' (a limit of gpuResource), replacing the one of resources; also its slots. Unset: gpu.', min=0, max=1024),
-  cpu: params.quantity('CPU of ' + who + ' (limit, and request if resources has one), replacing the one of resources. Unset: cpu.'),
-  memory: params.quantity('Memory of ' + who + ' (limit, and request if resources has one), replacing the one of resources. Unset: memory.', unit='bytes'),
-  env: params.map('Environment variables of ' + who + ' only, on top of env. ' + envNote, keys='envName'),
-  resources: params.object('Resources of ' + who + '; unset, the shared resources. Its GPU limit (gpuResource) is also its slots in the hostfile.', 'core/v1.ResourceRequirements'),
-  nodeSelector: params.map('Node labels ' + who + ' must run on.', keys='labelKey', values='labelValue'),
-  tolerations: params.object('Tolerations of ' + who + '.', 'core/v1.Toleration', list=true),
-  privileged: params.bool('Run the container of ' + who + ' privileged. Off unless asked: a privileged container can do anything on its node (trainsonnet warns when it is on).'),
-};
-
-local digits(n) = std.length(std.toString(n));
-
-// The effective resources of a role: its resources (or the shared ones),
-// with the typed gpu, cpu and memory (the role's, or the shared ones) on
-// top. Slots are its GPUs (1 without).
-local resourcesOf(p, r) = roles.resources(
-  if r.resources != null then r.resources else p.resources,
-  if r.cpu != null then r.cpu else p.cpu,
-  if r.memory != null then r.memory else p.memory,
-  if r.gpu != null then r.gpu else p.gpu,
-  p.gpuResource,
-);
-// (the typed gpu wins over the resources' limit, as in resourcesOf)
-local gpusOf(p, r) =
-  if r.gpu != null then r.gpu else if p.gpu != null then p.gpu
-  else roles.gpus(if r.resources != null then r.resources else p.resources, p.gpuResource);
-local slotsOf(p, r) = if p.slots != null then p.slots else std.max(1, gpusOf(p, r));
-// A pod's GPUs are its slots (unless slots is set): at most 1024, as the
-// typed gpu, also when they come from a resources object (the parameter
-// named: the role's, or the shared one, once).
-local maxGPUs = 1024;
-local gpuChecks(p) =
-  local from(role) = if p[role].resources != null then role + '.resources' else 'resources';
-  local over = [role for role in ['driver', 'worker'] if p.slots == null && p[role].gpu == null && p.gpu == null && gpusOf(p, p[role]) > maxGPUs];
-  [
-    ts.check(false, param, 'the limit of ' + p.gpuResource + ' must be at most ' + maxGPUs + ': a pod\'s GPUs are also its slots in the hostfile')
-    for param in std.set([from(role) for role in over])
-  ];
-
 // The hostfile: the driver first (it is a rank), then the workers.
 local driverHost(p) = mpi.host(p, p.name + '-driver');
-local hostHead(p) = driverHost(p) + ' slots=' + slotsOf(p, p.driver) + '\n';
+local hostHead(p) = driverHost(p) + ' slots=' + chart.slotsOf(p, p.driver) + '\n';
 local hostLinePrefix(p) = p.name + '-worker-';
-local hostLineSuffix(p) = '.' + p.name + ' slots=' + slotsOf(p, p.worker);
+local hostLineSuffix(p) = '.' + p.name + ' slots=' + chart.slotsOf(p, p.worker);
 
 // The chart mounted its hostfile at /horovod/generated/hostfile, and its
 // users wrote that path into master.args; it still works.
 local chartDir = '/horovod/generated';
 
-local imageOf(p, r) =
-  local repo = if r.image.repository != null then r.image.repository else p.worker.image.repository;
-  local tag = if r.image.tag != null then r.image.tag else p.worker.image.tag;
-  repo + ':' + tag;
-local pullPolicyOf(p, r) = if r.image.pullPolicy != null then r.image.pullPolicy else p.worker.image.pullPolicy;
-
-local params_ = common.params(proto) + batch.params('the driver') + mpi.params + {
+local params_ = common.params(proto) + batch.params('the driver') + mpi.params + chart.shared('the driver and of every worker', ['driver', 'worker']) + {
   // The chart's fullnameOverride was the name of every object.
   name+: { replaces: 'fullnameOverride' },
   useHostNetwork: params.bool('Run the driver and the workers in their nodes\' network, as the chart\'s README advised for speed. At most one pod of the job per node; ssh.port must not be 22.'),
   useHostPID: params.bool('Share the nodes\' process namespace with the job\'s pods (the chart\'s useHostPID).'),
-  resources: params.object('Resources of the driver and of every worker (the chart\'s resources); driver.resources and worker.resources replace them per role. The GPU limit (gpuResource) sets the slots.', 'core/v1.ResourceRequirements'),
-  gpu: params.int('GPUs of the driver and of every worker (a limit of gpuResource), replacing the one of resources; also the slots of each pod. driver.gpu and worker.gpu replace it per role.', min=0, max=1024),
-  cpu: params.quantity('CPU of the driver and of every worker (limit, and request if resources has one), replacing the one of resources.'),
-  memory: params.quantity('Memory of the driver and of every worker (limit, and request if resources has one), replacing the one of resources.', unit='bytes'),
   exec: params.string('Command the driver runs with sh -c once every worker answers, as one string: the same as driver.args, which it replaces when both are set (a warning says so).', format='nonEmpty'),
-  gpuResource: params.string('Extended resource that counts GPUs, and so the slots of each pod.', default='nvidia.com/gpu', format='extendedResourceName'),
-  slots: params.int('MPI slots per pod in the hostfile. Unset: the GPUs of the pod, or 1 without GPUs (the chart\'s template bug made it always 1).', min=1, max=1024),
   initTimeout: params.seconds('How long the driver waits for every worker to answer over ssh before it fails with exit code 124; also how long a worker waits for the driver to appear. (The chart tried 30 times, then restarted the pod.)', default=300, min=1, max=86400),
   mca: params.map('Open MPI MCA parameters for the driver (OMPI_MCA_<name>), added to or replacing the defaults (see describe openmpi).', keys='envName'),
   ssh: params.group('ssh between the pods.', {
@@ -100,37 +36,24 @@ local params_ = common.params(proto) + batch.params('the driver') + mpi.params +
   worker: params.group('The workers: ranks 1 to number, in an Indexed Job that ends when the driver does (the chart\'s StatefulSet never ended).', {
     number: params.int('Number of worker pods, at most 5,000 (the largest job the pods\' runtime is tested at). The job has number + 1 ranks\' pods: the driver is one too.', default=3, min=1, max=5000, aliases=['workers']),
     podManagementPolicy: params.enum('How the worker pods start. They always start together (Parallel): an Indexed Job has no OrderedReady.', ['Parallel', 'OrderedReady'], default='Parallel'),
-    image: image('workers', 'worker', 'horovod/horovod', '0.28.1', 'IfNotPresent'),
-  } + role('each worker', '(The chart documented worker.env but never used it.)')),
+    image: chart.image('workers', 'worker', 'horovod/horovod', '0.28.1', 'IfNotPresent'),
+  } + chart.role('each worker', '(The chart documented worker.env but never used it.)')),
   driver: params.group('The driver: rank 0, which waits for the workers and runs args. The chart called it master; Horovod renamed it driver (master.* keys still work, with a warning).', {
-    image: image('driver', 'master', null, null, null),
+    image: chart.image('driver', 'master', null, null, null),
     args: params.list('Command the driver runs once every worker answers: the items joined by spaces and run with sh -c, or with bash -c, as the chart ran them, when they use bash syntax ([[, source, arrays, {1..4}; a warning says so, and the image must have bash). The job ends with its exit code. Unset (or empty: [], or the chart\'s {}): the driver stays up for interactive use. One item per --driver-args flag; an empty item is refused, as an empty exec.', items='nonEmpty', separator=''),
-  } + role('the driver', '(The chart gave master.env to the workers too.)'), replaces='master'),
+  } + chart.role('the driver', '(The chart gave master.env to the workers too.)'), replaces='master'),
 };
 
-// The driver's command: exec, or the chart's driver.args joined. The chart
-// ran args with bash -c "$*"; args that use bash syntax run with bash, so
-// that a values file that worked under the chart still does (the image must
-// have bash: the driver says so and exits 127 if it has not). exec is
-// trainsonnet's own and runs with sh -c, as documented.
-local argsCommand(p) = if p.driver.args == [] then null else std.join(' ', p.driver.args);
-// argsBash: the bash construct in driver.args, when they are the command
-local argsBash(p) = if p.exec == null then ts.bashSyntax(argsCommand(p));
-local execOf(p) =
-  if p.exec != null then p.exec
-  else if argsBash(p) != null then
-    local quoted = "'" + std.strReplace(argsCommand(p), "'", "'\\''") + "'";
-    'command -v bash >/dev/null 2>&1 || { echo "driver.args use bash syntax and the image has no bash" >&2; exit 127; }; exec bash -c ' + quoted
-  else argsCommand(p);
+local execOf(p) = chart.exec(p.exec, p.driver.args, 'driver.args');
 
 // job: the driver and the workers, for mpi.jobs.
 local job(p) =
   local roleOf(r) = {
-    image: imageOf(p, r),
-    imagePullPolicy: pullPolicyOf(p, r),
+    image: chart.imageOf(p, r),
+    imagePullPolicy: chart.pullPolicyOf(p, r),
     init: null,
     env: common.env(p.env + r.env),
-    resources: resourcesOf(p, r),
+    resources: chart.resourcesOf(p, r),
     nodeSelector: r.nodeSelector,
     tolerations: r.tolerations,
     privileged: r.privileged,
@@ -205,16 +128,12 @@ ts.prototype({
     ts.check(p.worker.podManagementPolicy == 'Parallel', 'worker.podManagementPolicy',
              'must be Parallel: the workers are an Indexed Job, whose pods always start together; an MPI job needs all of them anyway'),
     mpi.checkConfigSize(p, 'worker.number', hostLinePrefix(p), hostLineSuffix(p), 0, p.worker.number, hostHead(p)),
-  ] + gpuChecks(p) + mpi.checks(p, {}, { env: p.env, 'worker.env': p.worker.env, 'driver.env': p.driver.env }, [chartDir]),
+  ] + chart.gpuChecks(p, ['driver', 'worker']) + mpi.checks(p, {}, { env: p.env, 'worker.env': p.worker.env, 'driver.env': p.driver.env }, [chartDir]),
 
   warnings(p):: [
     mpi.generatedKeyWarning(p, p.ssh.secret, '--ssh-secret'),
     roles.hostNetworkWarning(p, p.useHostNetwork, 'the pods\' sshd (port ' + p.ssh.port + ') is'),
-    if p.exec != null && p.driver.args != [] then 'driver.args is not used: exec is set, and both are the driver\'s command (exec is one string, driver.args the chart\'s list)',
-    roles.shWarning('exec', p.exec),
-    local bash = argsBash(p);
-    if bash != null then
-      'driver.args run with bash -c, as the chart ran them: ' + bash + '; the driver\'s image must have bash (it exits 127 if not)',
+  ] + chart.execWarnings(p.exec, p.driver.args, 'driver.args', 'the driver') + [
     if p.driver.privileged then 'driver.privileged: the driver\'s container is privileged and can do anything on its node',
     if p.worker.privileged then 'worker.privileged: the workers\' containers are privileged and can do anything on their nodes',
   ],
