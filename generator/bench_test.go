@@ -38,6 +38,12 @@ func BenchmarkRenderHorovodSpark(b *testing.B) {
 	benchSizes(b, "horovod-spark", "worker.number", []int{4, 1000}, false)
 }
 
+// BenchmarkRenderHorovodDask: the scheduler pod and the ring, at 4 and
+// 5,000 workers (its most), with an ssh key pair generated as by default.
+func BenchmarkRenderHorovodDask(b *testing.B) {
+	benchSizes(b, "horovod-dask", "worker.number", []int{4, 5000}, false)
+}
+
 // benchRender1 renders a prototype whose size does not grow, with its
 // defaults and a storage claim.
 func benchRender1(b *testing.B, proto string) {

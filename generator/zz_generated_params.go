@@ -749,6 +749,657 @@ func (p HorovodWorkerImage) setOn(ps *Params) {
 	}
 }
 
+// HorovodDask holds the parameters of the horovod-dask prototype: A Horovod ring and a Dask cluster in the shape of the kolotoc chart: a scheduler pod (Dask, Jupyter, TensorBoard) and N workers serving ssh and running Dask workers.
+// A field left at its zero value (nil, "") takes the prototype's default.
+// Render it with g.Render(ctx, p.Params()).
+type HorovodDask struct {
+	// Fail the job, and stop all its pods, if it runs longer than this. Whole seconds.
+	ActiveDeadlineSeconds *time.Duration
+	// Annotations added to every object and pod.
+	Annotations map[string]string
+	// Mount the ServiceAccount token into the pods (off: nothing in them talks to the API).
+	// Default false.
+	AutomountServiceAccountToken *bool
+	// Retries of the scheduler (with scheduler.args)'s pod before the job fails. With
+	// retries the other pods wait for the next attempt. Default 0.
+	BackoffLimit *int
+	// CPU of the scheduler and of every worker (limit, and request if resources has one),
+	// replacing the one of resources.
+	CPU *resource.Quantity
+	// CUDA in the workers.
+	Cuda HorovodDaskCuda
+	// Environment variables of every job container. In pods that serve ssh, the processes
+	// mpirun starts there get them too.
+	Env map[string]string
+	// Command the scheduler runs with sh -c once every worker answers, as one string: the
+	// same as scheduler.args, which it replaces when both are set (a warning says so).
+	Exec string
+	// Group that owns the pods' volumes.
+	FSGroup *int
+	// GPUs of the scheduler and of every worker (a limit of gpuResource), replacing the one
+	// of resources; also the slots of each pod. scheduler.gpu and worker.gpu replace it per
+	// role.
+	GPU *int
+	// Extended resource that counts GPUs, and so the slots of each pod. Default
+	// "nvidia.com/gpu".
+	GPUResource string
+	// Names of Secrets to pull images with.
+	ImagePullSecrets []string
+	// How long the scheduler waits for every worker to answer over ssh before it fails with
+	// exit code 124; also how long a worker waits for the scheduler to appear. (The chart
+	// tried 30 times.) Default 300. Whole seconds.
+	InitTimeout *time.Duration
+	// Labels added to every object and pod (never to selectors).
+	Labels map[string]string
+	// How long a worker waits, once the launcher is gone without telling it to stop, before
+	// it stops on its own. A launcher that is preempted, evicted or retried must be back
+	// within it, or its workers are gone. Default 420. Whole seconds.
+	LauncherGrace *time.Duration
+	// Directory TensorBoard reads (the charts' logdir, Kubeflow's logDir): under
+	// storage.mountPath or a volumeMount, or an s3:// or gs:// URI. Unset:
+	// <storage.mountPath>/train, where training writes its summaries.
+	LogDir string
+	// Open MPI MCA parameters for the scheduler's mpirun (OMPI_MCA_<name>), added to or
+	// replacing the defaults (see describe openmpi).
+	MCA map[string]string
+	// Memory of the scheduler and of every worker (limit, and request if resources has one),
+	// replacing the one of resources.
+	Memory *resource.Quantity
+	// Name of the job. It prefixes every object, so two jobs in one namespace never collide,
+	// and becomes the app.kubernetes.io/instance label. Default "horovod-dask".
+	Name string
+	// Namespace of every object. Unset, the objects carry no namespace and land where
+	// kubectl (or a kustomize overlay) puts them.
+	Namespace string
+	// Create a NetworkPolicy that admits only this job's own pods. Turn off only if your
+	// cluster manages policies elsewhere. Default true.
+	NetworkPolicy *bool
+	// PriorityClass of every pod.
+	PriorityClassName string
+	// The project (the chart's projectName): a conda environment of that name is activated
+	// in every pod when the image's conda has it, and TensorBoard reads
+	// /root/<projectName>/checkpoints, the chart's checkpoint directory, unless logDir or a
+	// storage is set. Empty: none. Default "".
+	ProjectName string
+	// Resources of the scheduler and of every worker (the chart's resources);
+	// scheduler.resources and worker.resources replace them per role. The GPU limit
+	// (gpuResource) sets the slots.
+	Resources *corev1.ResourceRequirements
+	// Group id the containers run as; also the pods' fsGroup unless fsGroup is set.
+	RunAsGroup *int
+	// User id the containers run as. Set it (non-zero) to run without root: sshd then
+	// listens on an unprivileged port as that user, who must exist in the image.
+	RunAsUser *int
+	// The scheduler pod: the Dask scheduler, its dashboard and, each in its own container,
+	// Jupyter and TensorBoard; the MPI jobs of the ring start here (mpirun over ssh). A
+	// Deployment, long-lived as the chart's; with scheduler.args (or exec), a Job that ends
+	// the cluster with the command's exit code.
+	Scheduler HorovodDaskScheduler
+	// Scheduler of every pod (for gang schedulers such as Volcano or the coscheduling
+	// plugin).
+	SchedulerName string
+	// ServiceAccount the pods run as. The pods never need the Kubernetes API, so none is
+	// created and no RBAC is granted.
+	ServiceAccountName string
+	// Size limit of /dev/shm in the launcher and the workers: a memory-backed volume (NCCL
+	// and Open MPI's shared-memory transport need more than the container runtime's 64 MiB),
+	// counted against the pod's memory. Unset: no limit of its own. A volumeMount of your
+	// own at /dev/shm replaces it.
+	ShmSize *resource.Quantity
+	// MPI slots per pod in the hostfile. Unset: the GPUs of the pod, or 1 without GPUs (the
+	// chart's template bug made it always 1).
+	Slots *int
+	// ssh between the pods.
+	SSH HorovodDaskSSH
+	// Shared storage for checkpoints, evaluation results and logs, mounted at
+	// storage.mountPath: an existing PersistentVolumeClaim (claim.name), an NFS export
+	// (nfs.server) or an Azure Files share (azure.shareName), at most one of them. None of
+	// them: an emptyDir, which lives and dies with the pod.
+	Storage HorovodDaskStorage
+	// Extra group ids of the containers.
+	SupplementalGroups []int64
+	// Delete the finished Jobs (and their pods) this long after they end. Unset, they stay
+	// until deleted. Whole seconds.
+	TTLSecondsAfterFinished *time.Duration
+	// The web UIs: the Dask dashboard, Jupyter and TensorBoard.
+	UI HorovodDaskUI
+	// Run the scheduler and the workers in their nodes' network (the chart's default). At
+	// most one pod of the cluster per node; ssh.port must not be 22. Default false.
+	UseHostNetwork *bool
+	// Share the nodes' process namespace with the cluster's pods (the chart's useHostPID).
+	// Default false.
+	UseHostPID *bool
+	// Volume mounts added to every job container.
+	VolumeMounts []corev1.VolumeMount
+	// Volumes added to every pod.
+	Volumes []corev1.Volume
+	// The workers: the Horovod ring (ranks 0 to number - 1, each serving ssh) and, in each,
+	// dask.number Dask workers.
+	Worker HorovodDaskWorker
+}
+
+// HorovodDaskCuda holds the cuda parameters: CUDA in the workers.
+type HorovodDaskCuda struct {
+	// Directory of the CUDA stub libraries (such as /usr/local/cuda/lib64/stubs): first on
+	// LD_LIBRARY_PATH of every pod, and of the ranks that ssh starts, on a node without a
+	// GPU driver, so that CUDA builds of the frameworks load there (the chart ran ldconfig
+	// on it).
+	Stubs string
+}
+
+// HorovodDaskScheduler holds the scheduler parameters: The scheduler pod: the Dask scheduler, its dashboard and, each in its own container, Jupyter and TensorBoard; the MPI jobs of the ring start here (mpirun over ssh).
+type HorovodDaskScheduler struct {
+	// Command the scheduler runs once every worker answers: the items joined by spaces and
+	// run with sh -c, or with bash -c, as the chart ran them, when they use bash syntax (a
+	// warning says so). The cluster ends with its exit code. Unset (or empty): the cluster
+	// stays up for interactive use, like the chart's. One item per --scheduler-args flag.
+	Args []string
+	// CPU of the scheduler (limit, and request if resources has one), replacing the one of
+	// resources. Unset: cpu.
+	CPU *resource.Quantity
+	// Port of the Dask dashboard (--dashboard-address; the chart's bokehPort). Default 8787.
+	DashboardPort *int
+	// Environment variables of the scheduler only, on top of env.
+	Env map[string]string
+	// GPUs of the scheduler (a limit of gpuResource), replacing the one of resources; also
+	// its slots. Unset: gpu.
+	GPU *int
+	// Image of the scheduler (the chart's scheduler.image).
+	Image HorovodDaskSchedulerImage
+	// Port of Jupyter Lab, in a container of its own. Unset: no Jupyter.
+	JupyterPort *int
+	// Existing Secret whose key token is Jupyter's token (JUPYTER_TOKEN). Unset: trainsonnet
+	// generates one into the Secret <name>-jupyter (kubectl get secret <name>-jupyter -o
+	// jsonpath={.data.token} | base64 -d). There is never a fixed password.
+	JupyterSecret string
+	// Memory of the scheduler (limit, and request if resources has one), replacing the one
+	// of resources. Unset: memory.
+	Memory *resource.Quantity
+	// Node labels the scheduler must run on.
+	NodeSelector map[string]string
+	// Run the container of the scheduler privileged. Off unless asked: a privileged
+	// container can do anything on its node (trainsonnet warns when it is on). Default
+	// false.
+	Privileged *bool
+	// Resources of the scheduler; unset, the shared resources. Its GPU limit (gpuResource)
+	// is also its slots in the hostfile.
+	Resources *corev1.ResourceRequirements
+	// Port of the Dask scheduler (dask scheduler --port; the chart's cluster.sh used 8686).
+	// Default 8786.
+	SchedulerPort *int
+	// Port of TensorBoard, in a container of its own, reading logDir. Unset: no TensorBoard.
+	TensorboardPort *int
+	// Tolerations of the scheduler.
+	Tolerations []corev1.Toleration
+}
+
+// HorovodDaskSchedulerImage holds the scheduler.image parameters: Image of the scheduler (the chart's scheduler.image).
+type HorovodDaskSchedulerImage struct {
+	// Image pull policy. Unset: the worker's.
+	PullPolicy string
+	// Image repository. Unset: the worker's.
+	Repository string
+	// Image tag. Unset: the worker's.
+	Tag string
+}
+
+// HorovodDaskSSH holds the ssh parameters: ssh between the pods.
+type HorovodDaskSSH struct {
+	// Port of sshd in every worker, of the ssh client and of the Service (the chart's 3222).
+	// Must not be 22 with useHostNetwork. Default 3222.
+	Port *int
+	// Existing Secret holding the ssh key: type kubernetes.io/ssh-auth with keys
+	// ssh-privatekey and ssh-publickey. Unset: trainsonnet generates a key pair into the
+	// Secret <name>-ssh.
+	Secret string
+}
+
+// HorovodDaskStorage holds the storage parameters: Shared storage for checkpoints, evaluation results and logs, mounted at storage.mountPath: an existing PersistentVolumeClaim (claim.name), an NFS export (nfs.server) or an Azure Files share (azure.shareName), at most one of them.
+type HorovodDaskStorage struct {
+	// An Azure Files share, mounted through the Azure Files CSI driver (file.csi.azure.com,
+	// which AKS installs; the charts used the in-tree azureFile volume, which Kubernetes
+	// removed). Its credentials come from an existing Secret (secret) or from the charts'
+	// base64 account name and key, which trainsonnet puts into a Secret of its own.
+	Azure HorovodDaskStorageAzure
+	// An existing PersistentVolumeClaim (ReadWriteMany when pods on several nodes share it).
+	// Also the way to NFS in a namespace whose Pod Security level is restricted, through a
+	// PersistentVolume.
+	Claim HorovodDaskStorageClaim
+	// Where the storage is mounted. Unset: /azure/<azure.shareName> with Azure Files (where
+	// the charts mounted the share), /storage otherwise.
+	MountPath string
+	// An NFS export, mounted as an inline nfs volume (Pod Security baseline; for restricted,
+	// make a PersistentVolume and claim of it and set claim.name).
+	NFS HorovodDaskStorageNFS
+}
+
+// HorovodDaskStorageAzure holds the storage.azure parameters: An Azure Files share, mounted through the Azure Files CSI driver (file.csi.azure.com, which AKS installs; the charts used the in-tree azureFile volume, which Kubernetes removed).
+type HorovodDaskStorageAzure struct {
+	// The storage account's name, base64-encoded (the charts' storage.accountbase64). With
+	// keyBase64, trainsonnet writes the Secret <name>-<component>-storage and warns that the
+	// output holds a credential: prefer secret.
+	AccountBase64 string
+	// The storage account's key, base64-encoded (the charts' storage.keybase64); see
+	// accountBase64.
+	KeyBase64 string
+	// Existing Secret with the storage account's name and key under azurestorageaccountname
+	// and azurestorageaccountkey (kubectl create secret generic NAME
+	// --from-literal=azurestorageaccountname=ACCOUNT
+	// --from-literal=azurestorageaccountkey=KEY). Nothing secret is then in the output.
+	Secret string
+	// Name of the file share (the charts' storage.sharename).
+	ShareName string
+}
+
+// HorovodDaskStorageClaim holds the storage.claim parameters: An existing PersistentVolumeClaim (ReadWriteMany when pods on several nodes share it).
+type HorovodDaskStorageClaim struct {
+	// Name of the claim.
+	Name string
+}
+
+// HorovodDaskStorageNFS holds the storage.nfs parameters: An NFS export, mounted as an inline nfs volume (Pod Security baseline; for restricted, make a PersistentVolume and claim of it and set claim.name).
+type HorovodDaskStorageNFS struct {
+	// Exported path on the server. Unset: /.
+	Path string
+	// Host name or IPv4 address of the NFS server.
+	Server string
+}
+
+// HorovodDaskUI holds the ui parameters: The web UIs: the Dask dashboard, Jupyter and TensorBoard.
+type HorovodDaskUI struct {
+	// Who may reach the UI ports (NetworkPolicy peers). Unset: every pod of the namespace
+	// with ClusterIP, anyone with NodePort or LoadBalancer. The scheduler's port is for the
+	// cluster's own pods only.
+	From []networkingv1.NetworkPolicyPeer
+	// Type of the Service <name>-ui of the UI ports alone: ClusterIP (none is made: reach
+	// them through <name>-dask, or kubectl port-forward), NodePort or LoadBalancer. The
+	// Service <name>-dask, with the scheduler's port, is always ClusterIP: Dask's scheduler
+	// runs whatever a client sends it. Default "ClusterIP".
+	ServiceType string
+}
+
+// HorovodDaskWorker holds the worker parameters: The workers: the Horovod ring (ranks 0 to number - 1, each serving ssh) and, in each, dask.number Dask workers.
+type HorovodDaskWorker struct {
+	// Command each worker runs once at start, before it serves ssh and starts its Dask
+	// workers (setup, such as a git pull), with sh -c; its failure fails the worker. One
+	// item per --worker-args flag.
+	Args []string
+	// CPU of each worker (limit, and request if resources has one), replacing the one of
+	// resources. Unset: cpu.
+	CPU *resource.Quantity
+	// The Dask workers of each worker pod: dask worker --nworkers number --nthreads threads
+	// --memory-limit memory --resources "CPU=threads MEM=memory GPU=gpu", in the worker's
+	// container.
+	Dask HorovodDaskWorkerDask
+	// Environment variables of each worker only, on top of env.
+	Env map[string]string
+	// GPUs of each worker (a limit of gpuResource), replacing the one of resources; also its
+	// slots. Unset: gpu.
+	GPU *int
+	// Image of the workers (the chart's worker.image).
+	Image HorovodDaskWorkerImage
+	// Memory of each worker (limit, and request if resources has one), replacing the one of
+	// resources. Unset: memory.
+	Memory *resource.Quantity
+	// Node labels each worker must run on.
+	NodeSelector map[string]string
+	// Number of worker pods, at most 5,000. Default 1.
+	Number *int
+	// How the worker pods start. They always start together (Parallel): an Indexed Job has
+	// no OrderedReady. Default "Parallel".
+	PodManagementPolicy string
+	// Run the container of each worker privileged. Off unless asked: a privileged container
+	// can do anything on its node (trainsonnet warns when it is on). Default false.
+	Privileged *bool
+	// Resources of each worker; unset, the shared resources. Its GPU limit (gpuResource) is
+	// also its slots in the hostfile.
+	Resources *corev1.ResourceRequirements
+	// Tolerations of each worker.
+	Tolerations []corev1.Toleration
+	// Volume mounts of the workers only, of worker.volumes or volumes.
+	VolumeMounts []corev1.VolumeMount
+	// Volumes of the workers only (the chart's worker.volumes), mounted with
+	// worker.volumeMounts.
+	Volumes []corev1.Volume
+}
+
+// HorovodDaskWorkerDask holds the worker.dask parameters: The Dask workers of each worker pod: dask worker --nworkers number --nthreads threads --memory-limit memory --resources "CPU=threads MEM=memory GPU=gpu", in the worker's container.
+type HorovodDaskWorkerDask struct {
+	// GPUs of each Dask worker process, as its GPU resource (tasks that ask for GPU=1 run
+	// there). 0: none. Default 0.
+	GPU *int
+	// Memory limit of each Dask worker process (--memory-limit); also its MEM resource, in
+	// bytes. The chart's 2GB spelling works. Default "2G".
+	Memory *resource.Quantity
+	// Dask worker processes per pod (--nworkers). Default 1.
+	Number *int
+	// Threads of each Dask worker process (--nthreads); also its CPU resource. Default 1.
+	Threads *int
+}
+
+// HorovodDaskWorkerImage holds the worker.image parameters: Image of the workers (the chart's worker.image).
+type HorovodDaskWorkerImage struct {
+	// Image pull policy. Default "IfNotPresent".
+	PullPolicy string
+	// Image repository. Default "horovod/horovod".
+	Repository string
+	// Image tag. Default "0.28.1".
+	Tag string
+}
+
+// Params returns the parameters to render the horovod-dask prototype with.
+func (p HorovodDask) Params() *Params {
+	ps := NewParams("horovod-dask")
+	p.setOn(ps)
+	return ps
+}
+
+func (p HorovodDask) setOn(ps *Params) {
+	if p.ActiveDeadlineSeconds != nil {
+		ps.Set("activeDeadlineSeconds", *p.ActiveDeadlineSeconds)
+	}
+	if p.Annotations != nil {
+		ps.Set("annotations", p.Annotations)
+	}
+	if p.AutomountServiceAccountToken != nil {
+		ps.Set("automountServiceAccountToken", *p.AutomountServiceAccountToken)
+	}
+	if p.BackoffLimit != nil {
+		ps.Set("backoffLimit", *p.BackoffLimit)
+	}
+	if p.CPU != nil {
+		ps.Set("cpu", *p.CPU)
+	}
+	p.Cuda.setOn(ps)
+	if p.Env != nil {
+		ps.Set("env", p.Env)
+	}
+	if p.Exec != "" {
+		ps.Set("exec", p.Exec)
+	}
+	if p.FSGroup != nil {
+		ps.Set("fsGroup", *p.FSGroup)
+	}
+	if p.GPU != nil {
+		ps.Set("gpu", *p.GPU)
+	}
+	if p.GPUResource != "" {
+		ps.Set("gpuResource", p.GPUResource)
+	}
+	if p.ImagePullSecrets != nil {
+		ps.Set("imagePullSecrets", p.ImagePullSecrets)
+	}
+	if p.InitTimeout != nil {
+		ps.Set("initTimeout", *p.InitTimeout)
+	}
+	if p.Labels != nil {
+		ps.Set("labels", p.Labels)
+	}
+	if p.LauncherGrace != nil {
+		ps.Set("launcherGrace", *p.LauncherGrace)
+	}
+	if p.LogDir != "" {
+		ps.Set("logDir", p.LogDir)
+	}
+	if p.MCA != nil {
+		ps.Set("mca", p.MCA)
+	}
+	if p.Memory != nil {
+		ps.Set("memory", *p.Memory)
+	}
+	if p.Name != "" {
+		ps.Set("name", p.Name)
+	}
+	if p.Namespace != "" {
+		ps.Set("namespace", p.Namespace)
+	}
+	if p.NetworkPolicy != nil {
+		ps.Set("networkPolicy", *p.NetworkPolicy)
+	}
+	if p.PriorityClassName != "" {
+		ps.Set("priorityClassName", p.PriorityClassName)
+	}
+	if p.ProjectName != "" {
+		ps.Set("projectName", p.ProjectName)
+	}
+	if p.Resources != nil {
+		ps.Set("resources", *p.Resources)
+	}
+	if p.RunAsGroup != nil {
+		ps.Set("runAsGroup", *p.RunAsGroup)
+	}
+	if p.RunAsUser != nil {
+		ps.Set("runAsUser", *p.RunAsUser)
+	}
+	p.Scheduler.setOn(ps)
+	if p.SchedulerName != "" {
+		ps.Set("schedulerName", p.SchedulerName)
+	}
+	if p.ServiceAccountName != "" {
+		ps.Set("serviceAccountName", p.ServiceAccountName)
+	}
+	if p.ShmSize != nil {
+		ps.Set("shmSize", *p.ShmSize)
+	}
+	if p.Slots != nil {
+		ps.Set("slots", *p.Slots)
+	}
+	p.SSH.setOn(ps)
+	p.Storage.setOn(ps)
+	if p.SupplementalGroups != nil {
+		ps.Set("supplementalGroups", p.SupplementalGroups)
+	}
+	if p.TTLSecondsAfterFinished != nil {
+		ps.Set("ttlSecondsAfterFinished", *p.TTLSecondsAfterFinished)
+	}
+	p.UI.setOn(ps)
+	if p.UseHostNetwork != nil {
+		ps.Set("useHostNetwork", *p.UseHostNetwork)
+	}
+	if p.UseHostPID != nil {
+		ps.Set("useHostPID", *p.UseHostPID)
+	}
+	if p.VolumeMounts != nil {
+		ps.Set("volumeMounts", p.VolumeMounts)
+	}
+	if p.Volumes != nil {
+		ps.Set("volumes", p.Volumes)
+	}
+	p.Worker.setOn(ps)
+}
+
+func (p HorovodDaskCuda) setOn(ps *Params) {
+	if p.Stubs != "" {
+		ps.Set("cuda.stubs", p.Stubs)
+	}
+}
+
+func (p HorovodDaskScheduler) setOn(ps *Params) {
+	if p.Args != nil {
+		ps.Set("scheduler.args", p.Args)
+	}
+	if p.CPU != nil {
+		ps.Set("scheduler.cpu", *p.CPU)
+	}
+	if p.DashboardPort != nil {
+		ps.Set("scheduler.dashboardPort", *p.DashboardPort)
+	}
+	if p.Env != nil {
+		ps.Set("scheduler.env", p.Env)
+	}
+	if p.GPU != nil {
+		ps.Set("scheduler.gpu", *p.GPU)
+	}
+	p.Image.setOn(ps)
+	if p.JupyterPort != nil {
+		ps.Set("scheduler.jupyterPort", *p.JupyterPort)
+	}
+	if p.JupyterSecret != "" {
+		ps.Set("scheduler.jupyterSecret", p.JupyterSecret)
+	}
+	if p.Memory != nil {
+		ps.Set("scheduler.memory", *p.Memory)
+	}
+	if p.NodeSelector != nil {
+		ps.Set("scheduler.nodeSelector", p.NodeSelector)
+	}
+	if p.Privileged != nil {
+		ps.Set("scheduler.privileged", *p.Privileged)
+	}
+	if p.Resources != nil {
+		ps.Set("scheduler.resources", *p.Resources)
+	}
+	if p.SchedulerPort != nil {
+		ps.Set("scheduler.schedulerPort", *p.SchedulerPort)
+	}
+	if p.TensorboardPort != nil {
+		ps.Set("scheduler.tensorboardPort", *p.TensorboardPort)
+	}
+	if p.Tolerations != nil {
+		ps.Set("scheduler.tolerations", p.Tolerations)
+	}
+}
+
+func (p HorovodDaskSchedulerImage) setOn(ps *Params) {
+	if p.PullPolicy != "" {
+		ps.Set("scheduler.image.pullPolicy", p.PullPolicy)
+	}
+	if p.Repository != "" {
+		ps.Set("scheduler.image.repository", p.Repository)
+	}
+	if p.Tag != "" {
+		ps.Set("scheduler.image.tag", p.Tag)
+	}
+}
+
+func (p HorovodDaskSSH) setOn(ps *Params) {
+	if p.Port != nil {
+		ps.Set("ssh.port", *p.Port)
+	}
+	if p.Secret != "" {
+		ps.Set("ssh.secret", p.Secret)
+	}
+}
+
+func (p HorovodDaskStorage) setOn(ps *Params) {
+	p.Azure.setOn(ps)
+	p.Claim.setOn(ps)
+	if p.MountPath != "" {
+		ps.Set("storage.mountPath", p.MountPath)
+	}
+	p.NFS.setOn(ps)
+}
+
+func (p HorovodDaskStorageAzure) setOn(ps *Params) {
+	if p.AccountBase64 != "" {
+		ps.Set("storage.azure.accountBase64", p.AccountBase64)
+	}
+	if p.KeyBase64 != "" {
+		ps.Set("storage.azure.keyBase64", p.KeyBase64)
+	}
+	if p.Secret != "" {
+		ps.Set("storage.azure.secret", p.Secret)
+	}
+	if p.ShareName != "" {
+		ps.Set("storage.azure.shareName", p.ShareName)
+	}
+}
+
+func (p HorovodDaskStorageClaim) setOn(ps *Params) {
+	if p.Name != "" {
+		ps.Set("storage.claim.name", p.Name)
+	}
+}
+
+func (p HorovodDaskStorageNFS) setOn(ps *Params) {
+	if p.Path != "" {
+		ps.Set("storage.nfs.path", p.Path)
+	}
+	if p.Server != "" {
+		ps.Set("storage.nfs.server", p.Server)
+	}
+}
+
+func (p HorovodDaskUI) setOn(ps *Params) {
+	if p.From != nil {
+		ps.Set("ui.from", p.From)
+	}
+	if p.ServiceType != "" {
+		ps.Set("ui.serviceType", p.ServiceType)
+	}
+}
+
+func (p HorovodDaskWorker) setOn(ps *Params) {
+	if p.Args != nil {
+		ps.Set("worker.args", p.Args)
+	}
+	if p.CPU != nil {
+		ps.Set("worker.cpu", *p.CPU)
+	}
+	p.Dask.setOn(ps)
+	if p.Env != nil {
+		ps.Set("worker.env", p.Env)
+	}
+	if p.GPU != nil {
+		ps.Set("worker.gpu", *p.GPU)
+	}
+	p.Image.setOn(ps)
+	if p.Memory != nil {
+		ps.Set("worker.memory", *p.Memory)
+	}
+	if p.NodeSelector != nil {
+		ps.Set("worker.nodeSelector", p.NodeSelector)
+	}
+	if p.Number != nil {
+		ps.Set("worker.number", *p.Number)
+	}
+	if p.PodManagementPolicy != "" {
+		ps.Set("worker.podManagementPolicy", p.PodManagementPolicy)
+	}
+	if p.Privileged != nil {
+		ps.Set("worker.privileged", *p.Privileged)
+	}
+	if p.Resources != nil {
+		ps.Set("worker.resources", *p.Resources)
+	}
+	if p.Tolerations != nil {
+		ps.Set("worker.tolerations", p.Tolerations)
+	}
+	if p.VolumeMounts != nil {
+		ps.Set("worker.volumeMounts", p.VolumeMounts)
+	}
+	if p.Volumes != nil {
+		ps.Set("worker.volumes", p.Volumes)
+	}
+}
+
+func (p HorovodDaskWorkerDask) setOn(ps *Params) {
+	if p.GPU != nil {
+		ps.Set("worker.dask.gpu", *p.GPU)
+	}
+	if p.Memory != nil {
+		ps.Set("worker.dask.memory", *p.Memory)
+	}
+	if p.Number != nil {
+		ps.Set("worker.dask.number", *p.Number)
+	}
+	if p.Threads != nil {
+		ps.Set("worker.dask.threads", *p.Threads)
+	}
+}
+
+func (p HorovodDaskWorkerImage) setOn(ps *Params) {
+	if p.PullPolicy != "" {
+		ps.Set("worker.image.pullPolicy", p.PullPolicy)
+	}
+	if p.Repository != "" {
+		ps.Set("worker.image.repository", p.Repository)
+	}
+	if p.Tag != "" {
+		ps.Set("worker.image.tag", p.Tag)
+	}
+}
+
 // HorovodSpark holds the parameters of the horovod-spark prototype: Horovod on Spark: a Spark standalone cluster and a driver Job running your script, with cores that count GPUs and a cluster that ends with the driver.
 // A field left at its zero value (nil, "") takes the prototype's default.
 // Render it with g.Render(ctx, p.Params()).

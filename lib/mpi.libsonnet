@@ -163,11 +163,11 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
     [if s3 then 's3.sh']: ts.asset('assets/s3.sh', scripts['s3.sh']),
   },
 
-  // checkConfigSize: the hostfile (head, then the hosts [from, to)) and
-  // configFiles(p, s3) must fit in one ConfigMap; the message says how many
-  // hosts would.
-  checkConfigSize(p, param, prefix, suffix, from, to, head='', s3=false)::
-    local fixed = sshFilesOf(p.ssh.port).bytes
+  // checkConfigSize: the hostfile (head, then the hosts [from, to)),
+  // configFiles(p, s3) and extraBytes of the prototype's own must fit in
+  // one ConfigMap; the message says how many hosts would.
+  checkConfigSize(p, param, prefix, suffix, from, to, head='', s3=false, extraBytes=0)::
+    local fixed = extraBytes + sshFilesOf(p.ssh.port).bytes
                   + runtime.bytes + ts.assetBytes('assets/mpi.sh', scripts['mpi.sh'])
                   + (if s3 then ts.assetBytes('assets/s3.sh', scripts['s3.sh']) else 0);
     local bytes(n) = ts.indexedLinesBytes(prefix, suffix, from, n, head) + fixed;
@@ -213,7 +213,9 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
   //           waitForGPUDriver, initContainers, sidecars}
   //   Optional in either role: volumes, mounts (the role's own, besides
   //   j's), initContainers (native sidecars among them), ports (besides
-  //   ssh); in the launcher also kind: 'Deployment' for a long-lived
+  //   ssh); in the workers also ownEnv (env of the pod's own setup, not
+  //   passed on to ssh sessions) and sshNames (variables that setup sets
+  //   and ssh sessions get); in the launcher also kind: 'Deployment' for a long-lived
   //   launcher that is no rank (the interactive cluster of horovod-dask:
   //   restarted when it fails, never complete), with strategy.
   jobs(proto, p, j)::
@@ -264,7 +266,8 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
         command: $.command(w.init, 'worker'),
         env: $.scriptEnv(j.port, j.initTimeout) + $.watchEnv(p, l.role)
              + (if w.waitForGPUDriver then [{ name: 'TS_WAIT_FOR_GPU_DRIVER', value: '1' }] else [])
-             + $.sshEnv(w.env)
+             + std.get(w, 'ownEnv', [])
+             + $.sshEnv(w.env, std.get(w, 'sshNames', []))
              + w.env,
         ports: ssh + std.get(w, 'ports', []),
         readinessProbe: $.readinessProbe,
@@ -281,7 +284,10 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
   // sshEnv: the user's env of a pod that runs sshd, named in TS_SSH_ENV so
   // that the processes mpirun starts there over ssh see it too (sshd gives
   // sessions a fresh environment).
-  sshEnv(env):: if env == [] then [] else [{ name: 'TS_SSH_ENV', value: std.join(' ', [e.name for e in env]) }],
+  // names: more variables to pass on, which the pod's own setup sets.
+  sshEnv(env, names=[])::
+    local all = [e.name for e in env] + names;
+    if all == [] then [] else [{ name: 'TS_SSH_ENV', value: std.join(' ', all) }],
 
   // watchEnv: how a worker (or a sidecar of one) knows the launcher is gone.
   watchEnv(p, role='launcher'):: [

@@ -46,13 +46,13 @@ const (
 
 // systemTools are the utilities the script (and the stubs) may call besides
 // the stubbed ones; `sh` (for TS_EXEC) is linked to the shell under test.
-var systemTools = []string{"date", "sleep", "cat", "cp", "mv", "chmod", "mkdir", "rm", "touch", "id", "sed", "timeout", "awk", "wc", "head", "od", "tr"}
+var systemTools = []string{"date", "sleep", "cat", "cp", "mv", "chmod", "mkdir", "rm", "touch", "id", "sed", "timeout", "awk", "wc", "head", "od", "tr", "uname", "mktemp"}
 
 var stubs = []string{"ssh", "sshd", "ssh-keygen", "getent", "aws"}
 
 // assets are the scripts of the ConfigMap; scriptFor says which one a
 // subcommand belongs to.
-var assets = []string{"runtime.sh", "mpi.sh", "s3.sh", "gpu-discovery.sh"}
+var assets = []string{"runtime.sh", "mpi.sh", "s3.sh", "gpu-discovery.sh", "dask.sh"}
 
 func scriptFor(args []string) string {
 	if len(args) > 0 {

@@ -187,12 +187,19 @@ func (d *drawer) drawSet(pr *generator.Prototype, index int) []drawnValue {
 	// Volume mounts need volumes: when mounts are drawn but no volumes,
 	// usually (90%) draw volumes too. The rest are mounts of no volume,
 	// which the prototype must refuse.
-	if slices.ContainsFunc(leaves, func(p *param.Param) bool { return isMount(p) && set[p.Path] }) &&
-		!slices.ContainsFunc(leaves, func(p *param.Param) bool { return isVolume(p) && set[p.Path] }) &&
-		d.IntN(100) < 90 {
-		for _, p := range leaves {
-			if isVolume(p) {
-				set[p.Path] = true
+	// A group's mounts (horovod-dask's worker.volumeMounts) may be of its
+	// volumes or of the top-level ones; the top-level mounts only of the
+	// top-level volumes.
+	for _, m := range leaves {
+		if !isMount(m) || !set[m.Path] {
+			continue
+		}
+		eligible := func(v *param.Param) bool { return isVolume(v) && (groupOf(v) == "" || groupOf(v) == groupOf(m)) }
+		if !slices.ContainsFunc(leaves, func(v *param.Param) bool { return eligible(v) && set[v.Path] }) && d.IntN(100) < 90 {
+			for _, v := range leaves {
+				if eligible(v) && groupOf(v) == groupOf(m) {
+					set[v.Path] = true
+				}
 			}
 		}
 	}
@@ -282,6 +289,9 @@ func (d *drawer) decide(ps []*param.Param, mode string, pct int, set map[string]
 		}
 	}
 }
+
+// groupOf: the group of a parameter ("" at the top).
+func groupOf(p *param.Param) string { return p.Path[:max(0, strings.LastIndexByte(p.Path, '.'))] }
 
 func isMount(p *param.Param) bool {
 	return p.Type == param.TypeObject && p.Kind == "core/v1.VolumeMount"
@@ -519,7 +529,7 @@ func (d *drawer) absPathPool(drawn map[string]drawnValue) []string {
 			pool = append(pool, v.text)
 		case isAbsPath(p) && p.Type == param.TypeString && hasDefault:
 			pool = append(pool, def)
-		case isMount(p) && isDrawn:
+		case isMount(p) && isDrawn && !strings.Contains(p.Path, "."): // a group's mounts are in some pods only
 			for _, m := range asList(v.value) {
 				if mp, ok := asMap(m)["mountPath"].(string); ok {
 					pool = append(pool, mp)
@@ -615,9 +625,12 @@ func (d *drawer) object(p *param.Param, drawn map[string]drawnValue) (any, bool)
 	case "core/v1.Volume":
 		one = d.volume
 	case "core/v1.VolumeMount":
+		// The mounts of a group (horovod-dask's worker.volumeMounts) are of
+		// its volumes or of the top-level ones; the top-level mounts, in
+		// every pod, of the top-level volumes only.
 		var volumes []string
 		for _, v := range drawn {
-			if v.param.Kind == "core/v1.Volume" {
+			if isVolume(v.param) && (groupOf(v.param) == "" || groupOf(v.param) == groupOf(p)) {
 				for _, vol := range asList(v.value) {
 					volumes = append(volumes, asMap(vol)["name"].(string))
 				}
@@ -885,6 +898,22 @@ func (d *drawer) agree(values map[string]drawnValue) {
 	intOf := func(path string) (int64, bool) {
 		n, ok := values[path].value.(int64)
 		return n, ok
+	}
+	// horovod-dask: the GPUs of a worker's Dask processes are its own.
+	if dgpu, ok := intOf("worker.dask.gpu"); ok && dgpu > 0 && d.IntN(100) < 90 {
+		gpus, gpuSet := intOf("worker.gpu")
+		if !gpuSet {
+			gpus, gpuSet = intOf("gpu")
+		}
+		procs, procsSet := intOf("worker.dask.number")
+		if !procsSet {
+			procs = 1
+		}
+		if gpuSet {
+			setInt("worker.dask.gpu", gpus/procs)
+		} else {
+			setInt("worker.dask.gpu", 0)
+		}
 	}
 	if _, spark := values["taskCpus"]; !spark {
 		if _, spark = values["worker.cores"]; !spark {

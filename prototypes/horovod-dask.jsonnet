@@ -1,0 +1,358 @@
+// horovod-dask: the kolotoc chart (a Horovod ring plus a Dask cluster) as a
+// prototype, its values as typed parameters, with what its users did by
+// hand (kubectl expose, passwords, keys) done by the generator.
+
+local batch = import 'batch.libsonnet';
+local chart = import 'chart.libsonnet';
+local common = import 'common.libsonnet';
+local mpi = import 'mpi.libsonnet';
+local roles = import 'roles.libsonnet';
+local runtime = import 'runtime.libsonnet';
+local storage = import 'storage.libsonnet';
+local ts = import 'trainsonnet.libsonnet';
+
+local params = ts.params;
+local proto = 'horovod-dask';
+
+local daskScript = importstr 'assets/dask.sh';
+local daskPath = runtime.dir + '/dask.sh';
+// The chart mounted its ConfigMap at /kolotoc/generated, with the hostfile
+// under hostfile.config; scheduler.args written for it still work.
+local chartDir = '/kolotoc/generated';
+// goto and update: dask.sh, on the scheduler's PATH under those names.
+local binDir = '/usr/local/bin';
+local helpers = ['goto', 'update'];
+
+local params_ = common.params(proto) + batch.params('the scheduler (with scheduler.args)') + mpi.params
+                + chart.shared('the scheduler and of every worker', ['scheduler', 'worker']) + storage.params(['logDir']) + {
+  projectName: params.string('The project (the chart\'s projectName): a conda environment of that name is activated in every pod when the image\'s conda has it, and TensorBoard reads /root/<projectName>/checkpoints, the chart\'s checkpoint directory, unless logDir or a storage is set. Empty: none.', default=''),
+  cuda: params.group('CUDA in the workers.', {
+    stubs: params.string('Directory of the CUDA stub libraries (such as /usr/local/cuda/lib64/stubs): first on LD_LIBRARY_PATH of every pod, and of the ranks that ssh starts, on a node without a GPU driver, so that CUDA builds of the frameworks load there (the chart ran ldconfig on it).', format='absPath'),
+  }),
+  useHostNetwork: params.bool('Run the scheduler and the workers in their nodes\' network (the chart\'s default). At most one pod of the cluster per node; ssh.port must not be 22.'),
+  useHostPID: params.bool('Share the nodes\' process namespace with the cluster\'s pods (the chart\'s useHostPID).'),
+  exec: params.string('Command the scheduler runs with sh -c once every worker answers, as one string: the same as scheduler.args, which it replaces when both are set (a warning says so).', format='nonEmpty'),
+  initTimeout: params.seconds('How long the scheduler waits for every worker to answer over ssh before it fails with exit code 124; also how long a worker waits for the scheduler to appear. (The chart tried 30 times.)', default=300, min=1, max=86400),
+  mca: params.map('Open MPI MCA parameters for the scheduler\'s mpirun (OMPI_MCA_<name>), added to or replacing the defaults (see describe openmpi).', keys='envName'),
+  ssh: params.group('ssh between the pods.', {
+    port: params.int('Port of sshd in every worker, of the ssh client and of the Service (the chart\'s 3222). Must not be 22 with useHostNetwork.', default=3222, min=1, max=65535),
+    secret: params.string('Existing Secret holding the ssh key: type kubernetes.io/ssh-auth with keys ssh-privatekey and ssh-publickey. Unset: trainsonnet generates a key pair into the Secret <name>-ssh.', format='dns1123Subdomain'),
+  }),
+  ui: params.group('The web UIs: the Dask dashboard, Jupyter and TensorBoard.', {
+    serviceType: params.enum('Type of the Service <name>-ui of the UI ports alone: ClusterIP (none is made: reach them through <name>-dask, or kubectl port-forward), NodePort or LoadBalancer. The Service <name>-dask, with the scheduler\'s port, is always ClusterIP: Dask\'s scheduler runs whatever a client sends it.', ['ClusterIP', 'NodePort', 'LoadBalancer'], default='ClusterIP'),
+    from: params.object('Who may reach the UI ports (NetworkPolicy peers). Unset: every pod of the namespace with ClusterIP, anyone with NodePort or LoadBalancer. The scheduler\'s port is for the cluster\'s own pods only.', 'networking/v1.NetworkPolicyPeer', list=true),
+  }),
+  scheduler: params.group('The scheduler pod: the Dask scheduler, its dashboard and, each in its own container, Jupyter and TensorBoard; the MPI jobs of the ring start here (mpirun over ssh). A Deployment, long-lived as the chart\'s; with scheduler.args (or exec), a Job that ends the cluster with the command\'s exit code.', {
+    schedulerPort: params.int('Port of the Dask scheduler (dask scheduler --port; the chart\'s cluster.sh used 8686).', default=8786, min=1024, max=65535),
+    dashboardPort: params.int('Port of the Dask dashboard (--dashboard-address; the chart\'s bokehPort).', default=8787, min=1024, max=65535, replaces='scheduler.bokehPort'),
+    jupyterPort: params.int('Port of Jupyter Lab, in a container of its own. Unset: no Jupyter.', min=1024, max=65535),
+    jupyterSecret: params.string('Existing Secret whose key token is Jupyter\'s token (JUPYTER_TOKEN). Unset: trainsonnet generates one into the Secret <name>-jupyter (kubectl get secret <name>-jupyter -o jsonpath={.data.token} | base64 -d). There is never a fixed password.', format='dns1123Subdomain'),
+    tensorboardPort: params.int('Port of TensorBoard, in a container of its own, reading logDir. Unset: no TensorBoard.', min=1024, max=65535),
+    image: chart.image('scheduler', 'scheduler', null, null, null),
+    args: params.list('Command the scheduler runs once every worker answers: the items joined by spaces and run with sh -c, or with bash -c, as the chart ran them, when they use bash syntax (a warning says so). The cluster ends with its exit code. Unset (or empty): the cluster stays up for interactive use, like the chart\'s. One item per --scheduler-args flag.', items='nonEmpty', separator=''),
+  } + chart.role('the scheduler', '')),
+  worker: params.group('The workers: the Horovod ring (ranks 0 to number - 1, each serving ssh) and, in each, dask.number Dask workers.', {
+    number: params.int('Number of worker pods, at most 5,000.', default=1, min=1, max=5000, aliases=['workers']),
+    podManagementPolicy: params.enum('How the worker pods start. They always start together (Parallel): an Indexed Job has no OrderedReady.', ['Parallel', 'OrderedReady'], default='Parallel'),
+    image: chart.image('workers', 'worker', 'horovod/horovod', '0.28.1', 'IfNotPresent'),
+    args: params.list('Command each worker runs once at start, before it serves ssh and starts its Dask workers (setup, such as a git pull), with sh -c; its failure fails the worker. One item per --worker-args flag.', items='nonEmpty', separator=''),
+    volumes: params.object('Volumes of the workers only (the chart\'s worker.volumes), mounted with worker.volumeMounts.', 'core/v1.Volume', list=true),
+    volumeMounts: params.object('Volume mounts of the workers only, of worker.volumes or volumes.', 'core/v1.VolumeMount', list=true),
+    dask: params.group('The Dask workers of each worker pod: dask worker --nworkers number --nthreads threads --memory-limit memory --resources "CPU=threads MEM=memory GPU=gpu", in the worker\'s container.', {
+      number: params.int('Dask worker processes per pod (--nworkers).', default=1, min=1, max=1024),
+      threads: params.int('Threads of each Dask worker process (--nthreads); also its CPU resource.', default=1, min=1, max=1024),
+      memory: params.quantity('Memory limit of each Dask worker process (--memory-limit); also its MEM resource, in bytes. The chart\'s 2GB spelling works.', default='2G', unit='bytes'),
+      gpu: params.int('GPUs of each Dask worker process, as its GPU resource (tasks that ask for GPU=1 run there). 0: none.', default=0, min=0, max=1024),
+    }),
+  } + chart.role('each worker', '')),
+};
+
+// Names.
+local daskService(p) = p.name + '-dask';
+local schedulerAddress(p) = 'tcp://' + daskService(p) + ':' + p.scheduler.schedulerPort;
+local jupyterSecretName(p) = if p.scheduler.jupyterSecret != null then p.scheduler.jupyterSecret else p.name + '-jupyter';
+
+// The ring: the workers, one per line, slots = their GPUs (the chart's
+// were always 1).
+local hostLinePrefix(p) = p.name + '-worker-';
+local hostLineSuffix(p) = '.' + p.name + ' slots=' + chart.slotsOf(p, p.worker);
+
+local execOf(p) = chart.exec(p.exec, p.scheduler.args, 'scheduler.args');
+local interactive(p) = execOf(p) == null;
+
+// bytes: a quantity of bytes (as trainsonnet normalizes it) as a number,
+// for Dask's MEM resource.
+local units = { '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18, Ki: 1024, Mi: 1048576, Gi: 1073741824, Ti: 1099511627776, Pi: 1125899906842624, Ei: 1152921504606846976 };
+local bytes(q) =
+  local digits = std.rstripChars(q, 'kKMGTPEi');
+  local unit = std.substr(q, std.length(digits), std.length(q) - std.length(digits));
+  local e = std.splitLimit(digits, 'e', 1);
+  if std.length(e) == 2 then std.parseInt(e[0]) * std.pow(10, std.parseInt(e[1]))
+  else std.parseInt(digits) * units[unit];
+local resourcesArg(p) =
+  local d = p.worker.dask;
+  'CPU=' + d.threads + ' MEM=' + std.toString(bytes(d.memory)) + (if d.gpu > 0 then ' GPU=' + d.gpu else '');
+
+// logDir: where TensorBoard reads.
+local logDir(p) =
+  if p.logDir != null || storage.kind(p) != null || p.projectName == '' then storage.dir(p, 'logDir')
+  else '/root/' + p.projectName + '/checkpoints';
+
+// The UI ports, by name.
+local uiPorts(p) = [{ name: 'dashboard', port: p.scheduler.dashboardPort }]
+                   + (if p.scheduler.jupyterPort != null then [{ name: 'jupyter', port: p.scheduler.jupyterPort }] else [])
+                   + (if p.scheduler.tensorboardPort != null then [{ name: 'tensorboard', port: p.scheduler.tensorboardPort }] else []);
+local ports(p) = [{ name: 'dask', port: p.scheduler.schedulerPort }] + uiPorts(p);
+
+// What every pod's setup reads (dask.sh).
+local setupEnv(p) =
+  (if p.cuda.stubs != null then [{ name: 'TS_CUDA_STUBS', value: p.cuda.stubs }] else [])
+  + (if p.projectName != '' then [{ name: 'TS_PROJECT', value: p.projectName }] else []);
+// ... and what it changes, for the sessions ssh starts in a worker.
+local setupNames(p) = (if p.cuda.stubs != null then ['LD_LIBRARY_PATH'] else []) + (if p.projectName != '' then ['PATH', 'CONDA_PREFIX', 'CONDA_DEFAULT_ENV'] else []);
+// Variables trainsonnet sets (besides TS_*).
+local ownEnvNames = ['DASK_SCHEDULER_ADDRESS', 'NUM_PROC', 'NUM_DASK_WORKERS', 'JUPYTER_TOKEN'];
+
+// The store: mounted where TensorBoard reads, or where one is set.
+local storeOf(p, readOnly=false) = storage.pod(p, 'dask', if p.scheduler.tensorboardPort != null then [logDir(p)] else [], readOnly);
+
+// A container of the scheduler pod besides its main one: a native sidecar
+// (an init container that keeps running, and is stopped after the main
+// container ends).
+local sidecar(p, name, cmd, ports, env=[], mounts=[]) = roles.container(p, {
+  name: name,
+  image: chart.imageOf(p, p.scheduler),
+  imagePullPolicy: chart.pullPolicyOf(p, p.scheduler),
+  command: ['sh', daskPath, 'run'] + cmd,
+  args: null,
+  env: common.env(p.env + p.scheduler.env) + setupEnv(p) + env,
+  ports: ports,
+  readinessProbe: null,
+  resources: null,
+  privileged: p.scheduler.privileged,
+  mounts: [runtime.mount] + mounts,
+  container: {
+    restartPolicy: 'Always',
+  } + (if name != 'dask-scheduler' then {} else {
+    // the scheduler's main container starts once Dask's listens (a UI
+    // that fails to start blocks nothing, and has no probe: the pod's
+    // readiness is the scheduler's presence, which the workers watch)
+    startupProbe: { tcpSocket: { port: ports[0].port }, periodSeconds: 2, failureThreshold: std.ceil(p.initTimeout / 2) },
+  }),
+});
+
+local sidecars(p) =
+  local store = storeOf(p, readOnly=true);
+  [
+    sidecar(p, 'dask-scheduler', ['dask', 'scheduler', '--port', std.toString(p.scheduler.schedulerPort), '--dashboard-address', ':' + p.scheduler.dashboardPort],
+            [{ name: 'dask', port: p.scheduler.schedulerPort }, { name: 'dashboard', port: p.scheduler.dashboardPort }]),
+  ] + (if p.scheduler.jupyterPort == null then [] else [
+    sidecar(p, 'jupyter', ['jupyter', 'lab', '--ip=0.0.0.0', '--port=' + p.scheduler.jupyterPort, '--no-browser', '--allow-root'],
+            [{ name: 'jupyter', port: p.scheduler.jupyterPort }],
+            [{ name: 'JUPYTER_TOKEN', valueFrom: { secretKeyRef: { name: jupyterSecretName(p), key: 'token' } } }]),
+  ]) + (if p.scheduler.tensorboardPort == null then [] else [
+    sidecar(p, 'tensorboard', ['tensorboard', '--logdir=' + logDir(p), '--port=' + p.scheduler.tensorboardPort, '--bind_all'],
+            [{ name: 'tensorboard', port: p.scheduler.tensorboardPort }], [], store.mounts),
+  ]);
+
+// job: the scheduler and the workers, for mpi.jobs.
+local job(p) =
+  local roleOf(r) = {
+    image: chart.imageOf(p, r),
+    imagePullPolicy: chart.pullPolicyOf(p, r),
+    init: daskPath,
+    resources: chart.resourcesOf(p, r),
+    nodeSelector: r.nodeSelector,
+    tolerations: r.tolerations,
+    privileged: r.privileged,
+    hostNetwork: p.useHostNetwork,
+    hostPID: p.useHostPID,
+  };
+  local store = storeOf(p);
+  local helperVolume = { name: 'trainsonnet-helpers', configMap: { name: mpi.configName(p), items: [{ key: 'dask.sh', path: 'dask.sh', mode: 365 }] } };
+  {
+    port: p.ssh.port,
+    initTimeout: p.initTimeout,
+    secretName: mpi.secretName(p, p.ssh.secret),
+    volumes: [{ name: 'trainsonnet-hostfile', configMap: { name: mpi.configName(p), items: [{ key: 'hostfile', path: 'hostfile.config' }], defaultMode: 292 } }] + store.volumes,
+    mounts: [{ name: 'trainsonnet-hostfile', mountPath: chartDir, readOnly: true }] + store.mounts,
+    oneNode: null,  // host network: no two pods of the cluster on one node
+    launcher: roleOf(p.scheduler) + {
+      role: 'scheduler',
+      kind: if interactive(p) then 'Deployment' else 'Job',
+      // never two Dask schedulers behind the Service
+      strategy: { type: 'Recreate' },
+      rankHost: null,
+      exec: execOf(p),
+      env: common.env(p.env + p.scheduler.env) + setupEnv(p) + [
+        { name: 'DASK_SCHEDULER_ADDRESS', value: 'tcp://localhost:' + p.scheduler.schedulerPort },
+        { name: 'NUM_PROC', value: std.toString(p.worker.number * chart.slotsOf(p, p.worker)) },
+        { name: 'NUM_DASK_WORKERS', value: std.toString(p.worker.number * p.worker.dask.number) },
+      ],
+      initContainers: sidecars(p),
+      volumes: [helperVolume],
+      mounts: [{ name: 'trainsonnet-helpers', mountPath: binDir + '/' + h, subPath: 'dask.sh', readOnly: true } for h in helpers],
+    },
+    worker: roleOf(p.worker) + {
+      count: p.worker.number,
+      waitForGPUDriver: false,
+      initContainers: [],
+      sidecars: [],
+      env: common.env(p.env + p.worker.env) + [{ name: 'DASK_SCHEDULER_ADDRESS', value: schedulerAddress(p) }],
+      ownEnv: setupEnv(p) + [
+        { name: 'TS_DASK_SCHEDULER', value: schedulerAddress(p) },
+        { name: 'TS_DASK_NWORKERS', value: std.toString(p.worker.dask.number) },
+        { name: 'TS_DASK_NTHREADS', value: std.toString(p.worker.dask.threads) },
+        { name: 'TS_DASK_MEMORY', value: p.worker.dask.memory },
+        { name: 'TS_DASK_RESOURCES', value: resourcesArg(p) },
+      ] + (if p.worker.args == [] then [] else [{ name: 'TS_SETUP', value: std.join(' ', p.worker.args) }]),
+      sshNames: setupNames(p),
+      volumes: p.worker.volumes,
+      mounts: p.worker.volumeMounts,
+    },
+  };
+
+local config(p) = mpi.config(proto, p, ts.indexedLines(hostLinePrefix(p), hostLineSuffix(p), 0, p.worker.number)) + {
+  data+: { 'dask.sh': ts.asset('assets/dask.sh', daskScript) },
+};
+
+local jupyterSecret(p) = if p.scheduler.jupyterPort == null || p.scheduler.jupyterSecret != null then null else {
+  apiVersion: 'v1',
+  kind: 'Secret',
+  metadata: common.metadata(proto, p, jupyterSecretName(p), 'scheduler'),
+  type: 'Opaque',
+  data: { token: std.base64(ts.secretToken('scheduler.jupyterSecret')) },
+};
+
+local service(p, name, type, ps) = {
+  apiVersion: 'v1',
+  kind: 'Service',
+  metadata: common.metadata(proto, p, name, 'scheduler'),
+  spec: {
+    [if type != 'ClusterIP' then 'type']: type,
+    selector: common.selector(proto, p, 'scheduler'),
+    // (by number: a named port of a sidecar is not looked up everywhere)
+    ports: [{ name: x.name, port: x.port, targetPort: x.port, protocol: 'TCP' } for x in ps],
+  },
+};
+
+// From elsewhere, only the UI ports.
+local uiRule(p) =
+  local ps = [{ port: x.port, protocol: 'TCP' } for x in uiPorts(p)];
+  if p.ui.from != [] then { from: p.ui.from, ports: ps }
+  else if p.ui.serviceType == 'ClusterIP' then { from: [{ podSelector: {} }], ports: ps }
+  else { ports: ps };
+
+ts.prototype({
+  name: proto,
+  summary: 'A Horovod ring and a Dask cluster in the shape of the kolotoc chart: a scheduler pod (Dask, Jupyter, TensorBoard) and N workers serving ssh and running Dask workers',
+  replaces: 'the kolotoc Helm chart (nmatare/kolotoc, 2019)',
+  description: |||
+    The chart's values as typed parameters: worker.number, worker.dask.{number, threads,
+    memory, gpu}, scheduler.{schedulerPort, dashboardPort, jupyterPort, tensorboardPort, args},
+    ssh.port, useHostNetwork, cuda.stubs, projectName, ... (a values file of the chart
+    works: its "" values count as unset, its bokehPort is the dashboard's port and its 2GB
+    is 2G, each with a warning).
+
+    The scheduler pod runs the Dask scheduler (dask scheduler --port schedulerPort
+    --dashboard-address :dashboardPort) and, each in its own container with its own port,
+    Jupyter Lab (its token from a Secret: generated, or scheduler.jupyterSecret; never a fixed
+    password) and TensorBoard (logDir: the shared storage's, or the chart's
+    /root/<projectName>/checkpoints). The Service <name>-dask has every port of it (the
+    chart's users ran kubectl expose by hand); ui.serviceType adds a NodePort or LoadBalancer
+    Service <name>-ui of the UI ports alone. In it, goto N opens a shell on worker N (goto N
+    CMD runs CMD there) and update CMD runs CMD on every worker at once, as the chart's
+    helpers did; DASK_SCHEDULER_ADDRESS makes Client() find the scheduler, NUM_PROC is the
+    ring's slots (mpirun -np $NUM_PROC) and NUM_DASK_WORKERS the Dask workers to wait for.
+
+    The workers are the Horovod ring: an Indexed Job of stable names
+    (<name>-worker-<i>.<name>) serving ssh, listed in the hostfile (/etc/trainsonnet/hostfile,
+    Open MPI's default in the scheduler, and the chart's /kolotoc/generated/hostfile.config)
+    with slots = their GPUs (the chart's were always 1). Each runs worker.dask.number Dask
+    workers (dask worker --nworkers --nthreads --memory-limit --resources "CPU= MEM= GPU=")
+    against the scheduler's Service, in its own container so that they see its GPUs, and
+    starts them again when they exit. On a node without a GPU driver cuda.stubs goes first
+    on LD_LIBRARY_PATH. env (DASK_DISTRIBUTED__* among it), worker.env and that setup reach
+    the ranks that mpirun starts over ssh too.
+
+    Long-lived by default: the scheduler is a Deployment (restarted when it fails), the
+    cluster stays up until deleted. With scheduler.args (or exec) the scheduler is a Job
+    that runs the command once every worker answers over ssh, at most initTimeout, and the
+    whole cluster ends with its exit code: the workers stop when told, or when the
+    scheduler's ready-only Service <name>-scheduler has been gone for launcherGrace.
+
+    The image needs sshd, Open MPI and Dask's distributed (and Jupyter Lab, TensorBoard when
+    their ports are set); the default, horovod/horovod, has no Dask: build yours FROM it with
+    pip install "dask[distributed]". ssh keys are generated at render time (a warning says
+    the output holds one) or taken from ssh.secret; keys pasted into values are not used.
+    Selectors use only stable labels (the chart's heritage label rendered empty); nothing is
+    privileged unless asked; with useHostNetwork, one pod per node and ssh.port never 22.
+  |||,
+
+  params: params_,
+
+  removed: {
+    'ssh.hostKey': 'keys pasted into values end up in your files and release history; trainsonnet generates a key pair for every job, or create a Secret of type kubernetes.io/ssh-auth and set ssh.secret',
+    'ssh.hostKeyPub': 'keys pasted into values end up in your files and release history; trainsonnet generates a key pair for every job, or create a Secret of type kubernetes.io/ssh-auth and set ssh.secret',
+    'cuda.version': 'the chart never used it; the image decides its CUDA',
+  },
+
+  validate(p)::
+    local named = [['ssh.port', p.ssh.port], ['scheduler.schedulerPort', p.scheduler.schedulerPort], ['scheduler.dashboardPort', p.scheduler.dashboardPort]]
+                  + (if p.scheduler.jupyterPort != null then [['scheduler.jupyterPort', p.scheduler.jupyterPort]] else [])
+                  + (if p.scheduler.tensorboardPort != null then [['scheduler.tensorboardPort', p.scheduler.tensorboardPort]] else []);
+    local store = storeOf(p);
+    [
+      roles.nameFits(p, [{ name: 'worker', kind: 'IndexedJob', count: p.worker.number }, { name: 'scheduler' }]),
+      roles.hostNetworkPort('ssh.port', p.ssh.port, p.useHostNetwork, 'the pods share', ' (the chart\'s default network)'),
+      ts.check(p.worker.podManagementPolicy == 'Parallel', 'worker.podManagementPolicy',
+               'must be Parallel: the workers are an Indexed Job, whose pods always start together; an MPI job needs all of them anyway'),
+      mpi.checkConfigSize(p, 'worker.number', hostLinePrefix(p), hostLineSuffix(p), 0, p.worker.number, extraBytes=ts.assetBytes('assets/dask.sh', daskScript)),
+    ] + [
+      roles.nonRootPort(p, 'ssh.port', p.ssh.port, 'sshd'),
+    ] + [
+      local clash = [x[0] for x in named if x[1] == named[i][1] && x[0] != named[i][0]];
+      ts.check(clash == [], named[i][0], 'must differ from ' + std.join(' and ', clash) + ', which ' + (if std.length(clash) == 1 then 'is' else 'are') + ' ' + named[i][1] + ' too: each port of the cluster is its own')
+      for i in std.range(0, std.length(named) - 1)
+    ] + [
+      ts.check(p.worker.dask.gpu * p.worker.dask.number <= chart.gpusOf(p, p.worker), 'worker.dask.gpu',
+               'must be at most ' + std.floor(chart.gpusOf(p, p.worker) / p.worker.dask.number) + ': worker.dask.number (' + p.worker.dask.number + ') times worker.dask.gpu claims '
+               + p.worker.dask.gpu * p.worker.dask.number + ' GPUs in a worker pod of ' + chart.gpusOf(p, p.worker) + ' (worker.gpu)'),
+      ts.check(!std.member([x.mountPath for x in p.volumeMounts], chartDir), 'volumeMounts', 'must not mount ' + chartDir + ', where the chart\'s hostfile is'),
+    ] + storage.validate(p, ['logDir'])
+    + chart.gpuChecks(p, ['scheduler', 'worker'])
+    + mpi.checks(p, {}, { env: p.env, 'worker.env': p.worker.env, 'scheduler.env': p.scheduler.env }, [chartDir] + [m.mountPath for m in store.mounts])
+    + roles.envChecks({ env: p.env, 'worker.env': p.worker.env, 'scheduler.env': p.scheduler.env }, ownEnvNames)
+    + [
+      ts.check(std.member([v.name for v in p.worker.volumes + p.volumes], m.name), 'worker.volumeMounts', 'mount "' + m.name + '" names no volume in worker.volumes or volumes')
+      for m in p.worker.volumeMounts
+    ] + [
+      ts.check(!std.member(mpi.reservedVolumes + ['trainsonnet-helpers', storage.volumeName] + [x.name for x in p.volumes], v.name), 'worker.volumes', 'volume name "' + v.name + '" is taken (by trainsonnet, or by volumes)')
+      for v in p.worker.volumes
+    ],
+
+  warnings(p):: storage.warnings(p, 'dask', if p.scheduler.tensorboardPort != null then [logDir(p)] else []) + [
+    mpi.generatedKeyWarning(p, p.ssh.secret, '--ssh-secret'),
+    if p.scheduler.jupyterPort != null && p.scheduler.jupyterSecret == null then
+      'the output holds a Jupyter token generated for this cluster (Secret ' + jupyterSecretName(p) + '), and every render makes a new one: keep it out of version control, or create the Secret yourself (key token) and pass its name with --scheduler-jupyter-secret',
+    roles.hostNetworkWarning(p, p.useHostNetwork, 'the workers\' sshd (port ' + p.ssh.port + ') and the scheduler\'s ports are'),
+    local dir = logDir(p);
+    if p.scheduler.tensorboardPort != null && storage.isLocal(dir) && storage.kind(p) == null && storage.onStorage(p, [dir]) == []
+       && std.length([m for m in p.volumeMounts if std.startsWith(dir + '/', std.rstripChars(m.mountPath, '/') + '/')]) == 0 then
+      'TensorBoard reads ' + dir + ' in its own container, where nothing else writes: set storage (claim.name, nfs.server or azure.shareName) or a volumeMount there, where the training writes its summaries',
+    if p.ui.serviceType != 'ClusterIP' then 'ui.serviceType ' + p.ui.serviceType + ': the Dask dashboard has no login, so whoever reaches it sees every computation',
+  ] + chart.execWarnings(p.exec, p.scheduler.args, 'scheduler.args', 'the scheduler') + [
+    if p.scheduler.privileged then 'scheduler.privileged: the scheduler\'s containers are privileged and can do anything on its node',
+    if p.worker.privileged then 'worker.privileged: the workers\' containers are privileged and can do anything on their nodes',
+  ],
+
+  render(p):: [
+    common.networkPolicy(proto, p, [uiRule(p)]),
+    mpi.sshSecret(proto, p, p.ssh.secret),
+    jupyterSecret(p),
+    storage.secret(proto, p, 'dask'),
+    config(p),
+    service(p, daskService(p), 'ClusterIP', ports(p)),
+    if p.ui.serviceType != 'ClusterIP' then service(p, p.name + '-ui', p.ui.serviceType, uiPorts(p)),
+  ] + mpi.jobs(proto, p, job(p)),
+})
