@@ -137,3 +137,49 @@ func withExec(b *testing.B, g *generator.Generator, params *generator.Params) *g
 	}
 	return params.Set("exec", "mpirun -np 8 python /opt/train.py --epochs 90 --batch-size 256 --data /data/imagenet && echo done")
 }
+
+// BenchmarkRenderBatch: a batch of 100 jobs of every built-in prototype in
+// turn (issue 15: at most 3 ms per job after the first), each with its
+// defaults, 4 workers where it has workers, and encoded as YAML, as
+// `trainsonnet batch` does. The Generator is warm (the first job of each
+// prototype has parsed it), as it is after the first jobs of a run;
+// ns/job is the figure to hold to the target.
+func BenchmarkRenderBatch(b *testing.B) {
+	g, err := generator.New(generator.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	names := g.Names()
+	jobs := make([]generator.Job, 100)
+	for i := range jobs {
+		p := generator.NewParams(names[i%len(names)]).Set("name", "job-"+strconv.Itoa(i))
+		pr, err := g.Lookup(p.Prototype())
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, count := range []string{"workers", "worker.number"} {
+			if pr.Param(count) != nil {
+				p.Set(count, 4)
+				break
+			}
+		}
+		jobs[i] = generator.Job{Name: "job-" + strconv.Itoa(i), Params: p}
+	}
+	ctx := context.Background()
+	if _, err := g.RenderAll(ctx, jobs); err != nil { // warm: every prototype parsed
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		results, err := g.RenderAll(ctx, jobs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, res := range results {
+			if _, err := res.YAML(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(jobs)), "ns/job")
+}

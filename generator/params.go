@@ -265,6 +265,17 @@ func (pr *Prototype) applyFile(r *resolved, it input, add func(*param.Error)) {
 		add(&param.Error{Source: it.given, Rule: "must be a map of parameter names to values"})
 		return
 	}
+	if named, ok := m[PrototypeKey]; ok {
+		// A job's file of a batch names its prototype (JobParams); the
+		// same file works with gen of that prototype.
+		if named != pr.Name {
+			add(&param.Error{Source: it.given + ": " + PrototypeKey, Value: param.Show(named),
+				Rule: "this file is for the prototype it names, not " + pr.Name})
+			return // its keys are another prototype's
+		}
+		m = maps.Clone(m)
+		delete(m, PrototypeKey)
+	}
 	pr.applyMembers(r, nil, m, "", func(k string) string { return it.given + ": " + k }, add)
 }
 

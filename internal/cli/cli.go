@@ -91,7 +91,8 @@ YAML stream, a JSON List or a kustomize base. Rendering never needs a cluster.
   trainsonnet list
   trainsonnet describe openmpi
   trainsonnet gen openmpi --name bench --workers 4 --gpu 1 > manifests.yaml
-  trainsonnet gen openmpi --name bench --output-dir base/`,
+  trainsonnet gen openmpi --name bench --output-dir base/
+  trainsonnet batch jobs/ > all.yaml`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		CompletionOptions: cobra.CompletionOptions{
@@ -106,6 +107,7 @@ YAML stream, a JSON List or a kustomize base. Rendering never needs a cluster.
 		"directory of prototypes and Jsonnet libraries of your own, searched before the built-in ones (repeatable)")
 	root.AddCommand(
 		newGenCmd(opts, s),
+		newBatchCmd(opts, s),
 		newListCmd(opts, s),
 		newDescribeCmd(opts, s),
 		newSchemaCmd(opts, s),

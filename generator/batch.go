@@ -1,0 +1,122 @@
+package generator
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/trainsonnet/trainsonnet/generator/param"
+)
+
+// PrototypeKey is the top-level key of a params file that names the
+// prototype it is for: required in the files of a batch (JobParams), and
+// checked, then ignored, by a render of that prototype.
+const PrototypeKey = "prototype"
+
+// Job is one job of a batch: a name for messages and outputs (its file's,
+// usually) and its parameters.
+type Job struct {
+	Name   string
+	Params *Params
+}
+
+// JobParams reads one job of a batch from its params file: the file's
+// prototype key names the prototype, and the rest are its parameters, as
+// in `gen <prototype> -f file`.
+func JobParams(file string, data []byte) (*Params, error) {
+	v, problems := param.ReadFile(file, data)
+	if len(problems) > 0 {
+		return nil, &ValidationError{Problems: problems}
+	}
+	m, _ := v.(map[string]any)
+	name, ok := m[PrototypeKey].(string)
+	if !ok || name == "" {
+		rule := "names no prototype: add a top-level key " + PrototypeKey + ": <name> (see trainsonnet list)"
+		if v != nil && m == nil {
+			rule = "must be a map of parameter names to values, with " + PrototypeKey + ": <name>"
+		}
+		return nil, &ValidationError{Problems: []*param.Error{{Source: file, Rule: rule}}}
+	}
+	return NewParams(name).AddFile(file, data), nil
+}
+
+// BatchError lists the jobs of a batch that failed, in their order.
+type BatchError struct {
+	Failed []JobError
+}
+
+// JobError is why one job of a batch failed.
+type JobError struct {
+	Job string
+	Err error
+}
+
+// Error has one line per problem, each starting with its job's name
+// unless it already does (a problem in a job's params file names it).
+func (e *BatchError) Error() string {
+	var b strings.Builder
+	for _, j := range e.Failed {
+		for _, line := range strings.Split(strings.TrimRight(j.Err.Error(), "\n"), "\n") {
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			if !strings.HasPrefix(line, j.Job+":") {
+				b.WriteString(j.Job + ": ")
+			}
+			b.WriteString(line)
+		}
+	}
+	return b.String()
+}
+
+// Unwrap gives every job's error, so that IsValidation sees through a
+// batch.
+func (e *BatchError) Unwrap() []error {
+	errs := make([]error, len(e.Failed))
+	for i, j := range e.Failed {
+		errs[i] = j.Err
+	}
+	return errs
+}
+
+// RenderAll renders the jobs of a batch, as many at once as there are
+// CPUs, and returns their results in the jobs' order. A render is cheap
+// once the Generator's VMs have parsed the libraries (the first of each
+// prototype pays for that), so a batch of hundreds of jobs costs little
+// more per job than a render. When any job fails, the error is a
+// *BatchError that lists every failure, and there are no results.
+func (g *Generator) RenderAll(ctx context.Context, jobs []Job) ([]*Result, error) {
+	results := make([]*Result, len(jobs))
+	errs := make([]error, len(jobs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				results[i], errs[i] = g.Render(ctx, jobs[i].Params)
+			}
+		}()
+	}
+	for i := range jobs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	var failed []JobError
+	for i, err := range errs {
+		if err != nil {
+			failed = append(failed, JobError{Job: jobs[i].Name, Err: err})
+		}
+	}
+	if failed != nil {
+		return nil, &BatchError{Failed: failed}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("batch: %w", err)
+	}
+	return results, nil
+}
