@@ -3,6 +3,7 @@ package format
 import (
 	"math/rand/v2"
 	"regexp"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -93,6 +94,18 @@ func TestFormatsOfStorage(t *testing.T) {
 	} {
 		if rule := Get(c.format).Check(c.value); c.ok != (rule == "") {
 			t.Errorf("%s %q: ok %v, rule %q", c.format, c.value, c.ok, rule)
+		}
+	}
+}
+
+func TestImageTag(t *testing.T) {
+	check := Get("imageTag").Check
+	for tag, ok := range map[string]bool{
+		"0.28.1": true, "latest": true, "_x": true, strings.Repeat("a", 128): true,
+		"": false, ".x": false, "-x": false, "a:b": false, strings.Repeat("a", 129): false,
+	} {
+		if got := check(tag) == ""; got != ok {
+			t.Errorf("imageTag %q: accepted %v, want %v", tag, got, ok)
 		}
 	}
 }

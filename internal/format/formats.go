@@ -310,8 +310,10 @@ func CheckResourceValue(name string, q resource.Quantity) string {
 	return ""
 }
 
-// imageTag is the grammar of a tag in an image reference.
-var imageTag = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
+// imageTag is the grammar of a tag in an image reference, but for its
+// length (at most 128), which checkImageTag counts: a bounded repetition
+// ({0,127}) compiles to 127 copies of its class, 3-7 ms of every start.
+var imageTag = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`)
 
 // checkImageRepository: an image reference with neither tag nor digest,
 // for prototypes that take the tag separately (the Helm chart's
@@ -345,7 +347,7 @@ func drawImageRepository(r *Rand) string {
 }
 
 func checkImageTag(s string) string {
-	if !imageTag.MatchString(s) {
+	if len(s) > 128 || !imageTag.MatchString(s) {
 		return "must be an image tag: letters, digits, _ . and -, not starting with . or -, at most 128 characters"
 	}
 	return ""
