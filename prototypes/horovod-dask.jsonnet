@@ -270,9 +270,9 @@ ts.prototype({
     Open MPI's default in the scheduler, and the chart's /kolotoc/generated/hostfile.config)
     with slots = their GPUs (the chart's were always 1). Each runs worker.dask.number Dask
     workers (dask worker --nworkers --nthreads --memory-limit --resources "CPU= MEM= GPU=")
-    against the scheduler's Service, in its own container so that they see its GPUs, and
-    starts them again when they exit. On a node without a GPU driver cuda.stubs goes first
-    on LD_LIBRARY_PATH. env (DASK_DISTRIBUTED__* among it), worker.env and that setup reach
+    against the scheduler's Service, in the worker's container beside sshd, so that they see
+    its GPUs, and starts them again when they exit. On a node without a GPU driver
+    cuda.stubs goes first on LD_LIBRARY_PATH. env (DASK_DISTRIBUTED__* among it), worker.env and that setup reach
     the ranks that mpirun starts over ssh too.
 
     Long-lived by default: the scheduler is a Deployment (restarted when it fails), the
