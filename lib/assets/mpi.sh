@@ -53,8 +53,11 @@ TS_RUNTIME_LIB=1
 . "$TS_CONFIG_DIR/runtime.sh"
 unset TS_RUNTIME_LIB
 
-# Seconds one "please stop" ssh call may take.
+# Seconds one "please stop" ssh call may take, and its second try: a first
+# ssh session into a pod of a loaded node has been seen to take longer
+# than 10 s (the worker then waits out TS_LAUNCHER_GRACE).
 STOP_MAX=10
+STOP_MAX_AGAIN=30
 
 usage() {
     cat <<'EOF'
@@ -299,7 +302,7 @@ check_login() {
 
 # stop_workers FILE: creates $TS_RUN_DIR/stop on every host of FILE,
 # TS_PARALLEL at a time, each try bounded; a host whose call failed is
-# tried once more, then named in the log (a worker may be gone; it then
+# tried once more (bounded longer), then named in the log (a worker may be gone; it then
 # stops by itself once the launcher is).
 stop_workers() {
     [ -s "$1" ] || return 0
@@ -307,14 +310,18 @@ stop_workers() {
     lanes "$TS_PARALLEL" tell_stop "$1" "$1.stop"
     awk '$1 != 0 { print $2 }' "$1.stop" >"$1.again"
     [ -s "$1.again" ] || return 0
-    lanes "$TS_PARALLEL" tell_stop "$1.again" "$1.stop"
+    lanes "$TS_PARALLEL" tell_stop_again "$1.again" "$1.stop"
     awk -v p="$PROG" '$1 == 0 { print p ": told " $2 " to stop on a second try"; next }
         { print p ": could not tell " $2 " to stop (ssh exit code " $1 "); it stops once the launcher is gone" }' "$1.stop" >&2
 }
 
-# tell_stop HOST: one bounded `ssh HOST touch stop`.
+# tell_stop HOST: one bounded `ssh HOST touch stop`; tell_stop_again, the
+# second try, bounded longer.
 tell_stop() {
     run_bounded "$STOP_MAX" ssh -n -F "$SSH_CONFIG" "$1" "touch '$TS_RUN_DIR/stop'" >/dev/null 2>&1
+}
+tell_stop_again() {
+    run_bounded "$STOP_MAX_AGAIN" ssh -n -F "$SSH_CONFIG" "$1" "touch '$TS_RUN_DIR/stop'" >/dev/null 2>&1
 }
 
 launcher_cleanup() {
