@@ -90,6 +90,10 @@ local shmMount = { name: 'trainsonnet-shm', mountPath: shmDir };
 // ownShm: trainsonnet mounts /dev/shm unless the user's volumeMounts do.
 local ownShm(p) = !std.member([m.mountPath for m in p.volumeMounts], shmDir);
 
+// What a job's roles leave out (mpi.jobs).
+local launcherDefaults = { kind: 'Job', strategy: null, ports: [], initContainers: [], volumes: [], mounts: [] };
+local workerDefaults = { ports: [], volumes: [], mounts: [], ownEnv: [], sshNames: [] };
+
 // reservedEnv: the variables of the runtime script and of Open MPI that
 // trainsonnet sets itself.
 local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_') || std.startsWith(k, 'PRTE_MCA_') || std.startsWith(k, 'OMPI_ALLOW_RUN_AS_ROOT');
@@ -219,8 +223,8 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
   //   launcher that is no rank (the interactive cluster of horovod-dask:
   //   restarted when it fails, never complete), with strategy.
   jobs(proto, p, j)::
-    local l = j.launcher;
-    local w = j.worker;
+    local l = launcherDefaults + j.launcher;
+    local w = workerDefaults + j.worker;
     local ssh = [{ name: 'ssh', port: j.port }];
     local volumes = $.volumes(p, j.secretName, j.volumes);
     local mounts = ownMounts + (if ownShm(p) then [shmMount] else []) + j.mounts;
@@ -228,9 +232,9 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
     // one pod of the group j.oneNode (a component, or null: the whole job)
     // per node.
     local shared(r) = {
-      volumes: volumes + std.get(r, 'volumes', []),
-      mounts: mounts + std.get(r, 'mounts', []),
-      initContainers: std.get(r, 'initContainers', []),
+      volumes: if r.volumes == [] then volumes else volumes + r.volumes,
+      mounts: if r.mounts == [] then mounts else mounts + r.mounts,
+      initContainers: r.initContainers,
       image: r.image,
       imagePullPolicy: r.imagePullPolicy,
       resources: r.resources,
@@ -241,12 +245,11 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
       hostPID: r.hostPID,
       affinity: if r.hostNetwork then roles.onePodPerNode(proto, p, j.oneNode) else null,
     };
-    local lkind = std.get(l, 'kind', 'Job');
     local rs = [
       shared(l) + {
         name: l.role,
-        kind: lkind,
-        [if lkind == 'Deployment' then 'strategy']: std.get(l, 'strategy'),
+        kind: l.kind,
+        [if l.kind == 'Deployment' then 'strategy']: l.strategy,
         backoffLimit: p.backoffLimit,
         resources: roles.withRequests(l.resources, $.launcherRequests),
         command: $.command(l.init, 'launcher'),
@@ -257,7 +260,7 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
              + $.ompiEnv(p.mca)
              + (if l.rankHost != null then $.sshEnv(l.env) else [])
              + l.env,
-        ports: (if l.rankHost != null then ssh else []) + std.get(l, 'ports', []),
+        ports: (if l.rankHost != null then ssh else []) + l.ports,
       },
       shared(w) + {
         name: 'worker',
@@ -266,10 +269,10 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
         command: $.command(w.init, 'worker'),
         env: $.scriptEnv(j.port, j.initTimeout) + $.watchEnv(p, l.role)
              + (if w.waitForGPUDriver then [{ name: 'TS_WAIT_FOR_GPU_DRIVER', value: '1' }] else [])
-             + std.get(w, 'ownEnv', [])
-             + $.sshEnv(w.env, std.get(w, 'sshNames', []))
+             + w.ownEnv
+             + $.sshEnv(w.env, w.sshNames)
              + w.env,
-        ports: ssh + std.get(w, 'ports', []),
+        ports: if w.ports == [] then ssh else ssh + w.ports,
         readinessProbe: $.readinessProbe,
         initContainers: w.initContainers,
         sidecars: w.sidecars,
@@ -286,8 +289,8 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
   // sessions a fresh environment).
   // names: more variables to pass on, which the pod's own setup sets.
   sshEnv(env, names=[])::
-    local all = [e.name for e in env] + names;
-    if all == [] then [] else [{ name: 'TS_SSH_ENV', value: std.join(' ', all) }],
+    if env == [] && names == [] then []
+    else [{ name: 'TS_SSH_ENV', value: std.join(' ', [e.name for e in env] + names) }],
 
   // watchEnv: how a worker (or a sidecar of one) knows the launcher is gone.
   watchEnv(p, role='launcher'):: [
