@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -88,7 +89,8 @@ func batchFiles(args []string) ([]string, error) {
 }
 
 func unwrapPath(err error) error {
-	if pe, ok := err.(*os.PathError); ok {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
 		return pe.Err
 	}
 	return err
@@ -131,7 +133,8 @@ func runBatch(cmd *cobra.Command, root *rootOptions, s Streams, args []string, o
 		return err
 	}
 	results, err := g.RenderAll(cmd.Context(), jobs)
-	if be, ok := err.(*generator.BatchError); ok {
+	var be *generator.BatchError
+	if errors.As(err, &be) {
 		failed = append(failed, be.Failed...)
 	} else if err != nil {
 		return err
