@@ -53,11 +53,13 @@ TS_RUNTIME_LIB=1
 . "$TS_CONFIG_DIR/runtime.sh"
 unset TS_RUNTIME_LIB
 
-# Seconds one "please stop" ssh call may take, and its second try: a first
-# ssh session into a pod of a loaded node has been seen to take longer
-# than 10 s (the worker then waits out TS_LAUNCHER_GRACE).
-STOP_MAX=10
-STOP_MAX_AGAIN=30
+# Seconds one "please stop" ssh call may take, and its second try. ssh's
+# handshake takes 0.3 s into an idle pod, but was measured at up to 5 s
+# on a node busy starting pods, and stop calls bounded at 10 s have failed
+# there (the worker then waits out TS_LAUNCHER_GRACE). Healthy calls end
+# long before either bound.
+STOP_MAX=20
+STOP_MAX_AGAIN=40
 
 usage() {
     cat <<'EOF'
