@@ -73,6 +73,17 @@ local ompiRoot = [
   { name: 'OMPI_ALLOW_RUN_AS_ROOT', value: '1' },
   { name: 'OMPI_ALLOW_RUN_AS_ROOT_CONFIRM', value: '1' },
 ];
+// hwloc, which Open MPI's mpirun and orted run at start, has a GL plugin
+// that probes X displays :0 to :63 at TCP ports 6000-6063 of localhost,
+// and waits forever on whatever listens there and is no X server:
+// TensorBoard's default port 6006 in the same pod (horovod-dask), or on
+// the node with host network. Nothing in a training pod needs GL
+// discovery. The ranks' hosts get it through TS_SSH_ENV, as orted starts
+// over ssh; a user's own HWLOC_COMPONENTS replaces it.
+local hwlocName = 'HWLOC_COMPONENTS';
+local hwlocEnv = [{ name: hwlocName, value: '-gl' }];
+local hwlocOf(env) = if std.member([e.name for e in env], hwlocName) then [] else hwlocEnv;
+
 local ompiDefaultEnv = [{ name: 'OMPI_MCA_' + k, value: ompiDefaults[k] } for k in std.objectFields(ompiDefaults)] + prteEnv(ompiDefaults) + ompiRoot;
 // /dev/shm: the container runtime's default is 64 MiB, too small for NCCL
 // and for Open MPI's shared-memory transport between ranks of one pod.
@@ -258,7 +269,8 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
              + (if l.exec != null then [{ name: 'TS_EXEC', value: l.exec }] else [])
              + (if p.backoffLimit > 0 then [{ name: 'TS_STOP_WORKERS_ON_FAILURE', value: '0' }] else [])
              + $.ompiEnv(p.mca)
-             + (if l.rankHost != null then $.sshEnv(l.env) else [])
+             + hwlocOf(l.env)
+             + (if l.rankHost != null then $.sshEnv(l.env, if hwlocOf(l.env) == [] then [] else [hwlocName]) else [])
              + l.env,
         ports: (if l.rankHost != null then ssh else []) + l.ports,
       },
@@ -270,7 +282,8 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
         env: $.scriptEnv(j.port, j.initTimeout) + $.watchEnv(p, l.role)
              + (if w.waitForGPUDriver then [{ name: 'TS_WAIT_FOR_GPU_DRIVER', value: '1' }] else [])
              + w.ownEnv
-             + $.sshEnv(w.env, w.sshNames)
+             + hwlocOf(w.env)
+             + $.sshEnv(w.env, w.sshNames + (if hwlocOf(w.env) == [] then [] else [hwlocName]))
              + w.env,
         ports: if w.ports == [] then ssh else ssh + w.ports,
         readinessProbe: $.readinessProbe,

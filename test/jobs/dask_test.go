@@ -136,11 +136,10 @@ func testDaskInteractive(t *testing.T, s *suite) {
 		return string(out)
 	}
 	exec := func(cmd string) string { t.Helper(); return execIn(sched, "scheduler", cmd) }
-	// mpirun has no bound of its own: on this node, busy with the other
-	// case's pods, one ssh handshake in many stalls (seen only under pod
-	// churn, and in stop calls of the launcher, which bounds and retries
-	// them), so the test bounds it and tries once more, saying so.
-	jc.requireDaskOutput(exec(daskClient + " && { timeout 45 " + ringAllreduce + " || { echo 'mpirun: no answer within 45s; once more' >&2; timeout 60 " + ringAllreduce + "; }; }"))
+	// TensorBoard listens on 6006 in this pod: mpirun (hwloc's GL plugin,
+	// probing X display :6) hung there until trainsonnet set
+	// HWLOC_COMPONENTS=-gl. A hang fails at the bound, not the case's.
+	jc.requireDaskOutput(exec(daskClient + " && timeout 60 " + ringAllreduce))
 
 	// The chart's helpers, on the PATH.
 	require.Equal(t, jc.name+"-worker-1\n", exec("goto 1 hostname"))
