@@ -1066,7 +1066,8 @@ type HorovodDaskWorker struct {
 // HorovodDaskWorkerDask holds the worker.dask parameters: The Dask workers of each worker pod: dask worker --nworkers number --nthreads threads --memory-limit memory --resources "CPU=threads MEM=memory GPU=gpu", in the worker's container.
 type HorovodDaskWorkerDask struct {
 	// GPUs of each Dask worker process, as its GPU resource (tasks that ask for GPU=1 run
-	// there). 0: none. Default 0.
+	// there). 0: none. When nothing else sets the worker's GPUs (worker.gpu, gpu, a
+	// resources limit), the pod gets number × gpu of them. Default 0.
 	GPU *int
 	// Memory limit of each Dask worker process (--memory-limit); also its MEM resource, in
 	// bytes. The chart's 2GB spelling works. Default "2G".

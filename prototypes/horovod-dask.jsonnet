@@ -62,7 +62,7 @@ local params_ = common.params(proto) + batch.params('the scheduler (with schedul
       number: params.int('Dask worker processes per pod (--nworkers).', default=1, min=1, max=1024),
       threads: params.int('Threads of each Dask worker process (--nthreads); also its CPU resource.', default=1, min=1, max=1024),
       memory: params.quantity('Memory limit of each Dask worker process (--memory-limit); also its MEM resource, in bytes. The chart\'s 2GB spelling works.', default='2G', unit='bytes'),
-      gpu: params.int('GPUs of each Dask worker process, as its GPU resource (tasks that ask for GPU=1 run there). 0: none.', default=0, min=0, max=1024),
+      gpu: params.int('GPUs of each Dask worker process, as its GPU resource (tasks that ask for GPU=1 run there). 0: none. When nothing else sets the worker\'s GPUs (worker.gpu, gpu, a resources limit), the pod gets number × gpu of them.', default=0, min=0, max=1024),
     }),
   } + chart.role('each worker', '')),
 };
@@ -72,10 +72,18 @@ local daskService(p) = p.name + '-dask';
 local schedulerAddress(p) = 'tcp://' + daskService(p) + ':' + p.scheduler.schedulerPort;
 local jupyterSecretName(p) = if p.scheduler.jupyterSecret != null then p.scheduler.jupyterSecret else p.name + '-jupyter';
 
+// The workers, whose GPUs, when nothing else sets them, are those their
+// Dask workers ask for.
+local daskGPUs(p) = p.worker.dask.gpu * p.worker.dask.number;
+local workerOf(p) =
+  if daskGPUs(p) > 0 && p.worker.gpu == null && p.gpu == null && chart.gpusOf(p, p.worker) == 0
+  then p.worker + { gpu: daskGPUs(p) }
+  else p.worker;
+
 // The ring: the workers, one per line, slots = their GPUs (the chart's
 // were always 1).
 local hostLinePrefix(p) = p.name + '-worker-';
-local hostLineSuffix(p) = '.' + p.name + ' slots=' + chart.slotsOf(p, p.worker);
+local hostLineSuffix(p) = '.' + p.name + ' slots=' + chart.slotsOf(p, workerOf(p));
 
 local execOf(p) = chart.exec(p.exec, p.scheduler.args, 'scheduler.args');
 local interactive(p) = execOf(p) == null;
@@ -186,14 +194,14 @@ local job(p) =
       exec: execOf(p),
       env: common.env(p.env + p.scheduler.env) + setupEnv(p) + [
         { name: 'DASK_SCHEDULER_ADDRESS', value: 'tcp://localhost:' + p.scheduler.schedulerPort },
-        { name: 'NUM_PROC', value: std.toString(p.worker.number * chart.slotsOf(p, p.worker)) },
+        { name: 'NUM_PROC', value: std.toString(p.worker.number * chart.slotsOf(p, workerOf(p))) },
         { name: 'NUM_DASK_WORKERS', value: std.toString(p.worker.number * p.worker.dask.number) },
       ],
       initContainers: sidecars(p),
       volumes: [helperVolume],
       mounts: [{ name: 'trainsonnet-helpers', mountPath: binDir + '/' + h, subPath: 'dask.sh', readOnly: true } for h in helpers],
     },
-    worker: roleOf(p.worker) + {
+    worker: roleOf(workerOf(p)) + {
       count: p.worker.number,
       waitForGPUDriver: false,
       initContainers: [],
@@ -315,9 +323,12 @@ ts.prototype({
       ts.check(clash == [], named[i][0], 'must differ from ' + std.join(' and ', clash) + ', which ' + (if std.length(clash) == 1 then 'is' else 'are') + ' ' + named[i][1] + ' too: each port of the cluster is its own')
       for i in std.range(0, std.length(named) - 1)
     ] + [
-      ts.check(p.worker.dask.gpu * p.worker.dask.number <= chart.gpusOf(p, p.worker), 'worker.dask.gpu',
-               'must be at most ' + std.floor(chart.gpusOf(p, p.worker) / p.worker.dask.number) + ': worker.dask.number (' + p.worker.dask.number + ') times worker.dask.gpu claims '
-               + p.worker.dask.gpu * p.worker.dask.number + ' GPUs in a worker pod of ' + chart.gpusOf(p, p.worker) + ' (worker.gpu)'),
+      local gpus = chart.gpusOf(p, workerOf(p));
+      ts.check(daskGPUs(p) <= gpus, 'worker.dask.gpu',
+               'must be at most ' + std.floor(gpus / p.worker.dask.number) + ': worker.dask.number (' + p.worker.dask.number + ') times worker.dask.gpu claims '
+               + daskGPUs(p) + ' GPUs in a worker pod of ' + gpus + ' (worker.gpu)'),
+      ts.check(daskGPUs(p) <= 1024, 'worker.dask.gpu',
+               'must be at most ' + std.floor(1024 / p.worker.dask.number) + ' with worker.dask.number ' + p.worker.dask.number + ': a pod has at most 1024 GPUs'),
       ts.check(!std.member([x.mountPath for x in p.volumeMounts], chartDir), 'volumeMounts', 'must not mount ' + chartDir + ', where the chart\'s hostfile is'),
     ] + storage.validate(p, ['logDir'])
     + chart.gpuChecks(p, ['scheduler', 'worker'])
