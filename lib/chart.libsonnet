@@ -93,6 +93,19 @@ local maxGPUs = 1024;
     repo + ':' + tag,
   pullPolicyOf(p, r):: if r.image.pullPolicy != null then r.image.pullPolicy else p.worker.image.pullPolicy,
 
+  // roleOf: what mpi.jobs takes of a role of such a chart (its image,
+  // resources, scheduling, privilege; the pods' network and PID sharing).
+  roleOf(p, r):: {
+    image: $.imageOf(p, r),
+    imagePullPolicy: $.pullPolicyOf(p, r),
+    resources: $.resourcesOf(p, r),
+    nodeSelector: r.nodeSelector,
+    tolerations: r.tolerations,
+    privileged: r.privileged,
+    hostNetwork: p.useHostNetwork,
+    hostPID: p.useHostPID,
+  },
+
   // The lead role's command: exec, or the chart's args joined. The charts
   // ran args with bash -c "$*"; args that use bash syntax run with bash,
   // so that a values file that worked under the chart still does (the

@@ -113,6 +113,16 @@ local params = import 'params.libsonnet';
       spec: spec,
     },
 
+  // uiRule: an ingress rule of networkPolicy for a web UI's ports
+  // (numbers): from the peers in from, or by default from the namespace
+  // with a ClusterIP Service and from anywhere with a LoadBalancer or
+  // NodePort one.
+  uiRule(ports, from, serviceType)::
+    local ps = [{ port: x, protocol: 'TCP' } for x in ports];
+    if from != [] then { from: from, ports: ps }
+    else if serviceType == 'ClusterIP' then { from: [{ podSelector: {} }], ports: ps }
+    else { ports: ps },
+
   // networkPolicy admits traffic to the job's pods only from the job's pods,
   // and what the extra ingress rules admit (a server's port from its
   // clients: TensorBoard's UI). name defaults to the job's name.

@@ -236,6 +236,7 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
   jobs(proto, p, j)::
     local l = launcherDefaults + j.launcher;
     local w = workerDefaults + j.worker;
+    local lHwloc = hwlocOf(l.env), wHwloc = hwlocOf(w.env);
     local ssh = [{ name: 'ssh', port: j.port }];
     local volumes = $.volumes(p, j.secretName, j.volumes);
     local mounts = ownMounts + (if ownShm(p) then [shmMount] else []) + j.mounts;
@@ -269,8 +270,8 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
              + (if l.exec != null then [{ name: 'TS_EXEC', value: l.exec }] else [])
              + (if p.backoffLimit > 0 then [{ name: 'TS_STOP_WORKERS_ON_FAILURE', value: '0' }] else [])
              + $.ompiEnv(p.mca)
-             + hwlocOf(l.env)
-             + (if l.rankHost != null then $.sshEnv(l.env, if hwlocOf(l.env) == [] then [] else [hwlocName]) else [])
+             + lHwloc
+             + (if l.rankHost != null then $.sshEnv(l.env, [e.name for e in lHwloc]) else [])
              + l.env,
         ports: (if l.rankHost != null then ssh else []) + l.ports,
       },
@@ -282,8 +283,8 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
         env: $.scriptEnv(j.port, j.initTimeout) + $.watchEnv(p, l.role)
              + (if w.waitForGPUDriver then [{ name: 'TS_WAIT_FOR_GPU_DRIVER', value: '1' }] else [])
              + w.ownEnv
-             + hwlocOf(w.env)
-             + $.sshEnv(w.env, w.sshNames + (if hwlocOf(w.env) == [] then [] else [hwlocName]))
+             + wHwloc
+             + $.sshEnv(w.env, w.sshNames + [e.name for e in wHwloc])
              + w.env,
         ports: if w.ports == [] then ssh else ssh + w.ports,
         readinessProbe: $.readinessProbe,

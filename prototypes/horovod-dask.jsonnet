@@ -165,17 +165,7 @@ local sidecars(p) =
 
 // job: the scheduler and the workers, for mpi.jobs.
 local job(p) =
-  local roleOf(r) = {
-    image: chart.imageOf(p, r),
-    imagePullPolicy: chart.pullPolicyOf(p, r),
-    init: daskPath,
-    resources: chart.resourcesOf(p, r),
-    nodeSelector: r.nodeSelector,
-    tolerations: r.tolerations,
-    privileged: r.privileged,
-    hostNetwork: p.useHostNetwork,
-    hostPID: p.useHostPID,
-  };
+  local roleOf(r) = chart.roleOf(p, r) + { init: daskPath };
   local store = storeOf(p);
   local helperVolume = { name: 'trainsonnet-helpers', configMap: { name: mpi.configName(p), items: [{ key: 'dask.sh', path: 'dask.sh', mode: 365 }] } };
   {
@@ -245,11 +235,7 @@ local service(p, name, type, ps) = {
 };
 
 // From elsewhere, only the UI ports.
-local uiRule(p) =
-  local ps = [{ port: x.port, protocol: 'TCP' } for x in uiPorts(p)];
-  if p.ui.from != [] then { from: p.ui.from, ports: ps }
-  else if p.ui.serviceType == 'ClusterIP' then { from: [{ podSelector: {} }], ports: ps }
-  else { ports: ps };
+local uiRule(p) = common.uiRule([x.port for x in uiPorts(p)], p.ui.from, p.ui.serviceType);
 
 ts.prototype({
   name: proto,
@@ -316,13 +302,8 @@ ts.prototype({
       ts.check(p.worker.podManagementPolicy == 'Parallel', 'worker.podManagementPolicy',
                'must be Parallel: the workers are an Indexed Job, whose pods always start together; an MPI job needs all of them anyway'),
       mpi.checkConfigSize(p, 'worker.number', hostLinePrefix(p), hostLineSuffix(p), 0, p.worker.number, extraBytes=ts.assetBytes('assets/dask.sh', daskScript)),
-    ] + [
       roles.nonRootPort(p, 'ssh.port', p.ssh.port, 'sshd'),
-    ] + [
-      local clash = [x[0] for x in named if x[1] == named[i][1] && x[0] != named[i][0]];
-      ts.check(clash == [], named[i][0], 'must differ from ' + std.join(' and ', clash) + ', which ' + (if std.length(clash) == 1 then 'is' else 'are') + ' ' + named[i][1] + ' too: each port of the cluster is its own')
-      for i in std.range(0, std.length(named) - 1)
-    ] + [
+    ] + roles.distinctPorts(named, 'cluster') + [
       local gpus = chart.gpusOf(p, workerOf(p));
       ts.check(daskGPUs(p) <= gpus, 'worker.dask.gpu',
                'must be at most ' + std.floor(gpus / p.worker.dask.number) + ': worker.dask.number (' + p.worker.dask.number + ') times worker.dask.gpu claims '

@@ -206,11 +206,7 @@ local uiService(p) = if p.ui.serviceType == 'ClusterIP' then null else {
 
 // The job's pods reach each other on any TCP port (Horovod's services and
 // Open MPI or Gloo use random ones); from elsewhere, only the master's UI.
-local uiRule(p) =
-  local ports = [{ port: p.master.uiPort, protocol: 'TCP' }];
-  if p.ui.from != [] then { from: p.ui.from, ports: ports }
-  else if p.ui.serviceType == 'ClusterIP' then { from: [{ podSelector: {} }], ports: ports }
-  else { ports: ports };
+local uiRule(p) = common.uiRule([p.master.uiPort], p.ui.from, p.ui.serviceType);
 
 local ownConfKeys = [
   'spark.master', 'spark.task.cpus', 'spark.local.dir', 'spark.driver.host', 'spark.driver.bindAddress', 'spark.driver.port', 'spark.blockManager.port',
@@ -280,12 +276,9 @@ ts.prototype({
              'must divide worker.gpu (' + p.worker.gpu + '): each Horovod process takes taskCpus GPUs, and the rest of a worker\'s GPUs would sit idle'),
     ts.check(gpuMode(p) || p.worker.cores == null || cpus(p.worker.cpu) == null || p.worker.cores <= std.ceil(cpus(p.worker.cpu)), 'worker.cores',
              'must be at most ' + (if cpus(p.worker.cpu) == null then '' else std.ceil(cpus(p.worker.cpu))) + ', the CPUs of worker.cpu (' + p.worker.cpu + '): Spark would run more tasks at once than the worker has CPUs'),
-  ] + [
-    // every port is on the job's headless Service, which lists each once
-    local clash = [x[0] for x in ports if x[1] == ports[i][1] && x[0] != ports[i][0]];
-    ts.check(clash == [], ports[i][0], 'must differ from ' + std.join(' and ', clash) + ', which ' + (if std.length(clash) == 1 then 'is' else 'are') + ' ' + ports[i][1] + ' too: each port of the job is its own')
-    for i in std.range(0, std.length(ports) - 1)
-  ] + [
+  ]
+  // every port is on the job's headless Service, which lists each once
+  + roles.distinctPorts(ports, 'job') + [
     ts.check(!std.member(ownConfKeys, k), 'sparkConf', k + ' is set by trainsonnet: ' + {
       'spark.master': 'the master is <name>-master',
       'spark.task.cpus': 'set taskCpus',

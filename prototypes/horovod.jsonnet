@@ -48,18 +48,7 @@ local execOf(p) = chart.exec(p.exec, p.driver.args, 'driver.args');
 
 // job: the driver and the workers, for mpi.jobs.
 local job(p) =
-  local roleOf(r) = {
-    image: chart.imageOf(p, r),
-    imagePullPolicy: chart.pullPolicyOf(p, r),
-    init: null,
-    env: common.env(p.env + r.env),
-    resources: chart.resourcesOf(p, r),
-    nodeSelector: r.nodeSelector,
-    tolerations: r.tolerations,
-    privileged: r.privileged,
-    hostNetwork: p.useHostNetwork,
-    hostPID: p.useHostPID,
-  };
+  local roleOf(r) = chart.roleOf(p, r) + { init: null, env: common.env(p.env + r.env) };
   {
     port: p.ssh.port,
     initTimeout: p.initTimeout,

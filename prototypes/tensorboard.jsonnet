@@ -114,11 +114,7 @@ local service(p) = {
 
 // uiRule admits TensorBoard's port from uiFrom, or by default from the
 // namespace (ClusterIP) or from anywhere (a LoadBalancer or NodePort).
-local uiRule(p) =
-  local ports = [{ port: p.targetPort, protocol: 'TCP' }];
-  if p.uiFrom != [] then { from: p.uiFrom, ports: ports }
-  else if p.serviceType == 'ClusterIP' then { from: [{ podSelector: {} }], ports: ports }
-  else { ports: ports };
+local uiRule(p) = common.uiRule([p.targetPort], p.uiFrom, p.serviceType);
 
 local exposed(p) = p.serviceType != 'ClusterIP';
 

@@ -309,21 +309,19 @@ check_login() {
 stop_workers() {
     [ -s "$1" ] || return 0
     log "telling $(wc -l <"$1") worker(s) to stop, $TS_PARALLEL at a time"
+    STOP_BOUND=$STOP_MAX
     lanes "$TS_PARALLEL" tell_stop "$1" "$1.stop"
     awk '$1 != 0 { print $2 }' "$1.stop" >"$1.again"
     [ -s "$1.again" ] || return 0
-    lanes "$TS_PARALLEL" tell_stop_again "$1.again" "$1.stop"
+    STOP_BOUND=$STOP_MAX_AGAIN
+    lanes "$TS_PARALLEL" tell_stop "$1.again" "$1.stop"
     awk -v p="$PROG" '$1 == 0 { print p ": told " $2 " to stop on a second try"; next }
         { print p ": could not tell " $2 " to stop (ssh exit code " $1 "); it stops once the launcher is gone" }' "$1.stop" >&2
 }
 
-# tell_stop HOST: one bounded `ssh HOST touch stop`; tell_stop_again, the
-# second try, bounded longer.
+# tell_stop HOST: one `ssh HOST touch stop`, bounded by STOP_BOUND.
 tell_stop() {
-    run_bounded "$STOP_MAX" ssh -n -F "$SSH_CONFIG" "$1" "touch '$TS_RUN_DIR/stop'" >/dev/null 2>&1
-}
-tell_stop_again() {
-    run_bounded "$STOP_MAX_AGAIN" ssh -n -F "$SSH_CONFIG" "$1" "touch '$TS_RUN_DIR/stop'" >/dev/null 2>&1
+    run_bounded "$STOP_BOUND" ssh -n -F "$SSH_CONFIG" "$1" "touch '$TS_RUN_DIR/stop'" >/dev/null 2>&1
 }
 
 launcher_cleanup() {
