@@ -5,6 +5,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/yaml"
 )
 
 func obj(apiVersion, kind, ns, name string) map[string]any {
@@ -103,6 +106,18 @@ func TestGeneratedResources(t *testing.T) {
 		t.Fatal(err)
 	}
 	k := files[0].Data
+	// What kustomize reads: every field known to its own type, and these
+	// values (the struct that writes it is trainsonnet's, to keep
+	// kustomize's packages out of the binary).
+	var kt types.Kustomization
+	if err := yaml.UnmarshalStrict(k, &kt); err != nil {
+		t.Fatalf("kustomize's types.Kustomization does not take the kustomization: %v\n%s", err, k)
+	}
+	if kt.APIVersion != types.KustomizationVersion || kt.Kind != types.KustomizationKind ||
+		kt.SortOptions == nil || kt.SortOptions.Order != types.FIFOSortOrder ||
+		!slices.Equal(kt.Resources, []string{"configmap_a.yaml"}) {
+		t.Errorf("kustomization as kustomize reads it: %+v", kt)
+	}
 	if got, ok := GeneratedResources(k); !ok || len(got) != 1 || got[0] != "configmap_a.yaml" {
 		t.Errorf("GeneratedResources of a fresh kustomization = %v, %v", got, ok)
 	}
