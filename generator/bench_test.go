@@ -183,3 +183,44 @@ func BenchmarkRenderBatch(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(jobs)), "ns/job")
 }
+
+// BenchmarkColdGen is a `trainsonnet gen` after package init: a fresh
+// Generator (nothing parsed), the declaration looked up, one render and
+// its YAML, per prototype at 4 workers. The part of a cold process that
+// is trainsonnet's own work (issue 15); the rest is the Go runtime and
+// package init, which `make bench-cli` measures with the whole process.
+func BenchmarkColdGen(b *testing.B) {
+	g0, err := generator.New(generator.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, name := range g0.Names() {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				g, err := generator.New(generator.Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				pr, err := g.Lookup(name)
+				if err != nil {
+					b.Fatal(err)
+				}
+				p := generator.NewParams(name)
+				for _, count := range []string{"workers", "worker.number"} {
+					if pr.Param(count) != nil {
+						p.Set(count, 4)
+						break
+					}
+				}
+				res, err := g.Render(context.Background(), p)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := res.YAML(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -86,6 +86,25 @@ func TestCustomKinds(t *testing.T) {
 		// Groups trainsonnet knows stay strict: core, apps, a version it
 		// does not have.
 		{obj("v1", "ConfigMapp", "", "c"), "v1 ConfigMapp is not a type trainsonnet knows"},
+		// Typed kinds: decoded strictly from the tree.
+		{map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c"}, "dataa": map[string]any{}},
+			`unknown field "dataa"`},
+		{map[string]any{"apiVersion": "v1", "kind": "Service", "metadata": map[string]any{"name": "s"},
+			"spec": map[string]any{"ports": []any{map[string]any{"port": "ssh"}}}}, `port`},
+		{map[string]any{"apiVersion": "v1", "kind": "Service", "metadata": map[string]any{"name": "s"},
+			"spec": map[string]any{"ports": []any{map[string]any{"Port": int64(22)}}}}, `unknown field "spec.ports[0].Port"`},
+		{map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"name": "p"}, "spec": map[string]any{
+			"containers": []any{map[string]any{"name": "a", "resources": map[string]any{"limits": map[string]any{"cpu": "two"}}}}}}, `quantities must match`},
+		{map[string]any{"apiVersion": "v1", "kind": "Service", "metadata": map[string]any{"name": "s"},
+			"spec": map[string]any{"ports": []any{map[string]any{"port": int64(22), "targetPort": "ssh"}}}}, ""},
+		{map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "Bad_Name"}}, `metadata.name`},
+		{map[string]any{"apiVersion": "v1", "kind": "Service", "metadata": map[string]any{"name": "s"},
+			"spec": map[string]any{"ports": []any{map[string]any{"port": 22.5}}}}, `port`},
+		{map[string]any{"apiVersion": "v1", "kind": "Service", "metadata": map[string]any{"name": "s"},
+			"spec": map[string]any{"ports": []any{map[string]any{"port": int64(1) << 40}}}}, `port`},
+		{map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c"}, "data": map[string]any{"a": int64(1)}}, `data`},
+		{map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c", "labels": nil}, "data": nil}, ""},
+		{map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c"}, "immutable": "yes"}, `immutable`},
 		{obj("apps/v1", "Deploymnet", "", "d"), "apps/v1 Deploymnet is not a type trainsonnet knows"},
 		{obj("batch/v1beta1", "CronJob", "", "c"), "batch/v1beta1 CronJob is not a type trainsonnet knows"},
 	} {
