@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -83,28 +84,29 @@ func (e *BatchError) Unwrap() []error {
 
 // RenderAll renders the jobs of a batch, as many at once as there are
 // CPUs, and returns their results in the jobs' order. A render is cheap
-// once the Generator's VMs have parsed the libraries (the first of each
-// prototype pays for that), so a batch of hundreds of jobs costs little
-// more per job than a render. When any job fails, the error is a
-// *BatchError that lists every failure, and there are no results.
+// once a VM has parsed the prototype and its libraries (the first job of
+// each prototype on each VM pays for that), so each worker keeps one VM and
+// takes the jobs of as few prototypes as it can (jobQueue); a batch of
+// hundreds of jobs costs little more per job than a render. When any job
+// fails, the error is a *BatchError that lists every failure, and there
+// are no results.
 func (g *Generator) RenderAll(ctx context.Context, jobs []Job) ([]*Result, error) {
 	results := make([]*Result, len(jobs))
 	errs := make([]error, len(jobs))
-	next := make(chan int)
+	workers := min(runtime.GOMAXPROCS(0), len(jobs))
+	q := newJobQueue(jobs, workers)
 	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
+	for k := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range next {
-				results[i], errs[i] = g.Render(ctx, jobs[i].Params)
+			w := g.getVM()
+			defer g.putVM(w)
+			for i, ok := q.take(k); ok; i, ok = q.take(k) {
+				results[i], errs[i] = g.render(ctx, jobs[i].Params, w)
 			}
 		}()
 	}
-	for i := range jobs {
-		next <- i
-	}
-	close(next)
 	wg.Wait()
 	var failed []JobError
 	for i, err := range errs {
@@ -119,4 +121,51 @@ func (g *Generator) RenderAll(ctx context.Context, jobs []Job) ([]*Result, error
 		return nil, fmt.Errorf("batch: %w", err)
 	}
 	return results, nil
+}
+
+// jobQueue hands out the jobs of a batch so that each worker's VM parses
+// few prototypes: the jobs, ordered by prototype, are cut into one run per
+// worker; a worker takes its own run from the front and, when it is done,
+// takes from the back of the longest run left. Two workers meet once, in
+// the middle, instead of each parsing every prototype.
+type jobQueue struct {
+	mu    sync.Mutex
+	order []int    // job indexes, by prototype (stable)
+	runs  [][2]int // per worker, [next, end) in order
+}
+
+func newJobQueue(jobs []Job, workers int) *jobQueue {
+	order := make([]int, len(jobs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		return strings.Compare(jobs[a].Params.Prototype(), jobs[b].Params.Prototype())
+	})
+	q := &jobQueue{order: order, runs: make([][2]int, workers)}
+	for k := range workers {
+		q.runs[k] = [2]int{k * len(jobs) / workers, (k + 1) * len(jobs) / workers}
+	}
+	return q
+}
+
+// take returns the next job of worker k, and false when none is left.
+func (q *jobQueue) take(k int) (int, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if r := &q.runs[k]; r[0] < r[1] {
+		r[0]++
+		return q.order[r[0]-1], true
+	}
+	longest := -1
+	for j, r := range q.runs {
+		if r[1]-r[0] > 0 && (longest < 0 || r[1]-r[0] > q.runs[longest][1]-q.runs[longest][0]) {
+			longest = j
+		}
+	}
+	if longest < 0 {
+		return 0, false
+	}
+	q.runs[longest][1]--
+	return q.order[q.runs[longest][1]], true
 }

@@ -123,6 +123,13 @@ func (g *Generator) Prototypes() ([]*Prototype, error) {
 
 // Lookup returns the named prototype with its declared parameters.
 func (g *Generator) Lookup(name string) (*Prototype, error) {
+	return g.lookup(name, nil)
+}
+
+// lookup is Lookup on the VM w, or on a pooled one when w is nil: a
+// render looks up on its own VM, which parses the prototype's files once
+// for both.
+func (g *Generator) lookup(name string, w *pooledVM) (*Prototype, error) {
 	g.mu.Lock()
 	p, ok := g.loaded[name]
 	g.mu.Unlock()
@@ -137,7 +144,7 @@ func (g *Generator) Lookup(name string) (*Prototype, error) {
 		}
 		return nil, &UsageError{fmt.Errorf("%s", msg)}
 	}
-	out, _, _, err := g.evaluate(src.path, &ast.DesugaredObject{}, "spec")
+	out, _, _, err := g.evaluate(w, src.path, &ast.DesugaredObject{}, "spec")
 	if err != nil {
 		return nil, fmt.Errorf("reading prototype %s: %w", name, err)
 	}
@@ -158,7 +165,12 @@ func (g *Generator) Lookup(name string) (*Prototype, error) {
 // k8s.io/api type; the others (custom resources) have had their apiVersion,
 // kind and metadata checked.
 func (g *Generator) Render(ctx context.Context, params *Params) (*Result, error) {
-	pr, err := g.Lookup(params.Prototype())
+	return g.render(ctx, params, nil)
+}
+
+// render is Render on the VM w, or on a pooled one when w is nil.
+func (g *Generator) render(ctx context.Context, params *Params, w *pooledVM) (*Result, error) {
+	pr, err := g.lookup(params.Prototype(), w)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +185,7 @@ func (g *Generator) Render(ctx context.Context, params *Params) (*Result, error)
 	if err != nil {
 		return nil, fmt.Errorf("passing the parameters to %s: %w", pr.Name, err)
 	}
-	out, emitted, blobs, err := g.evaluate(pr.Source, tla, "full")
+	out, emitted, blobs, err := g.evaluate(w, pr.Source, tla, "full")
 	if err != nil {
 		return nil, fmt.Errorf("prototype %s failed: %w", pr.Name, err)
 	}
@@ -226,12 +238,15 @@ func (g *Generator) Render(ctx context.Context, params *Params) (*Result, error)
 }
 
 // evaluate runs a prototype file with the given params and output mode on
-// a pooled VM. It returns the JSON the prototype evaluated to, the objects
-// it handed over through std.native('emit') if it did, and the large
-// strings its references stand for (assets.go).
-func (g *Generator) evaluate(file string, params ast.Node, output string) (string, []any, *blobSet, error) {
-	w := g.getVM()
-	defer g.putVM(w)
+// the VM w, or on a pooled one when w is nil. It returns the JSON the
+// prototype evaluated to, the objects it handed over through
+// std.native('emit') if it did, and the large strings its references
+// stand for (assets.go).
+func (g *Generator) evaluate(w *pooledVM, file string, params ast.Node, output string) (string, []any, *blobSet, error) {
+	if w == nil {
+		w = g.getVM()
+		defer g.putVM(w)
+	}
 	w.emitted, w.blobs = nil, &blobSet{}
 	w.vm.TLAReset()
 	w.vm.TLANode("params", params)
