@@ -144,7 +144,7 @@ func (g *Generator) lookup(name string, w *pooledVM) (*Prototype, error) {
 		}
 		return nil, &UsageError{fmt.Errorf("%s", msg)}
 	}
-	out, _, _, err := g.evaluate(w, src.path, &ast.DesugaredObject{}, "spec")
+	out, err := g.declaration(w, src)
 	if err != nil {
 		return nil, fmt.Errorf("reading prototype %s: %w", name, err)
 	}
@@ -156,6 +156,20 @@ func (g *Generator) lookup(name string, w *pooledVM) (*Prototype, error) {
 	g.loaded[name] = p
 	g.mu.Unlock()
 	return p, nil
+}
+
+// declaration is the JSON of the prototype's declaration: for a built-in,
+// the one evaluated at build time (declarations.go) unless prototype paths
+// may shadow the libraries it imports; otherwise evaluated on the VM w
+// (or a pooled one).
+func (g *Generator) declaration(w *pooledVM, src source) (string, error) {
+	if src.builtin && len(g.im.userDirs) == 0 {
+		if out := builtinDeclaration(strings.TrimSuffix(strings.TrimPrefix(src.path, "prototypes/"), ".jsonnet")); out != "" {
+			return out, nil
+		}
+	}
+	out, _, _, err := g.evaluate(w, src.path, &ast.DesugaredObject{}, "spec")
+	return out, err
 }
 
 // Render checks the parameters and renders the prototype they are for.
