@@ -83,15 +83,34 @@ func (e *BatchError) Unwrap() []error {
 }
 
 // RenderAll renders the jobs of a batch, as many at once as there are
-// CPUs, and returns their results in the jobs' order. A render is cheap
+// CPUs, and returns their results in the jobs' order (RenderEach). When
+// any job fails, the error is a *BatchError that lists every failure, and
+// there are no results. A caller that only encodes the results should use
+// RenderEach: RenderAll holds every job's objects at once.
+func (g *Generator) RenderAll(ctx context.Context, jobs []Job) ([]*Result, error) {
+	results := make([]*Result, len(jobs))
+	err := g.RenderEach(ctx, jobs, func(i int, res *Result) error {
+		results[i] = res
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return results, nil
+}
+
+// RenderEach renders the jobs of a batch, as many at once as there are
+// CPUs, and calls use(i, result) for each job i that rendered, on the
+// goroutine that rendered it, as soon as it has (so in no set order, and
+// concurrently): a caller keeps what it needs, such as the encoded
+// output, and the objects are dropped as the batch goes. A render is cheap
 // once a VM has parsed the prototype and its libraries (the first job of
 // each prototype on each VM pays for that), so each worker keeps one VM and
 // takes the jobs of as few prototypes as it can (jobQueue); a batch of
 // hundreds of jobs costs little more per job than a render. When any job
-// fails, the error is a *BatchError that lists every failure, and there
-// are no results.
-func (g *Generator) RenderAll(ctx context.Context, jobs []Job) ([]*Result, error) {
-	results := make([]*Result, len(jobs))
+// fails to render, or use returns an error for it, the error is a
+// *BatchError that lists every failure in the jobs' order.
+func (g *Generator) RenderEach(ctx context.Context, jobs []Job, use func(i int, res *Result) error) error {
 	errs := make([]error, len(jobs))
 	workers := min(runtime.GOMAXPROCS(0), len(jobs))
 	q := newJobQueue(jobs, workers)
@@ -103,7 +122,11 @@ func (g *Generator) RenderAll(ctx context.Context, jobs []Job) ([]*Result, error
 			w := g.getVM()
 			defer g.putVM(w)
 			for i, ok := q.take(k); ok; i, ok = q.take(k) {
-				results[i], errs[i] = g.render(ctx, jobs[i].Params, w)
+				res, err := g.render(ctx, jobs[i].Params, w)
+				if err == nil {
+					err = use(i, res)
+				}
+				errs[i] = err
 			}
 		}()
 	}
@@ -115,12 +138,12 @@ func (g *Generator) RenderAll(ctx context.Context, jobs []Job) ([]*Result, error
 		}
 	}
 	if failed != nil {
-		return nil, &BatchError{Failed: failed}
+		return &BatchError{Failed: failed}
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("batch: %w", err)
+		return fmt.Errorf("batch: %w", err)
 	}
-	return results, nil
+	return nil
 }
 
 // jobQueue hands out the jobs of a batch so that each worker's VM parses

@@ -3,6 +3,8 @@ package generator_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -56,4 +58,31 @@ func TestRenderAll(t *testing.T) {
 	assert.Equal(t, "nope", be.Failed[1].Job)
 	assert.Equal(t, "eval-b: backoffLimit: invalid value \"-1\": must be an integer from 0 to 100\n"+
 		"nope: unknown prototype \"tensorbored\" (did you mean \"tensorboard\"?)", err.Error())
+}
+
+// TestRenderEach: each job's result goes to use once, and an error use
+// returns for a job is that job's failure in the BatchError.
+func TestRenderEach(t *testing.T) {
+	g := newGenerator(t)
+	var jobs []generator.Job
+	for i, proto := range []string{"eval", "tensorboard", "eval", "openmpi"} {
+		name := fmt.Sprintf("%s-%d", proto, i)
+		jobs = append(jobs, generator.Job{Name: name, Params: generator.NewParams(proto).Set("name", name)})
+	}
+	var mu sync.Mutex
+	seen := map[int]string{}
+	err := g.RenderEach(context.Background(), jobs, func(i int, res *generator.Result) error {
+		mu.Lock()
+		defer mu.Unlock()
+		seen[i] = res.Prototype
+		if i == 2 {
+			return errors.New("disk full")
+		}
+		return nil
+	})
+	var be *generator.BatchError
+	require.True(t, errors.As(err, &be), "%v", err)
+	require.Len(t, be.Failed, 1)
+	assert.Equal(t, "eval-2: disk full", err.Error())
+	assert.Equal(t, map[int]string{0: "eval", 1: "tensorboard", 2: "eval", 3: "openmpi"}, seen)
 }

@@ -1,16 +1,13 @@
 package cli
 
 import (
-	"bytes"
+	"bufio"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/spf13/cobra"
 
@@ -135,7 +132,27 @@ func runBatch(cmd *cobra.Command, root *rootOptions, s Streams, args []string, o
 	if err != nil {
 		return err
 	}
-	results, err := g.RenderAll(cmd.Context(), jobs)
+	// Each job is encoded as soon as it is rendered, on the core that
+	// rendered it, and only its bytes are kept: a batch holds its output,
+	// not every job's objects.
+	type encoded struct {
+		warnings []string
+		doc      []byte           // the job's YAML documents or JSON List
+		base     []generator.File // with --output-dir
+	}
+	out := make([]encoded, len(jobs))
+	err = g.RenderEach(cmd.Context(), jobs, func(i int, res *generator.Result) (err error) {
+		out[i].warnings = res.Warnings
+		switch {
+		case outputDir != "":
+			out[i].base, err = res.KustomizeBase()
+		case output == "json":
+			out[i].doc, err = res.JSON()
+		default:
+			out[i].doc, err = res.YAML()
+		}
+		return err
+	})
 	var be *generator.BatchError
 	if errors.As(err, &be) {
 		failed = append(failed, be.Failed...)
@@ -148,75 +165,30 @@ func runBatch(cmd *cobra.Command, root *rootOptions, s Streams, args []string, o
 		})
 		return &generator.BatchError{Failed: failed}
 	}
-	for i, res := range results {
-		for _, w := range res.Warnings {
+	for i, o := range out {
+		for _, w := range o.warnings {
 			if !strings.HasPrefix(w, jobs[i].Name+":") {
 				w = jobs[i].Name + ": " + w
 			}
 			fmt.Fprintln(s.Err, "warning: "+w)
 		}
 	}
-	// Encoding takes a tenth of a batch: done on every core, like the
-	// renders, then written in the jobs' order.
 	if outputDir != "" {
-		bases := make([][]generator.File, len(results))
-		if err := onEveryCore(len(results), func(i int) (err error) {
-			bases[i], err = results[i].KustomizeBase()
-			return err
-		}); err != nil {
-			return err
-		}
-		for i, base := range bases {
-			if err := writeDir(filepath.Join(outputDir, jobName(jobs[i])), base); err != nil {
+		for i, o := range out {
+			if err := writeDir(filepath.Join(outputDir, jobName(jobs[i])), o.base); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	docs := make([][]byte, len(results))
-	if err := onEveryCore(len(results), func(i int) (err error) {
-		if output == "json" {
-			docs[i], err = results[i].JSON()
-		} else {
-			docs[i], err = results[i].YAML()
-		}
-		return err
-	}); err != nil {
-		return err
-	}
-	var out bytes.Buffer
-	for i, b := range docs {
+	stream := bufio.NewWriterSize(s.Out, 1<<16)
+	for i, o := range out {
 		if i > 0 && output != "json" {
-			out.WriteString("---\n")
+			stream.WriteString("---\n")
 		}
-		out.Write(b)
+		stream.Write(o.doc)
 	}
-	_, err = s.Out.Write(out.Bytes())
-	return err
-}
-
-// onEveryCore runs f(0) … f(n-1), as many at once as there are CPUs, and
-// returns the error of the lowest i that failed.
-func onEveryCore(n int, f func(i int) error) error {
-	errs := make([]error, n)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), n) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				errs[i] = f(i)
-			}
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return stream.Flush() // the first error of any write
 }
 
 func jobName(j generator.Job) string {
