@@ -184,11 +184,15 @@ func runBatch(cmd *cobra.Command, root *rootOptions, s Streams, args []string, o
 	stream := bufio.NewWriterSize(s.Out, 1<<16)
 	for i, o := range out {
 		if i > 0 && output != "json" {
-			stream.WriteString("---\n")
+			if _, err := stream.WriteString("---\n"); err != nil {
+				return err
+			}
 		}
-		stream.Write(o.doc)
+		if _, err := stream.Write(o.doc); err != nil {
+			return err
+		}
 	}
-	return stream.Flush() // the first error of any write
+	return stream.Flush()
 }
 
 func jobName(j generator.Job) string {
