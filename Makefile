@@ -10,8 +10,10 @@ TRAINSONNET_CACHE ?= /var/cache/trainsonnet
 GOLANGCI_LINT_VERSION := v2.15.0
 GOLANGCI_LINT := $(TRAINSONNET_CACHE)/golangci-lint-$(GOLANGCI_LINT_VERSION)/golangci-lint
 
+# Static (no cgo): trainsonnet needs no C, and a static binary starts
+# without the dynamic loader and libc (~2 MiB less resident, a little faster).
 build:
-	$(GO) build -o bin/trainsonnet ./cmd/trainsonnet
+	CGO_ENABLED=0 $(GO) build -o bin/trainsonnet ./cmd/trainsonnet
 
 # Render the main job with its embedded defaults: no cluster, no network.
 run: build

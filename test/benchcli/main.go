@@ -178,8 +178,11 @@ func repoRoot() (string, error) {
 
 // build compiles trainsonnet and a hello-world with the same toolchain.
 func build(root, dir, bin, hello string) error {
+	// As the README installs it: static (CGO_ENABLED=0), with no dynamic
+	// loader and libc to start, as the hello-world is.
 	cmd := exec.Command("go", "build", "-o", bin, "./cmd/trainsonnet")
 	cmd.Dir, cmd.Stderr = root, os.Stderr
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("building trainsonnet: %w", err)
 	}
