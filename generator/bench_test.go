@@ -167,17 +167,7 @@ func BenchmarkRenderBatch(b *testing.B) {
 	names := g.Names()
 	jobs := make([]generator.Job, 100)
 	for i := range jobs {
-		p := generator.NewParams(names[i%len(names)]).Set("name", "job-"+strconv.Itoa(i))
-		pr, err := g.Lookup(p.Prototype())
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, count := range []string{"workers", "worker.number"} {
-			if pr.Param(count) != nil {
-				p.Set(count, 4)
-				break
-			}
-		}
+		p := withWorkers(b, g, generator.NewParams(names[i%len(names)]).Set("name", "job-"+strconv.Itoa(i)), 4)
 		jobs[i] = generator.Job{Name: "job-" + strconv.Itoa(i), Params: p}
 	}
 	ctx := context.Background()
@@ -216,17 +206,7 @@ func BenchmarkColdGen(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				pr, err := g.Lookup(name)
-				if err != nil {
-					b.Fatal(err)
-				}
-				p := generator.NewParams(name)
-				for _, count := range []string{"workers", "worker.number"} {
-					if pr.Param(count) != nil {
-						p.Set(count, 4)
-						break
-					}
-				}
+				p := withWorkers(b, g, generator.NewParams(name), 4)
 				res, err := g.Render(context.Background(), p)
 				if err != nil {
 					b.Fatal(err)
@@ -237,4 +217,20 @@ func BenchmarkColdGen(b *testing.B) {
 			}
 		})
 	}
+}
+
+// withWorkers sets the number of workers of a job to n, by whichever
+// parameter its prototype counts them with, if it has workers.
+func withWorkers(b *testing.B, g *generator.Generator, params *generator.Params, n int) *generator.Params {
+	b.Helper()
+	pr, err := g.Lookup(params.Prototype())
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, count := range []string{"workers", "worker.number"} {
+		if pr.Param(count) != nil {
+			return params.Set(count, n)
+		}
+	}
+	return params
 }

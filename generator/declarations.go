@@ -1,13 +1,12 @@
 package generator
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
-	"encoding/json"
 	"io/fs"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/trainsonnet/trainsonnet/lib"
@@ -15,58 +14,50 @@ import (
 )
 
 // The declarations of the built-in prototypes, evaluated when the binary
-// was built, one file each (declarations/<name>.json): looking a built-in
-// up then costs a JSON decode instead of a Jsonnet evaluation of its
-// parameters (a cold `gen` evaluated Jsonnet twice: the declaration, then
-// the render). Each file names the digest of the embedded sources it was
-// evaluated from (sourcesDigest); when that is not the binary's own (a
-// prototype or library was edited and `go generate ./generator` not run
-// since), the declaration is evaluated as before, so a stale file can
-// never change what a prototype accepts. TestDeclarationsUpToDate keeps
-// them current.
+// was built, one file each (declarations/<name>.json, the JSON of the
+// prototype's output='spec'): looking a built-in up then costs a JSON
+// decode instead of a Jsonnet evaluation of its parameters (a cold `gen`
+// evaluated Jsonnet twice: the declaration, then the render).
+// declarations/sources.txt names the digest of the embedded sources they
+// were evaluated from (sourcesDigest); when that is not the binary's own
+// (a prototype or library was edited and `go generate ./generator` not
+// run since), every declaration is evaluated as before, so a stale file
+// can never change what a prototype accepts. TestDeclarationsUpToDate
+// keeps them current.
 //
-//go:embed declarations/*.json
+//go:embed declarations/*.json declarations/sources.txt
 var declarationFiles embed.FS
 
-// declarationFile is the shape of declarations/<name>.json.
-type declarationFile struct {
-	Sources     string          `json:"sources"`
-	Declaration json.RawMessage `json:"declaration"`
-}
+// declarationsSourcesFile names the digest of the sources the embedded
+// declarations were evaluated from.
+const declarationsSourcesFile = "declarations/sources.txt"
 
 // builtinDeclaration returns the declaration of the built-in prototype
-// name as evaluated at build time from the sources this binary embeds, or
-// "" when there is none.
+// name as evaluated at build time, or "" when the embedded declarations
+// are not of the sources this binary embeds.
 func builtinDeclaration(name string) string {
+	return declarationFrom(name, sourcesDigest())
+}
+
+// declarationFrom returns the embedded declaration of name if the
+// embedded declarations were evaluated from the sources with the given
+// digest, or "".
+func declarationFrom(name, digest string) string {
+	if declaredSources() != digest {
+		return ""
+	}
 	data, err := declarationFiles.ReadFile("declarations/" + name + ".json")
 	if err != nil {
 		return ""
 	}
-	return declarationFor(data, sourcesDigest())
+	return string(data)
 }
 
-// declarationFor returns the declaration in data if it was evaluated from
-// the sources with the given digest, or "".
-func declarationFor(data []byte, digest string) string {
-	var f declarationFile
-	if json.Unmarshal(data, &f) != nil || f.Sources != digest || len(f.Declaration) == 0 {
-		return ""
-	}
-	return string(f.Declaration)
-}
-
-// encodeDeclaration is the content of declarations/<name>.json for the
-// declaration spec (the JSON of a prototype's output='spec').
-func encodeDeclaration(spec string) ([]byte, error) {
-	var out bytes.Buffer
-	enc := json.NewEncoder(&out)
-	enc.SetEscapeHTML(false) // descriptions show <name> as it is
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(declarationFile{Sources: sourcesDigest(), Declaration: json.RawMessage(spec)}); err != nil {
-		return nil, err
-	}
-	return out.Bytes(), nil
-}
+// declaredSources is the digest in declarations/sources.txt.
+var declaredSources = sync.OnceValue(func() string {
+	data, _ := declarationFiles.ReadFile(declarationsSourcesFile)
+	return strings.TrimSpace(string(data))
+})
 
 // sourcesDigest is the sha256 of every embedded prototype and library
 // file, with its path: what the declarations are evaluated from.

@@ -144,7 +144,7 @@ func (g *Generator) lookup(name string, w *pooledVM) (*Prototype, error) {
 		}
 		return nil, &UsageError{fmt.Errorf("%s", msg)}
 	}
-	out, err := g.declaration(w, src)
+	out, err := g.declaration(w, name, src)
 	if err != nil {
 		return nil, fmt.Errorf("reading prototype %s: %w", name, err)
 	}
@@ -162,9 +162,9 @@ func (g *Generator) lookup(name string, w *pooledVM) (*Prototype, error) {
 // the one evaluated at build time (declarations.go) unless prototype paths
 // may shadow the libraries it imports; otherwise evaluated on the VM w
 // (or a pooled one).
-func (g *Generator) declaration(w *pooledVM, src source) (string, error) {
+func (g *Generator) declaration(w *pooledVM, name string, src source) (string, error) {
 	if src.builtin && len(g.im.userDirs) == 0 {
-		if out := builtinDeclaration(strings.TrimSuffix(strings.TrimPrefix(src.path, "prototypes/"), ".jsonnet")); out != "" {
+		if out := builtinDeclaration(name); out != "" {
 			return out, nil
 		}
 	}
