@@ -2,7 +2,11 @@ package generator_test
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/trainsonnet/trainsonnet/generator"
@@ -233,4 +237,90 @@ func withWorkers(b *testing.B, g *generator.Generator, params *generator.Params,
 		}
 	}
 	return params
+}
+
+// BenchmarkRenderFloor is what a render of each built-in prototype (4
+// workers, as BenchmarkRender*) would cost if its Jsonnet did no work but
+// hand over its objects: a prototype of one's own (-J) whose render is the
+// same objects written out as a literal, through the same Render (typed
+// parameters, evaluation, the objects as Go values, strict decode and
+// checks). Text of more than 512 bytes (the scripts and host lists, which
+// a render passes by reference, assets.go) is cut to 40. The difference
+// to BenchmarkRender* is the prototype's own Jsonnet work; this is the
+// part of a render that no prototype can shed under go-jsonnet.
+func BenchmarkRenderFloor(b *testing.B) {
+	g0, err := generator.New(generator.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, name := range g0.Names() {
+		b.Run(name, func(b *testing.B) {
+			res, err := g0.Render(context.Background(), smallJob(b, g0, name))
+			if err != nil {
+				b.Fatal(err)
+			}
+			items := make([]any, len(res.Objects))
+			for i, o := range res.Objects {
+				if err := json.Unmarshal(o.JSON(), &items[i]); err != nil {
+					b.Fatal(err)
+				}
+				items[i] = cutLongText(items[i])
+			}
+			literal, err := json.Marshal(items)
+			if err != nil {
+				b.Fatal(err)
+			}
+			dir := b.TempDir()
+			// The same parameters: the built-in's declaration as evaluated
+			// at build time (declarations.go).
+			decl, err := os.ReadFile(filepath.Join("declarations", name+".json"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			src := "local ts = import 'trainsonnet.libsonnet';\n" +
+				"ts.prototype({ name: 'floor', summary: 'Objects as a literal.', params: (" + string(decl) + ").params,\n" +
+				"render(p):: " + string(literal) + " })\n"
+			if err := os.WriteFile(filepath.Join(dir, "floor.jsonnet"), []byte(src), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			g, err := generator.New(generator.Options{PrototypePaths: []string{dir}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			floor := smallJob(b, g, "floor")
+			warm(b, g, floor)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := g.Render(context.Background(), floor); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// smallJob is a job of 4 workers (when it has workers) of the prototype,
+// with a command when it takes one.
+func smallJob(b *testing.B, g *generator.Generator, proto string) *generator.Params {
+	return withExec(b, g, withWorkers(b, g, generator.NewParams(proto).Set("name", "bench"), 4))
+}
+
+// cutLongText replaces every string of more than 512 bytes in v by 40
+// bytes of text.
+func cutLongText(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, x := range t {
+			t[k] = cutLongText(x)
+		}
+	case []any:
+		for i, x := range t {
+			t[i] = cutLongText(x)
+		}
+	case string:
+		if len(t) > 512 {
+			return strings.Repeat("x", 40)
+		}
+	}
+	return v
 }
