@@ -209,8 +209,12 @@ func launcherRetriesAFailedStop(t *testing.T, f *fixture) {
 	}
 	slices.Sort(stops)
 	assert.Equal(t, []string{worker0, worker0, worker1, worker1}, stops, "each failed stop tried twice")
-	assert.Contains(t, out, "trainsonnet: told "+worker0+" to stop on a second try")
-	assert.Contains(t, out, "trainsonnet: could not tell "+worker1+" to stop (ssh exit code 255); it stops once the launcher is gone")
+	refused := func(host string) string {
+		return "ssh exit code 255: ssh: connect to host " + host + " port 2022: Connection refused"
+	}
+	// What ssh said on each try, for the one who reads the log.
+	assert.Contains(t, out, "trainsonnet: told "+worker0+" to stop on a second try (first try: "+refused(worker0)+")")
+	assert.Contains(t, out, "trainsonnet: could not tell "+worker1+" to stop ("+refused(worker1)+"; first try: "+refused(worker1)+"); it stops once the launcher is gone")
 }
 
 // launcherGivesUpWhenSSHHangs: a probe that never returns still ends at

@@ -304,24 +304,37 @@ check_login() {
 
 # stop_workers FILE: creates $TS_RUN_DIR/stop on every host of FILE,
 # TS_PARALLEL at a time, each try bounded; a host whose call failed is
-# tried once more (bounded longer), then named in the log (a worker may be gone; it then
-# stops by itself once the launcher is).
+# tried once more (bounded longer), then named in the log with what ssh
+# said on each try (a worker may be gone; it then stops by itself once
+# the launcher is).
 stop_workers() {
     [ -s "$1" ] || return 0
     log "telling $(wc -l <"$1") worker(s) to stop, $TS_PARALLEL at a time"
-    STOP_BOUND=$STOP_MAX
-    lanes "$TS_PARALLEL" tell_stop "$1" "$1.stop"
-    awk '$1 != 0 { print $2 }' "$1.stop" >"$1.again"
+    STOP_BOUND=$STOP_MAX STOP_ERR=$1.err1
+    lanes "$TS_PARALLEL" tell_stop "$1" "$1.stop1"
+    awk '$1 != 0 { print $2 }' "$1.stop1" >"$1.again"
     [ -s "$1.again" ] || return 0
-    STOP_BOUND=$STOP_MAX_AGAIN
+    STOP_BOUND=$STOP_MAX_AGAIN STOP_ERR=$1.err2
     lanes "$TS_PARALLEL" tell_stop "$1.again" "$1.stop"
-    awk -v p="$PROG" '$1 == 0 { print p ": told " $2 " to stop on a second try"; next }
-        { print p ": could not tell " $2 " to stop (ssh exit code " $1 "); it stops once the launcher is gone" }' "$1.stop" >&2
+    # why(try, host): the last line ssh wrote on that try, or its bound.
+    awk -v p="$PROG" -v e="$1.err" -v b1="$STOP_MAX" -v b2="$STOP_MAX_AGAIN" -v first="$1.stop1" '
+        function why(try, host, code,    f, l, w) {
+            f = e try "." host
+            while ((getline l <f) > 0) if (l != "") w = l
+            close(f)
+            if (code == 124) w = "no answer within " (try == 1 ? b1 : b2) "s"
+            return w == "" ? "ssh exit code " code : "ssh exit code " code ": " w
+        }
+        FILENAME == first { code1[$2] = $1; next }
+        $1 == 0 { print p ": told " $2 " to stop on a second try (first try: " why(1, $2, code1[$2]) ")"; next }
+        { print p ": could not tell " $2 " to stop (" why(2, $2, $1) "; first try: " why(1, $2, code1[$2]) "); it stops once the launcher is gone" }
+    ' "$1.stop1" "$1.stop" >&2
 }
 
-# tell_stop HOST: one `ssh HOST touch stop`, bounded by STOP_BOUND.
+# tell_stop HOST: one `ssh HOST touch stop`, bounded by STOP_BOUND; what
+# ssh says goes to $STOP_ERR.HOST.
 tell_stop() {
-    run_bounded "$STOP_BOUND" ssh -n -F "$SSH_CONFIG" "$1" "touch '$TS_RUN_DIR/stop'" >/dev/null 2>&1
+    run_bounded "$STOP_BOUND" ssh -n -F "$SSH_CONFIG" "$1" "touch '$TS_RUN_DIR/stop'" >/dev/null 2>"$STOP_ERR.$1"
 }
 
 launcher_cleanup() {
