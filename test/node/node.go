@@ -33,6 +33,9 @@ const (
 	NodeNameEnv = "TRAINSONNET_NODE_NAME"
 	// NodeIPEnv holds the node's IP: its kubelet's and NodePorts' address.
 	NodeIPEnv = "TRAINSONNET_NODE_IP"
+	// BridgeEnv holds the name of the bridge the pods' veths are ports of,
+	// which holds the node IP.
+	BridgeEnv = "TRAINSONNET_NODE_BRIDGE"
 	// UpIDEnv differs for every start of the node. FromEnv reads it so that
 	// go test's result cache, keyed on the environment variables a test
 	// reads, never replays a result obtained against an earlier node.
@@ -46,6 +49,7 @@ type Cluster struct {
 	Image      string // the MPI test image ($TRAINSONNET_TEST_IMAGE)
 	NodeName   string // the node's name ($TRAINSONNET_NODE_NAME)
 	NodeIP     string // the node's IP ($TRAINSONNET_NODE_IP)
+	Bridge     string // the pods' bridge ($TRAINSONNET_NODE_BRIDGE)
 }
 
 // FromEnv returns the cluster described by the environment. If node tests
@@ -61,10 +65,11 @@ func FromEnv() (*Cluster, string) {
 		Image:      os.Getenv(ImageEnv),
 		NodeName:   os.Getenv(NodeNameEnv),
 		NodeIP:     os.Getenv(NodeIPEnv),
+		Bridge:     os.Getenv(BridgeEnv),
 	}
 	_ = os.Getenv(UpIDEnv) // see UpIDEnv
 	var missing []string
-	for name, v := range map[string]string{"KUBECTL": c.Kubectl, "KUBECONFIG": c.Kubeconfig, ImageEnv: c.Image, NodeNameEnv: c.NodeName, NodeIPEnv: c.NodeIP} {
+	for name, v := range map[string]string{"KUBECTL": c.Kubectl, "KUBECONFIG": c.Kubeconfig, ImageEnv: c.Image, NodeNameEnv: c.NodeName, NodeIPEnv: c.NodeIP, BridgeEnv: c.Bridge} {
 		if v == "" {
 			missing = append(missing, name)
 		}

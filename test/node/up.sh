@@ -294,6 +294,13 @@ bridge_opts=()
 if [ "$TSN_NETPOL" = 1 ]; then bridge_opts=(nf_call_iptables 1); fi
 ip link add "$TSN_BRIDGE" type bridge "${bridge_opts[@]}"
 created "bridge $TSN_BRIDGE"
+# Its MAC address, pinned: a bridge whose address was never set takes the
+# lowest of its ports', so it changed whenever a pod's veth came or went.
+# Running pods kept the old one for the node IP in their ARP cache for
+# ~30 s, and their frames to it (DNS to CoreDNS) went to a veth or nowhere:
+# a launcher could not resolve its workers to tell them to stop once
+# other pods had ended (TestOpenMPI, 1 run in 4 under load).
+ip link set "$TSN_BRIDGE" address "$(cat "/sys/class/net/$TSN_BRIDGE/address")"
 ip addr add "$TSN_NODE_IP/${TSN_POD_SUBNET#*/}" dev "$TSN_BRIDGE"
 ip link set "$TSN_BRIDGE" up
 ip route add "$SERVICE_CIDR" dev "$TSN_BRIDGE" src "$TSN_NODE_IP"
@@ -595,6 +602,7 @@ tsn_env_strip
   printf 'export TRAINSONNET_E2E_NODE=1\n'
   printf 'export TRAINSONNET_NODE_NAME=%q\n' "$TSN_NODE_NAME"
   printf 'export TRAINSONNET_NODE_IP=%q\n' "$TSN_NODE_IP"
+  printf 'export TRAINSONNET_NODE_BRIDGE=%q\n' "$TSN_BRIDGE"
   printf 'export TRAINSONNET_TEST_IMAGE=%q\n' "$TEST_IMAGE"
   printf 'export TRAINSONNET_PAUSE_IMAGE=%q\n' "$PAUSE_IMAGE"
   printf 'export TRAINSONNET_NODE_STATE=%q\n' "$TSN_NODE"
