@@ -73,7 +73,15 @@ func run(runs int) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("Go hello-world: %s, %s (median of %d runs)\n\n", ms(base.wall), mib(base.rssKB), runs)
+	fmt.Printf("Go hello-world: %s, %s (median of %d runs)\n", ms(base.wall), mib(base.rssKB), runs)
+	// The floor of every gen: the binary started and its packages
+	// initialised, no Jsonnet parsed or evaluated.
+	start, err := measure(runs, bin, "version")
+	if err != nil {
+		return err
+	}
+	fmt.Printf("trainsonnet version (start-up and package init, no Jsonnet): %s, %.1f× hello, %s\n\n",
+		ms(start.wall), float64(start.wall)/float64(base.wall), mib(start.rssKB))
 
 	protos, err := prototypes(bin)
 	if err != nil {
