@@ -299,7 +299,7 @@ created "bridge $TSN_BRIDGE"
 # Running pods kept the old one for the node IP in their ARP cache for
 # ~30 s, and their frames to it (DNS to CoreDNS) went to a veth or nowhere:
 # a launcher could not resolve its workers to tell them to stop once
-# other pods had ended (TestOpenMPI, 1 run in 4 under load).
+# other pods had ended (TestOpenMPI: 3 of 7 runs under CPU load).
 ip link set "$TSN_BRIDGE" address "$(cat "/sys/class/net/$TSN_BRIDGE/address")"
 ip addr add "$TSN_NODE_IP/${TSN_POD_SUBNET#*/}" dev "$TSN_BRIDGE"
 ip link set "$TSN_BRIDGE" up
