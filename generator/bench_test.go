@@ -19,11 +19,11 @@ import (
 // with the job, and it is built in Go.
 var benchWorkers = []int{4, 5000}
 
-func BenchmarkRenderOpenMPI(b *testing.B) { benchRender(b, "openmpi", "workers") }
+func BenchmarkRenderOpenMPI(b *testing.B) { benchRender(b, "openmpi") }
 
 // BenchmarkRenderHorovod: the chart-shaped prototype, its workers counted
 // by worker.number.
-func BenchmarkRenderHorovod(b *testing.B) { benchRender(b, "horovod", "worker.number") }
+func BenchmarkRenderHorovod(b *testing.B) { benchRender(b, "horovod") }
 
 // BenchmarkRenderTensorBoard and BenchmarkRenderEval: one pod each, on
 // the shared storage (a claim). Target as above: at most 2 ms.
@@ -32,32 +32,26 @@ func BenchmarkRenderTensorBoard(b *testing.B) { benchRender1(b, "tensorboard") }
 // BenchmarkRenderTFDistributed: parameter servers and workers at 4 and
 // 1,000 workers (its most is 2,000); the host lists are built in Go.
 func BenchmarkRenderTFDistributed(b *testing.B) {
-	benchSizes(b, "tf-distributed", "worker.number", []int{4, 1000}, false)
+	benchSizes(b, "tf-distributed", []int{4, 1000}, false)
 }
 func BenchmarkRenderEval(b *testing.B) { benchRender1(b, "eval") }
 
 // BenchmarkRenderHorovodSpark: a master, workers and a driver, at 4 and
 // 1,000 workers (its most).
 func BenchmarkRenderHorovodSpark(b *testing.B) {
-	benchSizes(b, "horovod-spark", "worker.number", []int{4, 1000}, false)
+	benchSizes(b, "horovod-spark", []int{4, 1000}, false)
 }
 
 // BenchmarkRenderHorovodDask: the scheduler pod and the ring, at 4 and
 // 5,000 workers (its most), with an ssh key pair generated as by default.
 func BenchmarkRenderHorovodDask(b *testing.B) {
-	benchSizes(b, "horovod-dask", "worker.number", []int{4, 5000}, false)
+	benchSizes(b, "horovod-dask", []int{4, 5000}, false)
 }
 
-// benchRender1 renders a prototype whose size does not grow, with its
-// defaults and a storage claim.
+// benchRender1 renders a prototype whose size does not grow.
 func benchRender1(b *testing.B, proto string) {
-	g, err := generator.New(generator.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	params := withExec(b, g, generator.NewParams(proto).Set("name", "bench").Set("storage.claim.name", "checkpoints"))
+	g, params := job(b, proto, 0)
 	ctx := context.Background()
-	warm(b, g, params)
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := g.Render(ctx, params); err != nil {
@@ -71,7 +65,7 @@ func benchRender1(b *testing.B, proto string) {
 func BenchmarkEncodeYAMLOpenMPI(b *testing.B) {
 	for _, workers := range benchWorkers {
 		b.Run("workers="+strconv.Itoa(workers), func(b *testing.B) {
-			g, params := job(b, "openmpi", "workers", workers)
+			g, params := job(b, "openmpi", workers)
 			res, err := g.Render(context.Background(), params)
 			if err != nil {
 				b.Fatal(err)
@@ -88,17 +82,17 @@ func BenchmarkEncodeYAMLOpenMPI(b *testing.B) {
 
 // BenchmarkGenOpenMPI and BenchmarkGenHorovod are what `trainsonnet gen`
 // does after start-up: render, then encode as YAML.
-func BenchmarkGenOpenMPI(b *testing.B) { benchGen(b, "openmpi", "workers") }
-func BenchmarkGenHorovod(b *testing.B) { benchGen(b, "horovod", "worker.number") }
+func BenchmarkGenOpenMPI(b *testing.B) { benchGen(b, "openmpi") }
+func BenchmarkGenHorovod(b *testing.B) { benchGen(b, "horovod") }
 
-func benchRender(b *testing.B, proto, count string) { benchSizes(b, proto, count, benchWorkers, false) }
-func benchGen(b *testing.B, proto, count string)    { benchSizes(b, proto, count, benchWorkers, true) }
+func benchRender(b *testing.B, proto string) { benchSizes(b, proto, benchWorkers, false) }
+func benchGen(b *testing.B, proto string)    { benchSizes(b, proto, benchWorkers, true) }
 
 // benchSizes renders (and with encode, encodes as YAML) a job of each size.
-func benchSizes(b *testing.B, proto, count string, sizes []int, encode bool) {
+func benchSizes(b *testing.B, proto string, sizes []int, encode bool) {
 	for _, workers := range sizes {
 		b.Run("workers="+strconv.Itoa(workers), func(b *testing.B) {
-			g, params := job(b, proto, count, workers)
+			g, params := job(b, proto, workers)
 			ctx := context.Background()
 			b.ReportAllocs()
 			for b.Loop() {
@@ -116,18 +110,39 @@ func benchSizes(b *testing.B, proto, count string, sizes []int, encode bool) {
 	}
 }
 
-// job returns a generator, warm, and the default parameters of a job of
-// the given size (with a generated ssh key, as by default, and a command);
-// count is the parameter that sets the number of workers.
-func job(b *testing.B, proto, count string, workers int) (*generator.Generator, *generator.Params) {
+// job returns a generator, warm, and the job every render benchmark of
+// proto renders at the given size (benchParams).
+func job(b *testing.B, proto string, workers int) (*generator.Generator, *generator.Params) {
 	b.Helper()
 	g, err := generator.New(generator.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	params := withExec(b, g, generator.NewParams(proto).Set("name", "bench").Set(count, workers))
+	params := benchParams(b, g, proto, workers)
 	warm(b, g, params)
 	return g, params
+}
+
+// benchParams is the job the render benchmarks of proto render: named
+// bench, with the given number of workers where it has workers (and with
+// a generated ssh key, as by default), a command as a user's job has where
+// it takes one (the checks of a command's text are on the render path too:
+// a scan of it in Jsonnet once made a render of 2 ms take 40), and its
+// checkpoints on a claim where it has the shared storage.
+func benchParams(b *testing.B, g *generator.Generator, proto string, workers int) *generator.Params {
+	b.Helper()
+	params := withWorkers(b, g, generator.NewParams(proto).Set("name", "bench"), workers)
+	pr, err := g.Lookup(proto)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if pr.Param("exec") != nil {
+		params.Set("exec", "mpirun -np 8 python /opt/train.py --epochs 90 --batch-size 256 --data /data/imagenet && echo done")
+	}
+	if pr.Param("storage.claim.name") != nil {
+		params.Set("storage.claim.name", "checkpoints")
+	}
+	return params
 }
 
 // warm renders once, so that the Generator's VM has parsed the prototype
@@ -139,21 +154,6 @@ func warm(b *testing.B, g *generator.Generator, params *generator.Params) {
 	if _, err := g.Render(context.Background(), params); err != nil {
 		b.Fatal(err)
 	}
-}
-
-// withExec gives the job a command as a user's job has, when the prototype
-// takes one: the checks of a command's text are on the render path too (a
-// scan of it in Jsonnet once made a render of 2 ms take 40).
-func withExec(b *testing.B, g *generator.Generator, params *generator.Params) *generator.Params {
-	b.Helper()
-	pr, err := g.Lookup(params.Prototype())
-	if err != nil {
-		b.Fatal(err)
-	}
-	if pr.Param("exec") == nil {
-		return params
-	}
-	return params.Set("exec", "mpirun -np 8 python /opt/train.py --epochs 90 --batch-size 256 --data /data/imagenet && echo done")
 }
 
 // BenchmarkRenderBatch: a batch of 100 jobs of every built-in prototype in
@@ -239,8 +239,8 @@ func withWorkers(b *testing.B, g *generator.Generator, params *generator.Params,
 	return params
 }
 
-// BenchmarkRenderFloor is what a render of each built-in prototype (4
-// workers, as BenchmarkRender*) would cost if its Jsonnet did no work but
+// BenchmarkRenderFloor is what a render of each built-in prototype (the
+// job of BenchmarkRender* at 4 workers, benchParams) would cost if its Jsonnet did no work but
 // hand over its objects: a prototype of one's own (-J) whose render is the
 // same objects written out as a literal, through the same Render (typed
 // parameters, evaluation, the objects as Go values, strict decode and
@@ -255,7 +255,7 @@ func BenchmarkRenderFloor(b *testing.B) {
 	}
 	for _, name := range g0.Names() {
 		b.Run(name, func(b *testing.B) {
-			res, err := g0.Render(context.Background(), smallJob(b, g0, name))
+			res, err := g0.Render(context.Background(), benchParams(b, g0, name, 4))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -287,7 +287,7 @@ func BenchmarkRenderFloor(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			floor := smallJob(b, g, "floor")
+			floor := benchParams(b, g, "floor", 4)
 			warm(b, g, floor)
 			b.ReportAllocs()
 			for b.Loop() {
@@ -297,12 +297,6 @@ func BenchmarkRenderFloor(b *testing.B) {
 			}
 		})
 	}
-}
-
-// smallJob is a job of 4 workers (when it has workers) of the prototype,
-// with a command when it takes one.
-func smallJob(b *testing.B, g *generator.Generator, proto string) *generator.Params {
-	return withExec(b, g, withWorkers(b, g, generator.NewParams(proto).Set("name", "bench"), 4))
 }
 
 // cutLongText replaces every string of more than 512 bytes in v by 40
