@@ -419,3 +419,34 @@ func TestWriteDirChecksAgain(t *testing.T) {
 	}
 	assert.Equal(t, before, tree(t, root))
 }
+
+// TestNamespaceShorthand: -n, which gen --help shows, works for every
+// prototype, a user's own (-J) included, exactly as --namespace.
+func TestNamespaceShorthand(t *testing.T) {
+	g, err := generator.New(generator.Options{})
+	require.NoError(t, err)
+	protos := [][]string{{"-J", "../../examples/own-prototype", "gen", "pytorch-ddp"}}
+	for _, n := range g.Names() {
+		protos = append(protos, []string{"gen", n})
+	}
+	for _, gen := range protos {
+		t.Run(gen[len(gen)-1], func(t *testing.T) {
+			code, short, stderr := run(append(gen, "--name", "x", "-n", "ml", "-o", "json")...)
+			require.Equal(t, 0, code, stderr)
+			code, long, stderr := run(append(gen, "--name", "x", "--namespace", "ml", "-o", "json")...)
+			require.Equal(t, 0, code, stderr)
+			var a, b struct {
+				Items []struct {
+					Metadata struct{ Namespace string } `json:"metadata"`
+				} `json:"items"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(short), &a))
+			require.NoError(t, json.Unmarshal([]byte(long), &b))
+			require.NotEmpty(t, a.Items)
+			for _, it := range a.Items {
+				assert.Equal(t, "ml", it.Metadata.Namespace)
+			}
+			assert.Equal(t, len(b.Items), len(a.Items))
+		})
+	}
+}

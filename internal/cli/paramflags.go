@@ -70,15 +70,18 @@ func addParamFlags(fs *pflag.FlagSet, proto *generator.Prototype) (*paramFlags, 
 				return nil, fmt.Errorf("prototype %s declares --%s, which is one of gen's own flags", proto.Name, n)
 			}
 			f := &paramFlag{param: p, name: n}
-			flag := fs.VarPF(f, n, "", usageText(p))
+			// pflag registers a shorthand when the flag is added, never
+			// when the field is set afterwards.
+			short := ""
+			if p.Path == "namespace" && i == 0 {
+				short = "n"
+			}
+			flag := fs.VarPF(f, n, short, usageText(p))
 			if p.Type == param.TypeBool {
 				flag.NoOptDefVal = "true"
 			}
 			if i > 0 {
 				flag.Hidden = true
-			}
-			if p.Path == "namespace" && i == 0 {
-				flag.Shorthand = "n"
 			}
 			pf.byParam[p] = append(pf.byParam[p], f)
 		}
