@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/trainsonnet/trainsonnet/generator/param"
@@ -236,6 +237,16 @@ func (pr *Prototype) applyValue(r *resolved, prm *param.Param, v any, given, wri
 				r.warnings = append(r.warnings, given+": \"\" is taken as unset (the default) here, as the chart meant it; leave the key out")
 				r.set(prm, nil, given)
 				return
+			}
+			if q, ok := quotedScalar(prm, s); ok {
+				// Helm rendered values into text, so the charts' values
+				// files quoted numbers and booleans freely (cluster.sh
+				// wrote ssh.port: "3222").
+				if nq, rule2 := prm.Normalize(q); rule2 == "" {
+					r.warnings = append(r.warnings, given+": "+strconv.Quote(s)+" is taken as "+fmt.Sprint(nq)+", as the chart took it; leave out the quotes")
+					r.set(prm, nq, given)
+					return
+				}
 			}
 			if q, ok := byteSuffix(prm, s); ok {
 				// Dask and the charts wrote bytes as 2GB or 512MiB.
@@ -515,6 +526,25 @@ func (pr *Prototype) unknownIn(given string, group *param.Param, written, key st
 }
 
 func (pr *Prototype) allKeys() []string { return slices.Sorted(maps.Keys(pr.byKey)) }
+
+// quotedScalar: the number or boolean a quoted integer or boolean of a
+// chart's values file stands for, when prm takes one.
+func quotedScalar(prm *param.Param, s string) (any, bool) {
+	t := strings.TrimSpace(s)
+	switch prm.Type {
+	case param.TypeInt:
+		n, err := strconv.ParseInt(t, 10, 64)
+		return n, err == nil
+	case param.TypeBool:
+		switch t {
+		case "true":
+			return true, true
+		case "false":
+			return false, true
+		}
+	}
+	return nil, false
+}
 
 // byteSuffix: for a quantity of bytes written the way Dask and the charts
 // wrote memory (2GB, 512MiB, 1.5 GB), the Kubernetes spelling (2G, 512Mi,

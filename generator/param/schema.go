@@ -66,29 +66,25 @@ func (p *Param) Schema() map[string]any {
 	if p.Default != nil {
 		s["default"] = p.Default
 	}
-	nullable := func(t string) any {
-		if p.Default == nil {
-			return []string{t, "null"}
-		}
-		return t
-	}
 	switch p.Type {
 	case TypeGroup:
 		for k, v := range GroupSchema(p.Params) {
 			s[k] = v
 		}
+		s["type"] = []string{"object", "null"} // null: every member's default
+		return s
 	case TypeString:
-		s["type"] = nullable("string")
+		s["type"] = "string"
 		maps.Copy(s, format.Get(p.Format).Schema)
 	case TypeInt:
-		s["type"] = nullable("integer")
+		s["type"] = "integer"
 		addBounds(s, p)
 	case TypeBool:
 		s["type"] = "boolean"
 	case TypeEnum:
 		s["enum"] = p.Values
 	case TypeQuantity:
-		s["type"] = nullable("string")
+		s["type"] = "string"
 		s["oneOf"] = []any{
 			map[string]any{"type": "string", "pattern": `^[+]?([0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$`},
 			map[string]any{"type": "number", "minimum": 0},
@@ -121,10 +117,58 @@ func (p *Param) Schema() map[string]any {
 			s["type"] = "array"
 			s["items"] = map[string]any{"type": "object"}
 		} else {
-			s["type"] = nullable("object")
+			s["type"] = "object"
 		}
 	}
-	return s
+	return withChartSpellings(s, p.chartSpellings())
+}
+
+// chartSpellings are the other ways a params file may write a value of
+// the parameter, which trainsonnet takes with a warning because the Helm
+// charts' values files wrote them (generator/params.go): "" for unset, a
+// quoted integer or boolean, bytes as 2GB, and {} for an empty list; and
+// null, the default. An editor that uses the schema must not flag a file
+// that gen takes.
+func (p *Param) chartSpellings() []any {
+	// null is "the default" too (an empty key in YAML).
+	alt := []any{map[string]any{"type": "null"}}
+	if p.Type != TypeString || format.Get(p.Format).Check("") != "" {
+		alt = append(alt, map[string]any{"const": "", "description": "unset, as the charts wrote it: the default"})
+	}
+	switch p.Type {
+	case TypeInt:
+		alt = append(alt, map[string]any{"type": "string", "pattern": `^\s*[-+]?[0-9]+\s*$`, "description": "a quoted integer, as the charts wrote them"})
+	case TypeBool:
+		alt = append(alt, map[string]any{"type": "string", "pattern": `^\s*(true|false)\s*$`, "description": "a quoted boolean, as the charts wrote them"})
+	case TypeQuantity:
+		if p.Format == "bytes" {
+			alt = append(alt, map[string]any{"type": "string", "pattern": `^\s*[0-9.]+\s*([kKMGTPE]i?)\s*B\s*$`, "description": "bytes as Dask and the charts wrote them (2GB)"})
+		}
+	case TypeList:
+		alt = append(alt, map[string]any{"type": "object", "maxProperties": 0, "description": "{}, as the charts wrote an empty list"})
+	}
+	return alt
+}
+
+// withChartSpellings turns s, the schema of the declared type, into one
+// that also takes the charts' spellings: anyOf the declared type and
+// them, with the annotations kept on top.
+func withChartSpellings(s map[string]any, alt []any) map[string]any {
+	if len(alt) == 0 {
+		return s
+	}
+	out := map[string]any{}
+	strict := map[string]any{}
+	for k, v := range s {
+		switch k {
+		case "description", "default", "deprecated":
+			out[k] = v
+		default:
+			strict[k] = v
+		}
+	}
+	out["anyOf"] = append([]any{strict}, alt...)
+	return out
 }
 
 func addBounds(s map[string]any, p *Param) {
