@@ -98,6 +98,7 @@ type resolved struct {
 	values   map[string]any    // full tree, defaults filled in; nil leaves are unset
 	given    map[string]string // param path -> how it was last given
 	warnings []string          // renamed and removed keys that were used
+	oldKeys  []string          // those keys, as written
 	// source holds, while one params file or Go value is applied, the
 	// key that set each parameter, to refuse a parameter it sets twice
 	// under two names (an old one and the declared one).
@@ -137,6 +138,7 @@ func (pr *Prototype) resolve(in *Params) (*resolved, []*param.Error) {
 			}
 			if slices.Contains(prm.OldPaths, it.path) && !slices.Contains(prm.Aliases, it.path) {
 				r.warnings = append(r.warnings, it.given+": "+renamed(it.path, prm.Path))
+				r.oldKeys = append(r.oldKeys, it.path)
 			}
 			v, rule := prm.Parse(it.text)
 			if rule != "" {
@@ -167,7 +169,38 @@ func (pr *Prototype) resolve(in *Params) (*resolved, []*param.Error) {
 			r.source = nil
 		}
 	}
+	pr.applyChart(r)
 	return r, problems
+}
+
+// applyChart: when the inputs gave a key of the replaced chart's values
+// (Prototype.Chart), what the chart's templates hard-wired is taken where
+// no input set it, and what differs on purpose is said.
+func (pr *Prototype) applyChart(r *resolved) {
+	c := pr.Chart
+	if c == nil || !slices.ContainsFunc(r.oldKeys, func(k string) bool {
+		return slices.ContainsFunc(c.Keys, func(ck string) bool { return k == ck || strings.HasPrefix(k, ck+".") })
+	}) {
+		return
+	}
+	for _, path := range slices.Sorted(maps.Keys(c.Defaults)) {
+		prm := pr.Param(path)
+		if r.given[prm.Path] != "" {
+			continue
+		}
+		d := c.Defaults[path]
+		r.set(prm, d.Value, "")
+		r.warnings = append(r.warnings, fmt.Sprintf("%s: %v, as %s had it (%s), since its values are in use; set %s to change it",
+			path, d.Value, c.Name, d.Why, path))
+	}
+	for _, path := range slices.Sorted(maps.Keys(c.Differs)) {
+		if r.given[path] == "" {
+			r.warnings = append(r.warnings, path+": "+c.Differs[path])
+		}
+	}
+	for _, n := range c.Notes {
+		r.warnings = append(r.warnings, c.Name+": "+n)
+	}
 }
 
 // removedKey warns about a key the replaced system had and trainsonnet no
@@ -176,6 +209,7 @@ func (pr *Prototype) removedKey(r *resolved, given, path string) bool {
 	msg, ok := pr.Removed[path]
 	if ok {
 		r.warnings = append(r.warnings, given+": not used: "+msg)
+		r.oldKeys = append(r.oldKeys, path)
 	}
 	return ok
 }
@@ -327,6 +361,7 @@ func (pr *Prototype) applyMembers(r *resolved, group *param.Param, m map[string]
 			}
 			if r.onceIn(seen, prm, w, add) {
 				r.warnings = append(r.warnings, given+": "+renamed(w, prm.Path))
+				r.oldKeys = append(r.oldKeys, w)
 				pr.applyValue(r, prm, m[k], given, w, add)
 			}
 			continue

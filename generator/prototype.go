@@ -30,6 +30,10 @@ type Prototype struct {
 	// no longer takes, each with what to do instead. They are accepted in
 	// params files and --set with a warning, and ignored.
 	Removed map[string]string `json:"removed,omitempty"`
+	// Chart says what a values file of the replaced chart means beyond
+	// its keys: the values its templates hard-wired, and what differs on
+	// purpose. Nil for a prototype that replaces no chart.
+	Chart *Chart `json:"chart,omitempty"`
 
 	byKey     map[string]*param.Param // path, aliases and old paths -> leaf param
 	byOldPath map[string]*param.Param // the replaced system's path -> param or group
@@ -44,6 +48,33 @@ type spec struct {
 	Replaces    string                 `json:"replaces"`
 	Params      map[string]*param.Decl `json:"params"`
 	Removed     map[string]string      `json:"removed"`
+	Chart       *Chart                 `json:"chart"`
+}
+
+// Chart is what a prototype declares of the chart it replaces (chart in
+// ts.prototype). When an input gives any of Keys (the chart's own spelling
+// of a key, a renamed or a removed one, or a group of them), the input is
+// that chart's values: each of Defaults that no input sets takes the
+// chart's value, and the Differs whose parameter no input sets and the
+// Notes are said, each as a warning.
+type Chart struct {
+	// Name is the chart, as a warning names it: "the eval-tensorflow chart".
+	Name string `json:"name"`
+	// Keys are dotted keys only the chart's values files have.
+	Keys []string `json:"keys"`
+	// Defaults are parameters the chart's templates hard-wired, by path.
+	Defaults map[string]ChartDefault `json:"defaults,omitempty"`
+	// Differs says, by parameter path, how that parameter's default
+	// differs from what the chart did, and how to get the chart's.
+	Differs map[string]string `json:"differs,omitempty"`
+	// Notes are what else differs on purpose.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// ChartDefault is a value a chart hard-wired, and why.
+type ChartDefault struct {
+	Value any    `json:"value"`
+	Why   string `json:"why"`
 }
 
 func parsePrototype(name, source string, builtin bool, specJSON string) (*Prototype, error) {
@@ -66,6 +97,7 @@ func parsePrototype(name, source string, builtin bool, specJSON string) (*Protot
 	pr := &Prototype{
 		Name: name, Summary: strings.TrimSpace(s.Summary), Description: strings.TrimSpace(s.Description),
 		Replaces: s.Replaces, Source: source, Builtin: builtin, Params: params, Removed: s.Removed,
+		Chart: s.Chart,
 		byKey: map[string]*param.Param{}, byOldPath: map[string]*param.Param{},
 	}
 	if param.Find(params, "name") == nil {
@@ -89,7 +121,39 @@ func parsePrototype(name, source string, builtin bool, specJSON string) (*Protot
 			pr.byKey[k] = p
 		}
 	}
+	if err := pr.checkChart(); err != nil {
+		return nil, fmt.Errorf("%s: chart: %w", source, err)
+	}
 	return pr, nil
+}
+
+// checkChart checks the chart declaration against the parameters.
+func (pr *Prototype) checkChart() error {
+	c := pr.Chart
+	if c == nil {
+		return nil
+	}
+	if c.Name == "" || len(c.Keys) == 0 {
+		return fmt.Errorf("needs a name and keys")
+	}
+	for path, d := range c.Defaults {
+		prm := pr.Param(path)
+		if prm == nil || prm.Type == param.TypeGroup {
+			return fmt.Errorf("defaults: %q is no parameter", path)
+		}
+		nv, rule := prm.Normalize(param.GoValue(d.Value))
+		if rule != "" {
+			return fmt.Errorf("defaults: %s: %v %s", path, d.Value, rule)
+		}
+		d.Value = nv
+		c.Defaults[path] = d
+	}
+	for path := range c.Differs {
+		if prm := pr.Param(path); prm == nil || prm.Type == param.TypeGroup {
+			return fmt.Errorf("differs: %q is no parameter", path)
+		}
+	}
+	return nil
 }
 
 // Param returns the parameter with the given dotted path, or nil.

@@ -18,8 +18,8 @@ type Eval struct {
 	ActiveDeadlineSeconds *time.Duration
 	// Annotations added to every object and pod.
 	Annotations map[string]string
-	// More arguments after --checkpoint_dir and --eval_dir, one per --args flag (the chart
-	// passed --data_dir=/mnt/data/). Not used with exec.
+	// More arguments at the end of the default command, one per --args flag. Not used with
+	// exec.
 	Args []string
 	// Mount the ServiceAccount token into the pods (off: nothing in them talks to the API).
 	// Default false.
@@ -29,18 +29,22 @@ type Eval struct {
 	BackoffLimit *int
 	// CPU limit of the evaluator.
 	CPU *resource.Quantity
+	// --data_dir of the default command: the chart's /mnt/data, on the scratch space, where
+	// the evaluator prepares the data first (prepareData). Default "/mnt/data".
+	DataDir string
 	// Environment variables of every job container.
 	Env map[string]string
 	// Directory the evaluation writes its results and summaries to (the charts' evaldir):
 	// under storage.mountPath or a volumeMount. Unset: <storage.mountPath>/eval.
 	EvalDir string
-	// Command the evaluator runs with sh -c instead of python <script>
-	// --checkpoint_dir=<trainDir> --eval_dir=<evalDir> <args>; $TRAIN_DIR and $EVAL_DIR hold
-	// the two directories. The Job ends with its exit code.
+	// Command the evaluator runs with sh -c instead of python <script> --eval_dir=<evalDir>
+	// --checkpoint_dir=<trainDir> --data_dir=<dataDir> <args>; $EVALDIR and $TRAINDIR (also
+	// $EVAL_DIR and $TRAIN_DIR) hold the two directories. The Job ends with its exit code.
 	Exec string
 	// Group that owns the pods' volumes.
 	FSGroup *int
-	// GPUs of the evaluator (a limit of gpuResource). Default 0.
+	// GPUs of the evaluator (a limit of gpuResource). Unset: none, or one with the chart's
+	// values, as the chart gave it.
 	GPU *int
 	// Extended resource that counts GPUs. Default "nvidia.com/gpu".
 	GPUResource string
@@ -49,6 +53,10 @@ type Eval struct {
 	Image EvalImage
 	// Names of Secrets to pull images with.
 	ImagePullSecrets []string
+	// Command run with sh -c before the evaluator starts, in an init container with the same
+	// image, environment and volumes: to prepare data into scratchDir. Unset: the chart's
+	// data preparation when prepareData says so.
+	Init string
 	// Labels added to every object and pod (never to selectors).
 	Labels map[string]string
 	// Memory limit of the evaluator.
@@ -64,6 +72,11 @@ type Eval struct {
 	NetworkPolicy *bool
 	// Node labels the evaluator must run on.
 	NodeSelector map[string]string
+	// Prepare the data first, as the chart did: with the default command and the chart's
+	// script, an init container runs bash /src/prepare_cars_data.sh /src/images/Car.zip
+	// /src/images/NoCar.zip <dataDir> (the chart's image had that script and the zips). init
+	// replaces it; false: none. Default true.
+	PrepareData *bool
 	// PriorityClass of every pod.
 	PriorityClassName string
 	// Group id the containers run as; also the pods' fsGroup unless fsGroup is set. Default
@@ -76,9 +89,12 @@ type Eval struct {
 	// Scheduler of every pod (for gang schedulers such as Volcano or the coscheduling
 	// plugin).
 	SchedulerName string
-	// Python script the evaluator runs as python <script> --checkpoint_dir=<trainDir>
-	// --eval_dir=<evalDir> <args>, the chart's command line (its image had
-	// /src/python/eval.py). Not used with exec. Default "/src/python/eval.py".
+	// Where the evaluator has node-local scratch space (an emptyDir; the chart mounted the
+	// node's /mnt there through hostPath). Default "/mnt".
+	ScratchDir string
+	// Python script the evaluator runs as python <script> --eval_dir=<evalDir>
+	// --checkpoint_dir=<trainDir> --data_dir=<dataDir> <args>, the chart's command line (its
+	// image had /src/python/eval.py). Not used with exec. Default "/src/python/eval.py".
 	Script string
 	// ServiceAccount the pods run as. The pods never need the Kubernetes API, so none is
 	// created and no RBAC is granted.
@@ -196,6 +212,9 @@ func (p Eval) setOn(ps *Params) {
 	if p.CPU != nil {
 		ps.Set("cpu", *p.CPU)
 	}
+	if p.DataDir != "" {
+		ps.Set("dataDir", p.DataDir)
+	}
 	if p.Env != nil {
 		ps.Set("env", p.Env)
 	}
@@ -218,6 +237,9 @@ func (p Eval) setOn(ps *Params) {
 	if p.ImagePullSecrets != nil {
 		ps.Set("imagePullSecrets", p.ImagePullSecrets)
 	}
+	if p.Init != "" {
+		ps.Set("init", p.Init)
+	}
 	if p.Labels != nil {
 		ps.Set("labels", p.Labels)
 	}
@@ -236,6 +258,9 @@ func (p Eval) setOn(ps *Params) {
 	if p.NodeSelector != nil {
 		ps.Set("nodeSelector", p.NodeSelector)
 	}
+	if p.PrepareData != nil {
+		ps.Set("prepareData", *p.PrepareData)
+	}
 	if p.PriorityClassName != "" {
 		ps.Set("priorityClassName", p.PriorityClassName)
 	}
@@ -247,6 +272,9 @@ func (p Eval) setOn(ps *Params) {
 	}
 	if p.SchedulerName != "" {
 		ps.Set("schedulerName", p.SchedulerName)
+	}
+	if p.ScratchDir != "" {
+		ps.Set("scratchDir", p.ScratchDir)
 	}
 	if p.Script != "" {
 		ps.Set("script", p.Script)
@@ -2641,7 +2669,8 @@ type TFDistributed struct {
 	// Retries of the workers (the chief, when there is one)'s pod before the job fails. With
 	// retries the other pods wait for the next attempt. Default 0.
 	BackoffLimit *int
-	// Batch size, passed as --batch_size (the chart's clusterConfig.batchSize). Default 32.
+	// Batch size, passed as --batch_size and BATCHSIZE (the chart's
+	// clusterConfig.batchSize). Default 32.
 	BatchSize *int
 	// An optional chief (TensorFlow 2's coordinator, or a worker that leads): with one, the
 	// job ends when it does, and the workers stop with the parameter servers. Its gpu, cpu,
@@ -2658,12 +2687,13 @@ type TFDistributed struct {
 	// the cluster in TF_CONFIG), and stops with the parameter servers.
 	Evaluator TFDistributedEvaluator
 	// Command every task runs with sh -c instead of the default command (a role's exec
-	// replaces it). TF_CONFIG, PSHOSTS, WORKERHOSTS, JOBNAME, TASKID and TRAIN_DIR are in
-	// its environment.
+	// replaces it). TF_CONFIG, PSHOSTS, WORKERHOSTS, JOBNAME, TASKID, TRAINDIR (and
+	// TRAIN_DIR) and BATCHSIZE are in its environment.
 	Exec string
 	// Group that owns the pods' volumes.
 	FSGroup *int
-	// GPUs of each worker and of the chief (a limit of gpuResource). Default 0.
+	// GPUs of each worker and of the chief (a limit of gpuResource). Unset: none, or one for
+	// the workers with worker.isGPU (the chart's values).
 	GPU *int
 	// Image of the tasks with GPUs, in the chart's shape <repository>/<name>:<tag> (its tag
 	// was worker-gpu). A role's image replaces it.
@@ -2673,19 +2703,27 @@ type TFDistributed struct {
 	// Port every task serves TensorFlow's gRPC on (the chart's clusterConfig.port). No
 	// hostPort: tasks share nodes. Default 2222.
 	GrpcPort *int
-	// More arguments of the default command, each passed when set (as the helm/charts
-	// distributed-tensorflow chart did).
+	// Arguments of the default command, each passed when set.
 	Hyperparameters TFDistributedHyperparameters
-	// Image pull policy of every container. Default "IfNotPresent".
+	// Image pull policy of every container. With the chart's values: Always, as the chart
+	// had, so that a tag pushed again (:ps, :worker-gpu) is pulled again. Default
+	// "IfNotPresent".
 	ImagePullPolicy string
 	// Names of Secrets to pull images with.
 	ImagePullSecrets []string
 	// How long the workers, the chief and the evaluator wait for every parameter server to
-	// accept connections before they fail with exit code 124; also how long the parameter
-	// servers wait for the workers (or the chief) to appear. Default 300. Whole seconds.
+	// accept connections before they fail with exit code 124: 15 minutes, for a parameter
+	// server whose node is still being added by an autoscaler or pulling a multi-GB image.
+	// Default 900. Whole seconds.
 	InitTimeout *time.Duration
 	// Labels added to every object and pod (never to selectors).
 	Labels map[string]string
+	// How long the parameter servers (and the evaluator; with a chief, the workers) wait for
+	// the workers (or the chief) to become Ready before they fail with exit code 124. 0, the
+	// default: as long as the job runs, as the chart's parameter servers did, since GPU node
+	// autoscaling, multi-GB image pulls and a long worker.init all take minutes;
+	// activeDeadlineSeconds bounds every Job of the job when set. Default 0. Whole seconds.
+	LeadTimeout *time.Duration
 	// Memory limit of each worker and of the chief.
 	Memory *resource.Quantity
 	// Name of the job. It prefixes every object, so two jobs in one namespace never collide,
@@ -2700,6 +2738,12 @@ type TFDistributed struct {
 	// Node labels the workers and the chief must run on (the chart hard-wired jobrole=worker
 	// and jobrole=ps).
 	NodeSelector map[string]string
+	// Prepare the data before the workers start, as the chart did: with the default command
+	// and the chart's script, an init container of each worker runs bash
+	// /src/prepare_cars_data.sh /src/images/Car.zip /src/images/NoCar.zip
+	// <hyperparameters.dataDir> (the chart's worker image had that script and the zips).
+	// worker.init replaces it; false: none. Default true.
+	PrepareData *bool
 	// PriorityClass of every pod.
 	PriorityClassName string
 	// The parameter servers: they hold the variables and serve them to the other tasks until
@@ -2716,12 +2760,14 @@ type TFDistributed struct {
 	// plugin).
 	SchedulerName string
 	// Where every task has node-local scratch space (an emptyDir; the chart mounted the
-	// node's /mnt through hostPath). Default "/scratch".
+	// node's /mnt there through hostPath). Default "/mnt".
 	ScratchDir string
-	// Python script of the default command: python <script> --ps_hosts=...
-	// --worker_hosts=... --job_name=... --task_id=... --train_dir=<trainDir>
-	// --batch_size=<batchSize> <hyperparameters> <args> (the chart's, whose image had
-	// /src/python/train.py). Default "/src/python/train.py".
+	// Python script of the default command, the chart's: python <script> --ps_hosts=$PSHOSTS
+	// --worker_hosts=$WORKERHOSTS --job_name=$JOBNAME --task_id=$TASKID
+	// --data_dir=<hyperparameters.dataDir> --train_dir=<trainDir>
+	// --max_steps=<hyperparameters.maxSteps> --batch_size=<batchSize> <the other
+	// hyperparameters> <args> (the chart's image had /src/python/train.py). Default
+	// "/src/python/train.py".
 	Script string
 	// ServiceAccount the pods run as. The pods never need the Kubernetes API, so none is
 	// created and no RBAC is granted.
@@ -2761,15 +2807,15 @@ type TFDistributedChief struct {
 	// Environment variables of the chief only, on top of env.
 	Env map[string]string
 	// Command the chief runs with sh -c instead of exec (or the default command). TF_CONFIG,
-	// PSHOSTS, WORKERHOSTS, JOBNAME and TASKID are in its environment.
+	// PSHOSTS, WORKERHOSTS, JOBNAME, TASKID, TRAINDIR and BATCHSIZE are in its environment.
 	Exec string
 	// GPUs of the chief (a limit of gpuResource).
 	GPU *int
-	// Container image of the chief. Unset: gpuImage with GPUs, cpuImage without.
+	// Container image of the chief. Unset: the image block of imageBlock, else gpuImage with
+	// GPUs and cpuImage without.
 	Image string
 	// Command run with sh -c before the chief starts, in an init container with the same
-	// image, environment and volumes: to prepare data into scratchDir (the chart ran
-	// prepare_cars_data.sh on the workers).
+	// image, environment and volumes: to prepare data into scratchDir.
 	Init string
 	// Memory limit of the chief.
 	Memory *resource.Quantity
@@ -2799,15 +2845,16 @@ type TFDistributedEvaluator struct {
 	// Environment variables of the evaluator only, on top of env.
 	Env map[string]string
 	// Command the evaluator runs with sh -c instead of exec (or the default command).
-	// TF_CONFIG, PSHOSTS, WORKERHOSTS, JOBNAME and TASKID are in its environment.
+	// TF_CONFIG, PSHOSTS, WORKERHOSTS, JOBNAME, TASKID, TRAINDIR and BATCHSIZE are in its
+	// environment.
 	Exec string
 	// GPUs of the evaluator (a limit of gpuResource).
 	GPU *int
-	// Container image of the evaluator. Unset: gpuImage with GPUs, cpuImage without.
+	// Container image of the evaluator. Unset: the image block of imageBlock, else gpuImage
+	// with GPUs and cpuImage without.
 	Image string
 	// Command run with sh -c before the evaluator starts, in an init container with the same
-	// image, environment and volumes: to prepare data into scratchDir (the chart ran
-	// prepare_cars_data.sh on the workers).
+	// image, environment and volumes: to prepare data into scratchDir.
 	Init string
 	// Memory limit of the evaluator.
 	Memory *resource.Quantity
@@ -2830,16 +2877,18 @@ type TFDistributedGPUImage struct {
 	Tag string
 }
 
-// TFDistributedHyperparameters holds the hyperparameters parameters: More arguments of the default command, each passed when set (as the helm/charts distributed-tensorflow chart did).
+// TFDistributedHyperparameters holds the hyperparameters parameters: Arguments of the default command, each passed when set.
 type TFDistributedHyperparameters struct {
-	// --data_dir (the chart's /mnt/data/, prepared on the workers; here under scratchDir).
+	// --data_dir: the chart's /mnt/data, on the scratch space, where the workers prepare the
+	// data first (prepareData). Default "/mnt/data".
 	DataDir string
 	// --hidden_units.
 	HiddenUnits string
 	// --learning_rate.
 	LearningRate string
-	// --train_steps (the chart passed --max_steps=300; pass that with args).
-	TrainSteps *int
+	// --max_steps: 300, what the chart passed (its train.py ran 1,000,000 steps without it).
+	// Default 300.
+	MaxSteps *int
 }
 
 // TFDistributedPs holds the ps parameters: The parameter servers: they hold the variables and serve them to the other tasks until the workers (or the chief) are done, then stop.
@@ -2849,16 +2898,24 @@ type TFDistributedPs struct {
 	// Environment variables of each parameter server only, on top of env.
 	Env map[string]string
 	// Command each parameter server runs with sh -c instead of exec (or the default
-	// command). TF_CONFIG, PSHOSTS, WORKERHOSTS, JOBNAME and TASKID are in its environment.
+	// command). TF_CONFIG, PSHOSTS, WORKERHOSTS, JOBNAME, TASKID, TRAINDIR and BATCHSIZE are
+	// in its environment.
 	Exec string
 	// GPUs of each parameter server (a limit of gpuResource).
 	GPU *int
-	// Container image of each parameter server. Unset: gpuImage with GPUs, cpuImage without.
+	// Container image of each parameter server. Unset: the image block of imageBlock, else
+	// gpuImage with GPUs and cpuImage without.
 	Image string
+	// The image block each parameter server runs (the chart's clusterConfig.jobs.ps.image):
+	// cpuImage or gpuImage. Unset: gpuImage with GPUs, cpuImage without. ps.image replaces
+	// it.
+	ImageBlock string
 	// Command run with sh -c before each parameter server starts, in an init container with
-	// the same image, environment and volumes: to prepare data into scratchDir (the chart
-	// ran prepare_cars_data.sh on the workers).
+	// the same image, environment and volumes: to prepare data into scratchDir.
 	Init string
+	// The chart's clusterConfig.jobs.ps.isGPU: true gives each parameter server one GPU, as
+	// the chart did, unless ps.gpu says how many; false: none.
+	IsGPU *bool
 	// Memory limit of each parameter server.
 	Memory *resource.Quantity
 	// Node labels each parameter server must run on.
@@ -2927,16 +2984,25 @@ type TFDistributedWorker struct {
 	// Environment variables of each worker only, on top of env.
 	Env map[string]string
 	// Command each worker runs with sh -c instead of exec (or the default command).
-	// TF_CONFIG, PSHOSTS, WORKERHOSTS, JOBNAME and TASKID are in its environment.
+	// TF_CONFIG, PSHOSTS, WORKERHOSTS, JOBNAME, TASKID, TRAINDIR and BATCHSIZE are in its
+	// environment.
 	Exec string
 	// GPUs of each worker (a limit of gpuResource).
 	GPU *int
-	// Container image of each worker. Unset: gpuImage with GPUs, cpuImage without.
+	// Container image of each worker. Unset: the image block of imageBlock, else gpuImage
+	// with GPUs and cpuImage without.
 	Image string
+	// The image block each worker runs (the chart's clusterConfig.jobs.worker.image):
+	// cpuImage or gpuImage. Unset: gpuImage with GPUs, cpuImage without. worker.image
+	// replaces it.
+	ImageBlock string
 	// Command run with sh -c before each worker starts, in an init container with the same
-	// image, environment and volumes: to prepare data into scratchDir (the chart ran
-	// prepare_cars_data.sh on the workers).
+	// image, environment and volumes: to prepare data into scratchDir. Unset: the chart's
+	// data preparation when prepareData says so.
 	Init string
+	// The chart's clusterConfig.jobs.worker.isGPU: true gives each worker one GPU, as the
+	// chart did, unless worker.gpu or gpu says how many; false: none.
+	IsGPU *bool
 	// Memory limit of each worker.
 	Memory *resource.Quantity
 	// Node labels each worker must run on.
@@ -3011,6 +3077,9 @@ func (p TFDistributed) setOn(ps *Params) {
 	if p.Labels != nil {
 		ps.Set("labels", p.Labels)
 	}
+	if p.LeadTimeout != nil {
+		ps.Set("leadTimeout", *p.LeadTimeout)
+	}
 	if p.Memory != nil {
 		ps.Set("memory", *p.Memory)
 	}
@@ -3025,6 +3094,9 @@ func (p TFDistributed) setOn(ps *Params) {
 	}
 	if p.NodeSelector != nil {
 		ps.Set("nodeSelector", p.NodeSelector)
+	}
+	if p.PrepareData != nil {
+		ps.Set("prepareData", *p.PrepareData)
 	}
 	if p.PriorityClassName != "" {
 		ps.Set("priorityClassName", p.PriorityClassName)
@@ -3173,8 +3245,8 @@ func (p TFDistributedHyperparameters) setOn(ps *Params) {
 	if p.LearningRate != "" {
 		ps.Set("hyperparameters.learningRate", p.LearningRate)
 	}
-	if p.TrainSteps != nil {
-		ps.Set("hyperparameters.trainSteps", *p.TrainSteps)
+	if p.MaxSteps != nil {
+		ps.Set("hyperparameters.maxSteps", *p.MaxSteps)
 	}
 }
 
@@ -3194,8 +3266,14 @@ func (p TFDistributedPs) setOn(ps *Params) {
 	if p.Image != "" {
 		ps.Set("ps.image", p.Image)
 	}
+	if p.ImageBlock != "" {
+		ps.Set("ps.imageBlock", p.ImageBlock)
+	}
 	if p.Init != "" {
 		ps.Set("ps.init", p.Init)
+	}
+	if p.IsGPU != nil {
+		ps.Set("ps.isGPU", *p.IsGPU)
 	}
 	if p.Memory != nil {
 		ps.Set("ps.memory", *p.Memory)
@@ -3266,8 +3344,14 @@ func (p TFDistributedWorker) setOn(ps *Params) {
 	if p.Image != "" {
 		ps.Set("worker.image", p.Image)
 	}
+	if p.ImageBlock != "" {
+		ps.Set("worker.imageBlock", p.ImageBlock)
+	}
 	if p.Init != "" {
 		ps.Set("worker.init", p.Init)
+	}
+	if p.IsGPU != nil {
+		ps.Set("worker.isGPU", *p.IsGPU)
 	}
 	if p.Memory != nil {
 		ps.Set("worker.memory", *p.Memory)

@@ -32,6 +32,8 @@ var runtimeCases = []scriptCase{
 	{"run/wait_tcp_not_with_an_nc_without_z", false, runWaitTCPNotWithAnNCWithoutZ},
 	{"run/watch_stops_command_when_name_gone", true, runWatchStopsCommandWhenNameGone},
 	{"run/watch_gives_up_when_name_never_resolves", false, runWatchGivesUpWhenNameNeverResolves},
+	{"run/watch_timeout_of_its_own", false, runWatchTimeoutOfItsOwn},
+	{"run/watch_timeout_0_waits_for_good", true, runWatchTimeoutZeroWaitsForGood},
 	{"run/watch_command_ends_first", false, runWatchCommandEndsFirst},
 	{"run/watch_without_getent", false, runWatchWithoutGetent},
 }
@@ -248,6 +250,34 @@ func runWatchGivesUpWhenNameNeverResolves(t *testing.T, f *fixture) {
 	assert.Less(t, waited, 2*time.Second+slack)
 	assert.Contains(t, p.output(), "trainsonnet: gave up after 2s waiting for "+launcher+" to resolve; stopping sh\n")
 	assert.Equal(t, "got-term\n", readFile(t, filepath.Join(f.runDir, "cmd-term")), "CMD got SIGTERM")
+}
+
+// TS_WATCH_TIMEOUT bounds the wait for the watched name apart from
+// TS_INIT_TIMEOUT (tf-distributed's leadTimeout).
+func runWatchTimeoutOfItsOwn(t *testing.T, f *fixture) {
+	f.env["TS_INIT_TIMEOUT"] = "60"
+	f.env["TS_WATCH_TIMEOUT"] = "2"
+	code, p, waited := f.runTimed("trainsonnet: watching ", append([]string{"run", "--watch", launcher, "--"}, termCommand(f)...)...)
+	require.Equal(t, 124, code, p.output())
+	assert.Less(t, waited, 2*time.Second+slack)
+	assert.Contains(t, p.output(), "trainsonnet: gave up after 2s waiting for "+launcher+" to resolve; stopping sh\n")
+}
+
+// TS_WATCH_TIMEOUT=0: the name may take as long as it takes to appear (the
+// job's deadline is the bound), and once it has, its going still stops CMD.
+func runWatchTimeoutZeroWaitsForGood(t *testing.T, f *fixture) {
+	f.env["TS_INIT_TIMEOUT"] = "1"
+	f.env["TS_WATCH_TIMEOUT"] = "0"
+	f.env["TS_WATCH_GRACE"] = "1"
+	p := f.start(append([]string{"run", "--watch", launcher, "--"}, termCommand(f)...)...)
+	p.waitForOutput("trainsonnet: watching ")
+	time.Sleep(3 * time.Second) // three times TS_INIT_TIMEOUT: still waiting
+	require.False(t, p.exited(), p.output())
+	f.resolvable(launcher, true)
+	p.waitForOutput("trainsonnet: " + launcher + " resolves")
+	f.resolvable(launcher, false)
+	require.Equal(t, 0, p.wait(), p.output())
+	assert.Contains(t, p.output(), "trainsonnet: "+launcher+" has not resolved for 1s; stopping sh\n")
 }
 
 func runWatchCommandEndsFirst(t *testing.T, f *fixture) {

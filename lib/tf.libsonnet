@@ -30,8 +30,10 @@ local keys = {
   grpcPort: ['tf-distributed'],
   batchSize: ['tf-distributed'],
   hyperparameters: ['tf-distributed'],
-  scratchDir: ['tf-distributed'],
+  scratchDir: ['eval', 'tf-distributed'],
+  prepareData: ['eval', 'tf-distributed'],
   initTimeout: ['tf-distributed'],
+  leadTimeout: ['tf-distributed'],
   stopGrace: ['tf-distributed'],
   // Jobs
   activeDeadlineSeconds: ['eval', 'tf-distributed'],
@@ -41,6 +43,8 @@ local keys = {
   image: ['eval'],
   evalDir: ['eval'],
   evaldir: ['eval'],
+  dataDir: ['eval'],
+  init: ['eval'],
   script: ['eval', 'tf-distributed'],
   args: ['eval', 'tf-distributed'],
   port: 'the eval-tensorflow chart\'s containerPort, which nothing used',
@@ -65,6 +69,13 @@ local users(list) =
 
 {
   keys:: keys,
+
+  // chartKeys: the keys of the charts' values files that none of the
+  // three declares under that name (their spellings of storage and the
+  // directories, the distrib-tensorflow chart's clusterConfig, the
+  // eval-tensorflow chart's port): a params file or --set that gives one
+  // is a values file of the charts (chart in ts.prototype).
+  chartKeys:: ['clusterConfig', 'traindir', 'evaldir', 'logdir', 'tensorboardport', 'port', 'storage.sharename', 'storage.accountbase64', 'storage.keybase64'],
 
   // removed(proto, decls, own): the removed map of prototype proto, whose
   // top-level declarations are decls: every key of the others it neither

@@ -7,6 +7,12 @@
 //     validate(p):: [ts.check(p.workers < 10, 'workers', 'must be below 10')],
 //     warnings(p):: [],
 //     removed: { 'ssh.hostKey': 'what to do instead' },  // old keys, ignored with a warning
+//     chart: {                       // the replaced chart's values in use (any of keys given):
+//       name: 'the eval-tensorflow chart', keys: ['traindir', 'storage.sharename'],
+//       defaults: { gpu: { value: 1, why: 'it gave the evaluator one GPU' } },  // taken when not set
+//       differs: { serviceType: 'what differs, and how to get the chart\'s' },  // said when not set
+//       notes: ['what else differs on purpose'],                                // said
+//     },
 //     render(p):: [ ...objects... ],
 //   })
 //
@@ -33,7 +39,7 @@ local nativeAssetBytes = std.native('assetBytes');
   params:: params,
 
   prototype(spec)::
-    local s = { description: '', replaces: null, removed: {}, validate(p):: [], warnings(p):: [] } + spec;
+    local s = { description: '', replaces: null, removed: {}, chart: null, validate(p):: [], warnings(p):: [] } + spec;
     function(params={}, output='objects')
       if output == 'spec' then {
         name: s.name,
@@ -42,6 +48,7 @@ local nativeAssetBytes = std.native('assetBytes');
         [if s.replaces != null then 'replaces']: s.replaces,
         params: s.params,
         removed: s.removed,
+        [if s.chart != null then 'chart']: { defaults: {}, differs: {}, notes: [] } + s.chart,
       }
       else
         // trainsonnet passes complete, checked params (output='full'); by

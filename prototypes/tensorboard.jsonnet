@@ -157,6 +157,19 @@ ts.prototype({
     efsMountPath: 'now storage.mountPath',
   }),
 
+  // The chart's values.yaml, or the values.override.yaml the three charts
+  // shared, in use.
+  chart: {
+    name: 'the tensorboard chart',
+    keys: tf.chartKeys,
+    differs: {
+      serviceType: 'ClusterIP here: the tensorboard chart\'s Service was a LoadBalancer, open to anyone, and TensorBoard has no login. Reach it with kubectl port-forward svc/<name>-tensorboard 6006:80, or set serviceType: LoadBalancer (--service-type LoadBalancer) with uiFrom to expose it again',
+    },
+    notes: [
+      'TensorBoard runs with --port and --bind_all, which need TensorBoard 2.0 or later (the default tensorflow/tensorflow:2.18.0 has it; the chart ran tensorflow/tensorflow untagged): with an older tensorboardImage, set exec',
+    ],
+  },
+
   validate(p):: storage.validate(p, ['logDir']) + [
     roles.nameFits(p, [role(p)]),
     ts.check(!(scheme(p) == 's3' && p.exec == null && p.tensorboardImage == defaultImage), 'logDir',

@@ -14,8 +14,10 @@ local ts = import 'trainsonnet.libsonnet';
 local params = ts.params;
 local proto = 'tf-distributed';
 
-// Where the chart's image had its training script.
+// Where the chart's image had its training script, and how its workers
+// prepared their data first (the chart's worker image had both).
 local chartScript = '/src/python/train.py';
+local chartPrep = 'bash /src/prepare_cars_data.sh /src/images/Car.zip /src/images/NoCar.zip ';
 local defaultTag = '2.18.0';
 
 // The chart's image blocks, <repository>/<name>:<tag>: tasks without GPUs
@@ -30,29 +32,33 @@ local imageGroup(which, tag, chartTag) = params.group(
   }
 );
 
-// A role's parameters. who: "each parameter server".
-local roleGroup(doc, who, number, numberDoc, min, max, replaces=null) = params.group(doc, roles.params(
+// A role's parameters. who: "each parameter server"; job: the chart's
+// clusterConfig.jobs key of the role, for the roles the chart had.
+local roleGroup(doc, who, number, numberDoc, min, max, job=null) = params.group(doc, roles.params(
   who,
   gpu=null,
-  exec='Command ' + who + ' runs with sh -c instead of exec (or the default command). TF_CONFIG, PSHOSTS, WORKERHOSTS, JOBNAME and TASKID are in its environment.',
+  exec='Command ' + who + ' runs with sh -c instead of exec (or the default command). TF_CONFIG, PSHOSTS, WORKERHOSTS, JOBNAME, TASKID, TRAINDIR and BATCHSIZE are in its environment.',
 ) + {
-  number: params.int(numberDoc, default=number, min=min, max=max, replaces=replaces),
-  image: params.string('Container image of ' + who + '. Unset: gpuImage with GPUs, cpuImage without.', format='image'),
-  init: params.string('Command run with sh -c before ' + who + ' starts, in an init container with the same image, environment and volumes: to prepare data into scratchDir (the chart ran prepare_cars_data.sh on the workers).', format='nonEmpty'),
-});
+  number: params.int(numberDoc, default=number, min=min, max=max, replaces=if job != null then 'clusterConfig.jobs.' + job + '.num'),
+  image: params.string('Container image of ' + who + '. Unset: the image block of imageBlock, else gpuImage with GPUs and cpuImage without.', format='image'),
+  init: params.string('Command run with sh -c before ' + who + ' starts, in an init container with the same image, environment and volumes: to prepare data into scratchDir.' + (if job == 'worker' then ' Unset: the chart\'s data preparation when prepareData says so.' else ''), format='nonEmpty'),
+} + (if job == null then {} else {
+  isGPU: params.bool('The chart\'s clusterConfig.jobs.' + job + '.isGPU: true gives ' + who + ' one GPU, as the chart did, unless ' + job + '.gpu' + (if job == 'worker' then ' or gpu' else '') + ' says how many; false: none.', default=null, replaces='clusterConfig.jobs.' + job + '.isGPU'),
+  imageBlock: params.enum('The image block ' + who + ' runs (the chart\'s clusterConfig.jobs.' + job + '.image): cpuImage or gpuImage. Unset: gpuImage with GPUs, cpuImage without. ' + job + '.image replaces it.', ['cpuImage', 'gpuImage'], replaces='clusterConfig.jobs.' + job + '.image'),
+}));
 
 local roleNames = ['ps', 'worker', 'chief', 'evaluator'];
 
 local params_ = common.params('train') + batch.params('the workers (the chief, when there is one)') + storage.params(['trainDir']) + {
   ps: roleGroup('The parameter servers: they hold the variables and serve them to the other tasks until the workers (or the chief) are done, then stop.',
-                'each parameter server', 2, 'Number of parameter servers (the chart\'s clusterConfig.jobs.ps.num).', 1, 100, 'clusterConfig.jobs.ps.num'),
+                'each parameter server', 2, 'Number of parameter servers (the chart\'s clusterConfig.jobs.ps.num).', 1, 100, 'ps'),
   worker: roleGroup('The workers. Their gpu, cpu, memory, nodeSelector and tolerations default to the top-level ones.',
-                    'each worker', 2, 'Number of workers (the chart\'s clusterConfig.jobs.worker.num).', 1, 2000, 'clusterConfig.jobs.worker.num'),
+                    'each worker', 2, 'Number of workers (the chart\'s clusterConfig.jobs.worker.num).', 1, 2000, 'worker'),
   chief: roleGroup('An optional chief (TensorFlow 2\'s coordinator, or a worker that leads): with one, the job ends when it does, and the workers stop with the parameter servers. Its gpu, cpu, memory, nodeSelector and tolerations default to the top-level ones.',
                    'the chief', 0, 'Chief tasks: 0 or 1.', 0, 1),
   evaluator: roleGroup('An optional evaluator: it evaluates the checkpoints while training runs (not part of the cluster in TF_CONFIG), and stops with the parameter servers.',
                        'the evaluator', 0, 'Evaluator tasks: 0 or 1.', 0, 1),
-  gpu: params.int('GPUs of each worker and of the chief (a limit of gpuResource).', default=0, min=0, max=1024),
+  gpu: params.int('GPUs of each worker and of the chief (a limit of gpuResource). Unset: none, or one for the workers with worker.isGPU (the chart\'s values).', min=0, max=1024),
   cpu: params.quantity('CPU limit of each worker and of the chief.'),
   memory: params.quantity('Memory limit of each worker and of the chief.', unit='bytes'),
   nodeSelector: params.map('Node labels the workers and the chief must run on (the chart hard-wired jobrole=worker and jobrole=ps).', keys='labelKey', values='labelValue'),
@@ -60,20 +66,22 @@ local params_ = common.params('train') + batch.params('the workers (the chief, w
   gpuResource: params.string('Extended resource that counts GPUs.', default='nvidia.com/gpu', format='extendedResourceName'),
   cpuImage: imageGroup('without', defaultTag, 'ps'),
   gpuImage: imageGroup('with', defaultTag + '-gpu', 'worker-gpu'),
-  imagePullPolicy: params.enum('Image pull policy of every container.', ['Always', 'IfNotPresent', 'Never'], default='IfNotPresent'),
+  imagePullPolicy: params.enum('Image pull policy of every container. With the chart\'s values: Always, as the chart had, so that a tag pushed again (:ps, :worker-gpu) is pulled again.', ['Always', 'IfNotPresent', 'Never'], default='IfNotPresent'),
   grpcPort: params.int('Port every task serves TensorFlow\'s gRPC on (the chart\'s clusterConfig.port). No hostPort: tasks share nodes.', default=2222, min=1024, max=65535, replaces='clusterConfig.port'),
-  exec: params.string('Command every task runs with sh -c instead of the default command (a role\'s exec replaces it). TF_CONFIG, PSHOSTS, WORKERHOSTS, JOBNAME, TASKID and TRAIN_DIR are in its environment.', format='nonEmpty'),
-  script: params.string('Python script of the default command: python <script> --ps_hosts=... --worker_hosts=... --job_name=... --task_id=... --train_dir=<trainDir> --batch_size=<batchSize> <hyperparameters> <args> (the chart\'s, whose image had ' + chartScript + ').', default=chartScript, format='nonEmpty'),
-  batchSize: params.int('Batch size, passed as --batch_size (the chart\'s clusterConfig.batchSize).', default=32, min=1, replaces='clusterConfig.batchSize'),
-  hyperparameters: params.group('More arguments of the default command, each passed when set (as the helm/charts distributed-tensorflow chart did).', {
+  exec: params.string('Command every task runs with sh -c instead of the default command (a role\'s exec replaces it). TF_CONFIG, PSHOSTS, WORKERHOSTS, JOBNAME, TASKID, TRAINDIR (and TRAIN_DIR) and BATCHSIZE are in its environment.', format='nonEmpty'),
+  script: params.string('Python script of the default command, the chart\'s: python <script> --ps_hosts=$PSHOSTS --worker_hosts=$WORKERHOSTS --job_name=$JOBNAME --task_id=$TASKID --data_dir=<hyperparameters.dataDir> --train_dir=<trainDir> --max_steps=<hyperparameters.maxSteps> --batch_size=<batchSize> <the other hyperparameters> <args> (the chart\'s image had ' + chartScript + ').', default=chartScript, format='nonEmpty'),
+  batchSize: params.int('Batch size, passed as --batch_size and BATCHSIZE (the chart\'s clusterConfig.batchSize).', default=32, min=1, replaces='clusterConfig.batchSize'),
+  hyperparameters: params.group('Arguments of the default command, each passed when set.', {
     learningRate: params.string('--learning_rate.', format='nonEmpty'),
-    trainSteps: params.int('--train_steps (the chart passed --max_steps=300; pass that with args).', min=1),
-    dataDir: params.string('--data_dir (the chart\'s /mnt/data/, prepared on the workers; here under scratchDir).', format='absPath'),
+    maxSteps: params.int('--max_steps: 300, what the chart passed (its train.py ran 1,000,000 steps without it).', default=300, min=1, replaces='hyperparameters.trainSteps'),
+    dataDir: params.string('--data_dir: the chart\'s /mnt/data, on the scratch space, where the workers prepare the data first (prepareData).', default='/mnt/data', format='absPath'),
     hiddenUnits: params.string('--hidden_units.', format='nonEmpty'),
   }),
+  prepareData: params.bool('Prepare the data before the workers start, as the chart did: with the default command and the chart\'s script, an init container of each worker runs ' + chartPrep + '<hyperparameters.dataDir> (the chart\'s worker image had that script and the zips). worker.init replaces it; false: none.', default=true),
   args: params.list('More arguments at the end of the default command, one per --args flag.', separator=''),
-  scratchDir: params.string('Where every task has node-local scratch space (an emptyDir; the chart mounted the node\'s /mnt through hostPath).', default='/scratch', format='absPath'),
-  initTimeout: params.seconds('How long the workers, the chief and the evaluator wait for every parameter server to accept connections before they fail with exit code 124; also how long the parameter servers wait for the workers (or the chief) to appear.', default=300, min=1, max=86400),
+  scratchDir: params.string('Where every task has node-local scratch space (an emptyDir; the chart mounted the node\'s /mnt there through hostPath).', default='/mnt', format='absPath'),
+  initTimeout: params.seconds('How long the workers, the chief and the evaluator wait for every parameter server to accept connections before they fail with exit code 124: 15 minutes, for a parameter server whose node is still being added by an autoscaler or pulling a multi-GB image.', default=900, min=1, max=86400),
+  leadTimeout: params.seconds('How long the parameter servers (and the evaluator; with a chief, the workers) wait for the workers (or the chief) to become Ready before they fail with exit code 124. 0, the default: as long as the job runs, as the chart\'s parameter servers did, since GPU node autoscaling, multi-GB image pulls and a long worker.init all take minutes; activeDeadlineSeconds bounds every Job of the job when set.', default=0, min=0, max=86400),
   stopGrace: params.seconds('How long the parameter servers (and the evaluator, and with a chief the workers) wait, once the workers (or the chief) are gone, before they stop: a retried or preempted worker must be back within it.', default=420, min=10, max=86400),
 };
 
@@ -131,24 +139,34 @@ local clusterEnv(p, r) =
   }]
   + [
     { name: 'TRAIN_DIR', value: trainDir(p) },
+    // the chart's names of the two
+    { name: 'TRAINDIR', value: trainDir(p) },
+    { name: 'BATCHSIZE', value: std.toString(p.batchSize) },
     { name: 'TS_INIT_TIMEOUT', value: std.toString(p.initTimeout) },
+    { name: 'TS_WATCH_TIMEOUT', value: std.toString(p.leadTimeout) },
     { name: 'TS_WATCH_GRACE', value: std.toString(p.stopGrace) },
   ];
-local ownEnvNames = ['TASKID', 'JOBNAME', 'PSHOSTS', 'WORKERHOSTS', 'CHIEFHOSTS', 'TF_CONFIG', 'TRAIN_DIR', 'TS_INIT_TIMEOUT', 'TS_WATCH_GRACE', 'TS_CLUSTER_PS', 'TS_CLUSTER_WORKER', 'TS_CLUSTER_CHIEF'];
+local ownEnvNames = ['TASKID', 'JOBNAME', 'PSHOSTS', 'WORKERHOSTS', 'CHIEFHOSTS', 'TF_CONFIG', 'TRAIN_DIR', 'TRAINDIR', 'BATCHSIZE', 'TS_INIT_TIMEOUT', 'TS_WATCH_TIMEOUT', 'TS_WATCH_GRACE', 'TS_CLUSTER_PS', 'TS_CLUSTER_WORKER', 'TS_CLUSTER_CHIEF'];
 
-// The default command, in the chart's shape; Kubernetes puts in $(VAR).
+// The default command, the chart's, in its order; Kubernetes puts in
+// $(VAR).
 local defaultCommand(p) =
   local h = p.hyperparameters;
   ['python', p.script,
    '--ps_hosts=$(PSHOSTS)', '--worker_hosts=$(WORKERHOSTS)', '--job_name=$(JOBNAME)', '--task_id=$(TASKID)',
-   '--train_dir=' + trainDir(p), '--batch_size=' + p.batchSize]
+   '--data_dir=' + h.dataDir, '--train_dir=' + trainDir(p), '--max_steps=' + h.maxSteps, '--batch_size=' + p.batchSize]
   + (if h.learningRate != null then ['--learning_rate=' + h.learningRate] else [])
-  + (if h.trainSteps != null then ['--train_steps=' + h.trainSteps] else [])
-  + (if h.dataDir != null then ['--data_dir=' + h.dataDir] else [])
   + (if h.hiddenUnits != null then ['--hidden_units=' + h.hiddenUnits] else [])
   + p.args;
 
 local execOf(p, r) = if p[r].exec != null then p[r].exec else p.exec;
+
+// A role's init command: its own, or on the workers the chart's data
+// preparation before the chart's script.
+local prepares(p) = p.prepareData && p.script == chartScript && execOf(p, 'worker') == null;
+local initOf(p, r) =
+  if p[r].init != null then p[r].init
+  else if r == 'worker' && prepares(p) then chartPrep + p.hyperparameters.dataDir;
 
 // Every task runs under the lifecycle runtime (lib/assets/runtime.sh):
 // the tasks that need the parameter servers wait for them (bounded); the
@@ -164,7 +182,12 @@ local command(p, r) =
 // A role's effective scheduling: its own, or (workers and chief) the
 // top-level ones.
 local shares(r) = r == 'worker' || r == 'chief';
-local gpuOf(p, r) = if p[r].gpu != null then p[r].gpu else if shares(r) then p.gpu else 0;
+local chartJob(r) = r == 'ps' || r == 'worker';
+local gpuOf(p, r) =
+  if p[r].gpu != null then p[r].gpu
+  else if shares(r) && p.gpu != null then p.gpu
+  else if chartJob(r) && p[r].isGPU == true then 1
+  else 0;
 // (maps and lists count as set when not empty: std.length, not a
 // comparison with {}, which walks both objects)
 local orShared(p, r, k, none) =
@@ -172,7 +195,8 @@ local orShared(p, r, k, none) =
   if own != null && (std.isString(own) || std.isNumber(own) || std.length(own) > 0) then own else if shares(r) then p[k] else none;
 
 local imageOf(p, r) =
-  local img = if gpuOf(p, r) > 0 then p.gpuImage else p.cpuImage;
+  local block = if chartJob(r) && p[r].imageBlock != null then p[r].imageBlock else if gpuOf(p, r) > 0 then 'gpuImage' else 'cpuImage';
+  local img = p[block];
   if p[r].image != null then p[r].image
   else img.repository + (if img.name != null then '/' + img.name else '') + ':' + img.tag;
 
@@ -195,7 +219,7 @@ local role(p, r, store) =
     tolerations: orShared(p, r, 'tolerations', []),
     volumes: [runtime.volume(configName(p)), scratch] + store.volumes,
     mounts: [runtime.mount, { name: 'trainsonnet-scratch', mountPath: p.scratchDir }] + store.mounts,
-    initCommand: if p[r].init != null then ['sh', '-c', p[r].init],
+    initCommand: if initOf(p, r) != null then ['sh', '-c', initOf(p, r)],
   };
 
 local rolesOf(p) =
@@ -216,29 +240,34 @@ ts.prototype({
     {"cluster": {"ps": [...], "worker": [...], "chief": [...]}, "task": {"type": <role>,
     "index": <i>}}, the evaluator left out of the cluster as TensorFlow wants. And the
     chart's variables: PSHOSTS and WORKERHOSTS (host:port lists, the chart's cluster-map,
-    here the ConfigMap <name>-cluster), JOBNAME (ps, worker, chief, evaluator) and TASKID
-    (the pod's completion index). The default command is the chart's: python <script>
-    --ps_hosts=$PSHOSTS --worker_hosts=$WORKERHOSTS --job_name=$JOBNAME --task_id=$TASKID
-    --train_dir=<trainDir> --batch_size=<batchSize>, then the hyperparameters that are set
-    and args; exec (or a role's exec) replaces it.
+    here the ConfigMap <name>-cluster), JOBNAME (ps, worker, chief, evaluator), TASKID
+    (the pod's completion index), TRAINDIR and BATCHSIZE. The default command is the
+    chart's: python <script> --ps_hosts=$PSHOSTS --worker_hosts=$WORKERHOSTS
+    --job_name=$JOBNAME --task_id=$TASKID --data_dir=/mnt/data --train_dir=<trainDir>
+    --max_steps=300 --batch_size=<batchSize>, then the other hyperparameters that are set
+    and args; before it, each worker prepares the data into /mnt/data with the chart's
+    prepare_cars_data.sh (prepareData). exec (or a role's exec) replaces the command.
 
     The job ends by itself, with no operator and no RBAC. The lead is the chief when there
     is one, else the workers: the job's end is the lead Job's. The workers, the chief and
     the evaluator wait (at most initTimeout) until every parameter server accepts
     connections. The parameter servers and the evaluator (with a chief, the workers too)
-    watch the lead's ready-only Service <name>-<lead>, and once it has been gone for
+    wait for the lead to become Ready (without a bound by default, as the chart's did:
+    leadTimeout), watch its ready-only Service <name>-<lead>, and once it has been gone for
     stopGrace they stop and exit 0: the chart's parameter servers ran until helm delete. A
     failing worker fails the worker Job (backoffLimit retries), whose other pods the Job
     controller then stops, and the rest follow. Disruptions do not count as failures.
 
     Checkpoints go to trainDir on the shared storage (storage.*: an existing claim, NFS, or
     an Azure Files share through the CSI driver), which eval and tensorboard read with the
-    same params file. Every task has node-local scratch space at scratchDir, where a role's
-    init command can prepare data first (the chart's prepare_cars_data.sh on the workers).
+    same params file. Every task has node-local scratch space at scratchDir (/mnt, where the
+    chart mounted the node's), where a role's init command can prepare data first.
 
     The chart's values work as a params file (-f): clusterConfig.port, clusterConfig.batchSize
-    and clusterConfig.jobs.*.num are read with a warning naming the new key, cpuImage and
-    gpuImage keep their shape, traindir and storage.* are the shared storage's. What changed:
+    and clusterConfig.jobs.*.{num, isGPU, image} are read with a warning naming the new key
+    (isGPU: true gives the role one GPU, image names the image block it runs), cpuImage and
+    gpuImage keep their shape, traindir and storage.* are the shared storage's; with them,
+    the images are pulled Always, as the chart's were. What changed:
     no hostPort (the chart's forced one task per node); node selectors per role instead of the
     chart's jobrole node labels; GPUs are nvidia.com/gpu (gpu, worker.gpu), not
     alpha.kubernetes.io/nvidia-gpu with the driver mounted from the node; nothing is
@@ -254,12 +283,23 @@ ts.prototype({
     runAsGroup+: { default: 1000 },
   },
 
-  removed: tf.removed(proto, params_, {
-    'clusterConfig.jobs.ps.isGPU': 'set ps.gpu: GPUs of each parameter server (a task with GPUs runs gpuImage)',
-    'clusterConfig.jobs.worker.isGPU': 'set gpu (or worker.gpu): GPUs of each worker (a task with GPUs runs gpuImage)',
-    'clusterConfig.jobs.ps.image': 'a task runs gpuImage with GPUs and cpuImage without; ps.image names another image',
-    'clusterConfig.jobs.worker.image': 'a task runs gpuImage with GPUs and cpuImage without; worker.image names another image',
-  }),
+  removed: tf.removed(proto, params_),
+
+  // The chart's values.yaml, or the values.override.yaml the three charts
+  // shared, in use.
+  chart: {
+    name: 'the distrib-tensorflow chart',
+    keys: tf.chartKeys,
+    defaults: {
+      imagePullPolicy: { value: 'Always', why: 'its Jobs pulled every image again, so that a tag pushed again (:ps, :worker-gpu) ran' },
+    },
+    notes: [
+      'the tasks are <name>-ps-<i>.<name> and <name>-worker-<i>.<name> (PSHOSTS, WORKERHOSTS and TF_CONFIG list them), not the chart\'s ps-<i> and worker-<i>, which collided between two jobs in a namespace',
+      'no hostPort ' + '(the chart\'s forced one task per node) and no jobrole node selector: to keep the chart\'s pools, set ps.nodeSelector: {jobrole: ps} and nodeSelector: {jobrole: worker}',
+      'GPUs come from the device plugin (' + 'nvidia.com/gpu), without the chart\'s driver 384 hostPaths and LD_LIBRARY_PATH; nothing is privileged, and the tasks run as user 1000 (runAsUser: 0 runs them as root)',
+      'the parameter servers stop by themselves stopGrace after the workers end (the chart\'s ran until helm delete)',
+    ],
+  },
 
   validate(p):: storage.validate(p, ['trainDir']) + [
     // the longest names: the last worker's (or a parameter server's)
@@ -281,7 +321,8 @@ ts.prototype({
       'args is not used: every task runs an exec',
     if p.exec == null && p.script == chartScript && p.cpuImage.repository == 'tensorflow' && p.gpuImage.repository == 'tensorflow'
        && std.length([r for r in roleNames if count(p, r) > 0 && p[r].exec == null && p[r].image == null]) > 0 then
-      'the default images (tensorflow/tensorflow) have no ' + chartScript + ': set cpuImage and gpuImage (or a role\'s image) to your training image, or set exec',
+      'the default images (tensorflow/tensorflow) have no ' + chartScript + (if prepares(p) && p.worker.init == null then ' and no /src/prepare_cars_data.sh' else '')
+      + ': set cpuImage and gpuImage (or a role\'s image) to your training image (the chart\'s were <registry>/distrib-tensorflow-cars:ps and :worker-gpu), or set exec',
   ],
 
   render(p):: [

@@ -147,6 +147,20 @@ func describe(w io.Writer, p *generator.Prototype) {
 			fmt.Fprintf(w, "  %s\n      %s\n", k, wrap(p.Removed[k], "      "))
 		}
 	}
+	if c := p.Chart; c != nil {
+		fmt.Fprintf(w, "\nVALUES OF %s\n  %s\n", strings.ToUpper(c.Name),
+			wrap("A params file (or --set) with any of "+strings.Join(c.Keys, ", ")+" is taken for them, and then:", "  "))
+		for _, k := range slices.Sorted(maps.Keys(c.Defaults)) {
+			d := c.Defaults[k]
+			fmt.Fprintf(w, "  %s: %v unless set\n      %s\n", k, d.Value, wrap("the chart's: "+d.Why, "      "))
+		}
+		for _, k := range slices.Sorted(maps.Keys(c.Differs)) {
+			fmt.Fprintf(w, "  %s, unless set\n      %s\n", k, wrap(c.Differs[k], "      "))
+		}
+		for _, n := range c.Notes {
+			fmt.Fprintf(w, "  - %s\n", wrap(n, "    "))
+		}
+	}
 	fmt.Fprintln(w, `
 Every parameter is a flag of 'trainsonnet gen `+p.Name+`' in kebab-case and in the spelling
 shown in brackets. In a params file (-f) use the declared names, groups as maps:

@@ -9,7 +9,7 @@
 #     TS_WATCH_GRACE seconds, CMD gets SIGTERM (SIGKILL 30 s later) and the
 #     script exits 0. NAME is a headless Service of the pods CMD serves (a
 #     chief, a driver): the role ends with them, without RBAC. If NAME never
-#     resolves within TS_INIT_TIMEOUT, CMD is stopped too, with exit 124.
+#     resolves within TS_WATCH_TIMEOUT, CMD is stopped too, with exit 124.
 #     (The wait alone, for an init container: run --wait-tcp ... -- true.)
 #   TS_RUNTIME_LIB=1; . "$TS_CONFIG_DIR/runtime.sh"
 #     the functions below, for the role scripts (mpi.sh, s3.sh).
@@ -18,7 +18,9 @@
 # (/dev/tcp), python3 and nc (with -z) in PATH; --watch needs getent.
 #
 # Environment, whole seconds [default]: TS_INIT_TIMEOUT [300] bounds every
-# start-up wait; TS_WATCH_GRACE [60]; TS_POLL_INTERVAL [2] between checks.
+# start-up wait; TS_WATCH_TIMEOUT [TS_INIT_TIMEOUT] bounds the wait for
+# --watch's NAME to first resolve (0: no bound, the job's own deadline is
+# the bound); TS_WATCH_GRACE [60]; TS_POLL_INTERVAL [2] between checks.
 # TS_PARALLEL [32]: probes (or, in mpi.sh, stop calls) at a time.
 #
 # Exit codes: 0 done; 1 runtime failure; 2 usage or configuration error;
@@ -76,7 +78,8 @@ runtime_config() {
     TS_WATCH_GRACE=${TS_WATCH_GRACE:-60}
     TS_POLL_INTERVAL=${TS_POLL_INTERVAL:-2}
     TS_PARALLEL=${TS_PARALLEL:-32}
-    seconds TS_INIT_TIMEOUT TS_WATCH_GRACE TS_POLL_INTERVAL TS_PARALLEL
+    TS_WATCH_TIMEOUT=${TS_WATCH_TIMEOUT:-$TS_INIT_TIMEOUT}
+    seconds TS_INIT_TIMEOUT TS_WATCH_GRACE TS_POLL_INTERVAL TS_PARALLEL TS_WATCH_TIMEOUT
     [ "$TS_PARALLEL" -gt 0 ] || die 2 "TS_PARALLEL must be at least 1"
 }
 
@@ -252,7 +255,7 @@ socket.create_connection((sys.argv[1], int(sys.argv[2])), int(sys.argv[3])).clos
 
 # The DNS watchdog. watch_init NAME GRACE [PODS] starts watching NAME
 # (empty: none; returns 1 without getent); then watch_check, every tick,
-# sets WATCH to ok, never (NAME did not resolve within TS_INIT_TIMEOUT) or
+# sets WATCH to ok, never (NAME did not resolve within TS_WATCH_TIMEOUT) or
 # gone (it resolved, then not for GRACE seconds in a row). DNS is asked
 # every TS_POLL_INTERVAL seconds, or, when PODS pods watch NAME, every
 # PODS/50 (at most GRACE/3) seconds: about 50 queries a second in all;
@@ -278,7 +281,7 @@ watch_check() {
         WATCH_SEEN=$_wk_now
         WATCH=ok
     elif [ -z "$WATCH_SEEN" ]; then
-        [ $((_wk_now - WATCH_START)) -lt "$TS_INIT_TIMEOUT" ] || WATCH=never
+        [ "$TS_WATCH_TIMEOUT" = 0 ] || [ $((_wk_now - WATCH_START)) -lt "$TS_WATCH_TIMEOUT" ] || WATCH=never
     elif [ $((_wk_now - WATCH_SEEN)) -ge "$WATCH_GRACE" ]; then
         WATCH=gone
     fi
@@ -391,7 +394,7 @@ cmd_run() {
     done
     case $WATCH in
     gone) log "$_cr_watch has not resolved for ${TS_WATCH_GRACE}s; stopping $1" ;;
-    never) log "gave up after ${TS_INIT_TIMEOUT}s waiting for $_cr_watch to resolve; stopping $1" ;;
+    never) log "gave up after ${TS_WATCH_TIMEOUT}s waiting for $_cr_watch to resolve; stopping $1" ;;
     esac
     if [ "$WATCH" != ok ]; then
         terminate "$CHILD_PID" "$KILL_AFTER"
