@@ -1,6 +1,7 @@
 package generator
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -190,8 +191,8 @@ func (pr *Prototype) applyChart(r *resolved) {
 		}
 		d := c.Defaults[path]
 		r.set(prm, d.Value, "")
-		r.warnings = append(r.warnings, fmt.Sprintf("%s: %v, as %s had it (%s), since its values are in use; set %s to change it",
-			path, d.Value, c.Name, d.Why, path))
+		r.warnings = append(r.warnings, fmt.Sprintf("%s: %s, as %s had it (%s), since its values are in use; set %s to change it",
+			path, shown(d.Value), c.Name, d.Why, path))
 	}
 	for _, path := range slices.Sorted(maps.Keys(c.Differs)) {
 		if r.given[path] == "" {
@@ -201,6 +202,20 @@ func (pr *Prototype) applyChart(r *resolved) {
 	for _, n := range c.Notes {
 		r.warnings = append(r.warnings, c.Name+": "+n)
 	}
+}
+
+// shown is a value as a user would write it: a scalar as is, anything
+// else as JSON.
+func shown(v any) string {
+	switch v.(type) {
+	case string, bool, int64, int:
+		return fmt.Sprint(v)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }
 
 // removedKey warns about a key the replaced system had and trainsonnet no
@@ -270,6 +285,7 @@ func (pr *Prototype) applyValue(r *resolved, prm *param.Param, v any, given, wri
 				// (kolotoc's scheduler.schedulerPort: ""): the default.
 				r.warnings = append(r.warnings, given+": \"\" is taken as unset (the default) here, as the chart meant it; leave the key out")
 				r.set(prm, nil, given)
+				delete(r.given, prm.Path) // as if left out: a chart's default applies
 				return
 			}
 			if q, ok := quotedScalar(prm, s); ok {

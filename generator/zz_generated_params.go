@@ -1087,7 +1087,8 @@ type HorovodDaskWorker struct {
 	// Volume mounts of the workers only, of worker.volumes or volumes.
 	VolumeMounts []corev1.VolumeMount
 	// Volumes of the workers only (the chart's worker.volumes), mounted with
-	// worker.volumeMounts.
+	// worker.volumeMounts or volumeMounts. One named like a volume of volumes stands for it
+	// in the workers, as in the chart, whose volumes were the scheduler's.
 	Volumes []corev1.Volume
 }
 
@@ -1444,7 +1445,9 @@ type HorovodSpark struct {
 	// the next attempt. Default 0.
 	BackoffLimit *int
 	// The driver: a Job of one pod that runs the user's script with spark-submit, at a
-	// stable address the executors reach. The job's status is its status.
+	// stable address the executors reach. The job's status is its status. With longLived, a
+	// pod that stays up at the same address for interactive sessions: kubectl exec -it
+	// deploy/<name>-driver -- pyspark.
 	Driver HorovodSparkDriver
 	// Environment variables of every job container.
 	Env map[string]string
@@ -1464,8 +1467,10 @@ type HorovodSpark struct {
 	InitTimeout *time.Duration
 	// Labels added to every object and pod (never to selectors).
 	Labels map[string]string
-	// A long-lived cluster for notebooks: the master and workers as Deployments that run
-	// until deleted, and no driver. Default false.
+	// A long-lived cluster for interactive use: the master, the workers and the driver pod
+	// as Deployments that run until deleted. The driver pod runs no script: open a session
+	// in it (kubectl exec -it deploy/<name>-driver -- pyspark), whose executors reach it at
+	// its stable address, or have it serve driver.exec. Default false.
 	LongLived *bool
 	// The Spark standalone master: one pod, reached at spark://<name>-master:<master.port>
 	// through the Service <name>-master.
@@ -1486,8 +1491,8 @@ type HorovodSpark struct {
 	// 1000.
 	RunAsGroup *int
 	// User id every pod runs as: 1000 by default, so that nothing runs as root (Pod Security
-	// restricted). Spark's Hadoop login wants the user in the image's /etc/passwd; 0 runs as
-	// root. Default 1000.
+	// restricted). Spark's Hadoop login needs a name for it: when the image's /etc/passwd
+	// has none, the pods get a copy with one (spark). 0 runs as root. Default 1000.
 	RunAsUser *int
 	// Scheduler of every pod (for gang schedulers such as Volcano or the coscheduling
 	// plugin).
@@ -1529,7 +1534,9 @@ type HorovodSpark struct {
 	VolumeMounts []corev1.VolumeMount
 	// Volumes added to every pod.
 	Volumes []corev1.Volume
-	// The Spark workers: one executor each, which runs Horovod's processes.
+	// The Spark workers: one executor each, which runs Horovod's processes. With
+	// worker.memory, Spark's SPARK_WORKER_MEMORY is that limit less 1 GiB for the worker's
+	// own JVM (at least 512 MiB); without, Spark takes the node's memory less 1 GiB.
 	Worker HorovodSparkWorker
 }
 
@@ -1546,7 +1553,8 @@ type HorovodSparkDriver struct {
 	Env map[string]string
 	// Command the driver runs with sh -c instead of spark-submit <script> <args>
 	// (SPARK_CONF_DIR holds the cluster's spark-defaults.conf, NUM_PROC is the number of
-	// Horovod processes, STORE_DIR the store).
+	// Horovod processes, STORE_DIR the store). With longLived, the command the driver pod
+	// serves (a notebook server, say) instead of waiting for kubectl exec.
 	Exec string
 	// GPUs of the driver (a limit of gpuResource). Default 0.
 	GPU *int

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -75,6 +76,50 @@ func TestDaskScript(t *testing.T) {
 			assert.Contains(t, out, "update: failed on 1 of 2 hosts")
 			assert.NotContains(t, out, "update: "+worker0)
 		}},
+		{"update/no-command-updates-the-checkout", true, func(t *testing.T, f *fixture) {
+			// The seed's "run update to pull the latest repository on each
+			// worker": the checkout of the current directory, here and at
+			// the same path on every worker.
+			f.write(filepath.Join(f.bin, "git"), "#!/bin/sh\necho \"git $* in $(pwd)\" >>\"$STUB_DIR/git.log\"\n", 0o755)
+			require.NoError(t, os.Symlink("dask.sh", filepath.Join(f.cfg, "update")))
+			p := f.startScript("update")
+			assert.Equal(t, 0, p.wait(), p.output())
+			assert.Equal(t, []string{"git fetch --all in " + f.runDir, "git reset --hard @{upstream} in " + f.runDir}, f.lines("git.log"))
+			want := "cd '" + f.runDir + "' && { git fetch --all && git reset --hard @{upstream}; }"
+			assert.Equal(t, []string{worker0, worker1}, f.hostsCalledWith(want), p.output())
+		}},
+		{"update/no-command-takes-UPDATE_REPO_COMMAND", false, func(t *testing.T, f *fixture) {
+			f.env["UPDATE_REPO_COMMAND"] = `echo pulled "it's"`
+			p := f.startScript("dask.sh", "update")
+			assert.Equal(t, 0, p.wait(), p.output())
+			assert.Contains(t, p.output(), "pulled it's")
+			assert.Equal(t, []string{worker0, worker1}, f.hostsCalledWith("cd '"+f.runDir+"' && { echo pulled \"it's\"; }"))
+		}},
+		{"update/no-command-fails-here", false, func(t *testing.T, f *fixture) {
+			f.env["UPDATE_REPO_COMMAND"] = "exit 4"
+			p := f.startScript("dask.sh", "update")
+			assert.Equal(t, 4, p.wait(), p.output())
+			assert.Contains(t, p.output(), "exit code 4")
+		}},
+		{"ui/started-again-and-never-fails", true, func(t *testing.T, f *fixture) {
+			// A UI that fails (Jupyter missing from the image, say) is
+			// started again and never fails its container: only a signal
+			// ends it, with 0.
+			p := f.startScript("dask.sh", "ui", "jupyter", "sh", "-c", "echo started >>\"$STUB_DIR/ui.log\"; exit 127")
+			p.waitForOutput("trainsonnet: jupyter exited with code 127; starting it again in 5s (the cluster goes on without it)")
+			require.False(t, p.exited(), p.output())
+			p.waitFor("a second start", func() bool { return len(f.lines("ui.log")) == 2 })
+			p.waitForOutput("starting it again in 10s")
+			p.signal(syscall.SIGTERM)
+			assert.Equal(t, 0, p.wait(), p.output())
+		}},
+		{"ui/stops-the-ui-on-SIGTERM", false, func(t *testing.T, f *fixture) {
+			p := f.startScript("dask.sh", "ui", "tensorboard", "sh", "-c", "trap 'echo got-term >>\"$STUB_DIR/ui.log\"; exit 0' TERM; echo up >>\"$STUB_DIR/ui.log\"; while :; do sleep 1; done")
+			p.waitFor("the UI", func() bool { return len(f.lines("ui.log")) == 1 })
+			p.signal(syscall.SIGTERM)
+			assert.Equal(t, 0, p.wait(), p.output())
+			p.waitFor("the UI got SIGTERM", func() bool { return len(f.lines("ui.log")) == 2 })
+		}},
 		{"worker/dask-workers-beside-sshd", true, func(t *testing.T, f *fixture) {
 			daskFixture(f, "sleep 30")
 			stubs := filepath.Join(f.runDir, "stubs")
@@ -141,7 +186,7 @@ func TestDaskScript(t *testing.T) {
 			assert.Contains(t, p.output(), "conda environment kolotoc active")
 		}},
 		{"run/usage", false, func(t *testing.T, f *fixture) {
-			for _, args := range [][]string{{}, {"run"}, {"serve"}, {"update"}} {
+			for _, args := range [][]string{{}, {"run"}, {"serve"}, {"ui", "jupyter"}} {
 				p := f.startScript("dask.sh", args...)
 				assert.Equal(t, 2, p.wait(), "%v: %s", args, p.output())
 				assert.True(t, strings.Contains(p.output(), "usage: goto N"), p.output())

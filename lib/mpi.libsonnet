@@ -103,7 +103,7 @@ local ownShm(p) = !std.member([m.mountPath for m in p.volumeMounts], shmDir);
 
 // What a job's roles leave out (mpi.jobs).
 local launcherDefaults = { kind: 'Job', strategy: null, ports: [], initContainers: [], volumes: [], mounts: [] };
-local workerDefaults = { ports: [], volumes: [], mounts: [], ownEnv: [], sshNames: [] };
+local workerDefaults = { ports: [], volumes: [], mounts: [], ownEnv: [], sshNames: [], followsLauncher: true, replacesVolumes: [] };
 
 // reservedEnv: the variables of the runtime script and of Open MPI that
 // trainsonnet sets itself.
@@ -229,8 +229,11 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
   //   Optional in either role: volumes, mounts (the role's own, besides
   //   j's), initContainers (native sidecars among them), ports (besides
   //   ssh); in the workers also ownEnv (env of the pod's own setup, not
-  //   passed on to ssh sessions) and sshNames (variables that setup sets
-  //   and ssh sessions get); in the launcher also kind: 'Deployment' for a long-lived
+  //   passed on to ssh sessions), sshNames (variables that setup sets
+  //   and ssh sessions get), replacesVolumes (lib/roles.libsonnet) and
+  //   followsLauncher (false: the workers
+  //   outlive the launcher, which comes back to them; an interactive
+  //   cluster, deleted as a whole); in the launcher also kind: 'Deployment' for a long-lived
   //   launcher that is no rank (the interactive cluster of horovod-dask:
   //   restarted when it fails, never complete), with strategy.
   jobs(proto, p, j)::
@@ -280,7 +283,7 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
         kind: 'IndexedJob',
         count: w.count,
         command: $.command(w.init, 'worker'),
-        env: $.scriptEnv(j.port, j.initTimeout) + $.watchEnv(p, l.role)
+        env: $.scriptEnv(j.port, j.initTimeout) + $.watchEnv(p, l.role, w.followsLauncher)
              + (if w.waitForGPUDriver then [{ name: 'TS_WAIT_FOR_GPU_DRIVER', value: '1' }] else [])
              + w.ownEnv
              + wHwloc
@@ -290,6 +293,7 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
         readinessProbe: $.readinessProbe,
         initContainers: w.initContainers,
         sidecars: w.sidecars,
+        replacesVolumes: w.replacesVolumes,
       },
     ];
     [roles.presence(proto, p, l.role)] + roles.objects(proto, p, rs),
@@ -306,10 +310,11 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
     if env == [] && names == [] then []
     else [{ name: 'TS_SSH_ENV', value: std.join(' ', [e.name for e in env] + names) }],
 
-  // watchEnv: how a worker (or a sidecar of one) knows the launcher is gone.
-  watchEnv(p, role='launcher'):: [
+  // watchEnv: how a worker (or a sidecar of one) knows the launcher is
+  // gone; with follow false, it does not stop when it is (grace 0).
+  watchEnv(p, role='launcher', follow=true):: [
     { name: 'TS_LAUNCHER', value: $.launcherServiceName(p, role) },
-    { name: 'TS_LAUNCHER_GRACE', value: std.toString(p.launcherGrace) },
+    { name: 'TS_LAUNCHER_GRACE', value: if follow then std.toString(p.launcherGrace) else '0' },
   ],
 
   // volumes of every MPI pod. The key files are read-only: 0400 for root,

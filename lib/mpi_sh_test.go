@@ -35,6 +35,7 @@ var mpiCases = []scriptCase{
 	{"worker/ssh_sessions_get_TS_SSH_ENV", true, workerSSHSessionsGetEnv},
 	{"worker/gives_up_when_launcher_never_resolves", false, workerGivesUpWhenLauncherNeverResolves},
 	{"worker/exits_when_launcher_disappears", false, workerExitsWhenLauncherDisappears},
+	{"worker/outlives_the_launcher_with_grace_0", false, workerOutlivesTheLauncherWithGraceZero},
 	{"worker/fails_when_sshd_dies", true, workerFailsWhenSSHDDies},
 	{"worker/exits_143_on_SIGTERM", true, workerExits143OnSIGTERM},
 	{"worker/without_getent_relies_on_stop_file", false, workerWithoutGetentReliesOnStopFile},
@@ -376,6 +377,26 @@ func workerExitsWhenLauncherDisappears(t *testing.T, f *fixture) {
 	assert.Less(t, time.Since(gone), 1*time.Second+slack)
 	assert.Contains(t, p.output(), "trainsonnet: launcher "+launcher+" has not resolved for 1s; assuming the job ended")
 	assert.FileExists(t, filepath.Join(f.runDir, "finished"))
+}
+
+// TS_LAUNCHER_GRACE=0 (horovod-dask's interactive cluster): the worker
+// neither gives up on a launcher that never came nor stops when it goes;
+// the stop file still ends it.
+func workerOutlivesTheLauncherWithGraceZero(t *testing.T, f *fixture) {
+	f.env["TS_LAUNCHER_GRACE"] = "0"
+	f.env["TS_INIT_TIMEOUT"] = "1"
+	p := f.start("worker")
+	p.waitForOutput("trainsonnet: launcher watchdog off (TS_LAUNCHER_GRACE=0)")
+	time.Sleep(2500 * time.Millisecond) // past TS_INIT_TIMEOUT, never resolved
+	require.False(t, p.exited(), p.output())
+	f.resolvable(launcher, true)
+	time.Sleep(1500 * time.Millisecond)
+	f.resolvable(launcher, false)
+	time.Sleep(1500 * time.Millisecond) // gone: still serving
+	require.False(t, p.exited(), p.output())
+	assert.Empty(t, f.lines("getent.log"), "no DNS queries without a watchdog")
+	require.NoError(t, os.WriteFile(filepath.Join(f.runDir, "stop"), nil, 0o644))
+	require.Equal(t, 0, p.wait(), p.output())
 }
 
 func workerFailsWhenSSHDDies(t *testing.T, f *fixture) {

@@ -21,13 +21,18 @@
 //                   'Deployment' (count replicas, long-lived)
 //   count           pods (IndexedJob) or replicas (Deployment)
 //   dns             the pods get stable DNS names <host>.<name> through the
-//                   job's headless Service (default: true for Jobs)
+//                   job's headless Service (default: true for Jobs; a
+//                   Deployment of one replica may have it too, its pod's
+//                   host name <name>-<role>: give it strategy Recreate)
 //   backoffLimit    retries of a Job's pods (default 0)
 //   strategy        a Deployment's strategy (default: the API's, rolling)
 //   image, imagePullPolicy, command, args, env (a list), ports
 //                   ([{name, port}]), readinessProbe, resources, privileged
 //   nodeSelector, tolerations, affinity, hostNetwork, hostPID
 //   volumes, mounts the role's own, before the common volumes/volumeMounts
+//   replacesVolumes names of the role's own volumes that stand for the
+//                   common volume of that name in its pods (a chart's
+//                   worker.volumes beside its volumes)
 //   initCommand     a command run first, in an init container "init" that
 //                   is the main container without ports, probe or resources
 //   initContainers, sidecars
@@ -60,6 +65,7 @@ local defaults = {
   hostPID: false,
   volumes: [],
   mounts: [],
+  replacesVolumes: [],
   initCommand: null,
   initContainers: [],
   sidecars: [],
@@ -149,7 +155,7 @@ local digits(n) = std.length(std.toString(n));
 
   // podSpec: the pod of role r.
   podSpec(p, r)::
-    local volumes = r.volumes + p.volumes;
+    local volumes = r.volumes + (if r.replacesVolumes == [] then p.volumes else [v for v in p.volumes if !std.member(r.replacesVolumes, v.name)]);
     local init = (if r.initCommand == null then [] else [
       $.container(p, r + { name: 'init', command: r.initCommand, args: null, ports: [], readinessProbe: null, resources: null }),
     ]) + r.initContainers;
@@ -158,7 +164,9 @@ local digits(n) = std.length(std.toString(n));
     [if r.hostNetwork then 'dnsPolicy']: 'ClusterFirstWithHostNet',
     [if r.hostPID then 'hostPID']: true,
     [if r.affinity != null then 'affinity']: r.affinity,
-    [if r.dns && r.kind == 'Job' then 'hostname']: p.name + '-' + r.name,
+    [if r.dns && (r.kind == 'Job' || r.kind == 'Deployment') then 'hostname']:
+      if r.kind == 'Deployment' && r.count != 1 then error 'role ' + r.name + ': a Deployment with dns has one replica (its pod\'s host name is ' + p.name + '-' + r.name + ')'
+      else p.name + '-' + r.name,
     [if r.dns then 'subdomain']: p.name,
     [if r.kind != 'Deployment' then 'restartPolicy']: 'Never',
     [if r.nodeSelector != {} then 'nodeSelector']: r.nodeSelector,

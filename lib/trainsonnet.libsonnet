@@ -97,6 +97,16 @@ local nativeAssetBytes = std.native('assetBytes');
   // of 100 characters; std.strReplace is built into the interpreter.
   contains(s, sub):: std.strReplace(s, sub, '') != s,
 
+  // bytes(q): a quantity of bytes, as trainsonnet normalizes it (4Gi,
+  // 3750M, 1500000000, 15e8), as a number.
+  bytes(q)::
+    local units = { '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18, Ki: 1024, Mi: 1048576, Gi: 1073741824, Ti: 1099511627776, Pi: 1125899906842624, Ei: 1152921504606846976 };
+    local digits = std.rstripChars(q, 'kKMGTPEi');
+    local unit = std.substr(q, std.length(digits), std.length(q) - std.length(digits));
+    local e = std.splitLimit(digits, 'e', 1);
+    if std.length(e) == 2 then std.parseInt(e[0]) * std.pow(10, std.parseInt(e[1]))
+    else std.parseInt(digits) * units[unit],
+
   // bashSyntax(cmd): the first construct of bash that POSIX sh lacks in
   // the command cmd, in words, or null (generator/bashsyntax.go). A scan
   // of text, done in Go; the stock jsonnet binary finds nothing.

@@ -16,9 +16,12 @@ local proto = 'horovod-dask';
 
 local daskScript = importstr 'assets/dask.sh';
 local daskPath = runtime.dir + '/dask.sh';
-// The chart mounted its ConfigMap at /kolotoc/generated, with the hostfile
-// under hostfile.config; scheduler.args written for it still work.
+// The chart mounted its ConfigMap at /kolotoc/generated, its hostfile at
+// /kolotoc/generated/hostfile (key hostfile.config), which its update and
+// goto read, and commands written for it may name; it is there (and under
+// hostfile.config) here too.
 local chartDir = '/kolotoc/generated';
+local defaultImage = 'horovod/horovod';
 // goto and update: dask.sh, on the scheduler's PATH under those names.
 local binDir = '/usr/local/bin';
 local helpers = ['goto', 'update'];
@@ -54,9 +57,9 @@ local params_ = common.params(proto) + batch.params('the scheduler (with schedul
   worker: params.group('The workers: the Horovod ring (ranks 0 to number - 1, each serving ssh) and, in each, dask.number Dask workers.', {
     number: params.int('Number of worker pods, at most 5,000.', default=1, min=1, max=5000, aliases=['workers']),
     podManagementPolicy: params.enum('How the worker pods start. They always start together (Parallel): an Indexed Job has no OrderedReady.', ['Parallel', 'OrderedReady'], default='Parallel'),
-    image: chart.image('workers', 'worker', 'horovod/horovod', '0.28.1', 'IfNotPresent'),
+    image: chart.image('workers', 'worker', defaultImage, '0.28.1', 'IfNotPresent'),
     args: params.list('Command each worker runs once at start, before it serves ssh and starts its Dask workers (setup, such as a git pull), with sh -c; its failure fails the worker. One item per --worker-args flag.', items='nonEmpty', separator=''),
-    volumes: params.object('Volumes of the workers only (the chart\'s worker.volumes), mounted with worker.volumeMounts.', 'core/v1.Volume', list=true),
+    volumes: params.object('Volumes of the workers only (the chart\'s worker.volumes), mounted with worker.volumeMounts or volumeMounts. One named like a volume of volumes stands for it in the workers, as in the chart, whose volumes were the scheduler\'s.', 'core/v1.Volume', list=true),
     volumeMounts: params.object('Volume mounts of the workers only, of worker.volumes or volumes.', 'core/v1.VolumeMount', list=true),
     dask: params.group('The Dask workers of each worker pod: dask worker --nworkers number --nthreads threads --memory-limit memory --resources "CPU=threads MEM=memory GPU=gpu", in the worker\'s container.', {
       number: params.int('Dask worker processes per pod (--nworkers).', default=1, min=1, max=1024),
@@ -88,18 +91,10 @@ local hostLineSuffix(p) = '.' + p.name + ' slots=' + chart.slotsOf(p, workerOf(p
 local execOf(p) = chart.exec(p.exec, p.scheduler.args, 'scheduler.args');
 local interactive(p) = execOf(p) == null;
 
-// bytes: a quantity of bytes (as trainsonnet normalizes it) as a number,
-// for Dask's MEM resource.
-local units = { '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18, Ki: 1024, Mi: 1048576, Gi: 1073741824, Ti: 1099511627776, Pi: 1125899906842624, Ei: 1152921504606846976 };
-local bytes(q) =
-  local digits = std.rstripChars(q, 'kKMGTPEi');
-  local unit = std.substr(q, std.length(digits), std.length(q) - std.length(digits));
-  local e = std.splitLimit(digits, 'e', 1);
-  if std.length(e) == 2 then std.parseInt(e[0]) * std.pow(10, std.parseInt(e[1]))
-  else std.parseInt(digits) * units[unit];
+// Dask's MEM resource is in bytes.
 local resourcesArg(p) =
   local d = p.worker.dask;
-  'CPU=' + d.threads + ' MEM=' + std.toString(bytes(d.memory)) + (if d.gpu > 0 then ' GPU=' + d.gpu else '');
+  'CPU=' + d.threads + ' MEM=' + std.toString(ts.bytes(d.memory)) + (if d.gpu > 0 then ' GPU=' + d.gpu else '');
 
 // logDir: where TensorBoard reads.
 local logDir(p) =
@@ -127,11 +122,15 @@ local storeOf(p, readOnly=false) = storage.pod(p, 'dask', if p.scheduler.tensorb
 // A container of the scheduler pod besides its main one: a native sidecar
 // (an init container that keeps running, and is stopped after the main
 // container ends).
+// A UI (Jupyter, TensorBoard) runs under dask.sh ui, which starts it again
+// when it fails and never fails itself: with no probe, the sidecar stays
+// ready, and a UI that crashes never makes the scheduler pod NotReady (the
+// Dask Service would lose its endpoint, and the workers their scheduler).
 local sidecar(p, name, cmd, ports, env=[], mounts=[]) = roles.container(p, {
   name: name,
   image: chart.imageOf(p, p.scheduler),
   imagePullPolicy: chart.pullPolicyOf(p, p.scheduler),
-  command: ['sh', daskPath, 'run'] + cmd,
+  command: ['sh', daskPath] + (if name == 'dask-scheduler' then ['run'] else ['ui', name]) + cmd,
   args: null,
   env: common.env(p.env + p.scheduler.env) + setupEnv(p) + env,
   ports: ports,
@@ -144,7 +143,7 @@ local sidecar(p, name, cmd, ports, env=[], mounts=[]) = roles.container(p, {
   } + (if name != 'dask-scheduler' then {} else {
     // the scheduler's main container starts once Dask's listens (a UI
     // that fails to start blocks nothing, and has no probe: the pod's
-    // readiness is the scheduler's presence, which the workers watch)
+    // readiness is the scheduler's presence)
     startupProbe: { tcpSocket: { port: ports[0].port }, periodSeconds: 2, failureThreshold: std.ceil(p.initTimeout / 2) },
   }),
 });
@@ -172,7 +171,7 @@ local job(p) =
     port: p.ssh.port,
     initTimeout: p.initTimeout,
     secretName: mpi.secretName(p, p.ssh.secret),
-    volumes: [{ name: 'trainsonnet-hostfile', configMap: { name: mpi.configName(p), items: [{ key: 'hostfile', path: 'hostfile.config' }], defaultMode: 292 } }] + store.volumes,
+    volumes: [{ name: 'trainsonnet-hostfile', configMap: { name: mpi.configName(p), items: [{ key: 'hostfile', path: 'hostfile' }, { key: 'hostfile', path: 'hostfile.config' }], defaultMode: 292 } }] + store.volumes,
     mounts: [{ name: 'trainsonnet-hostfile', mountPath: chartDir, readOnly: true }] + store.mounts,
     oneNode: null,  // host network: no two pods of the cluster on one node
     launcher: roleOf(p.scheduler) + {
@@ -206,7 +205,12 @@ local job(p) =
       ] + (if p.worker.args == [] then [] else [{ name: 'TS_SETUP', value: std.join(' ', p.worker.args) }]),
       sshNames: setupNames(p),
       volumes: p.worker.volumes,
+      replacesVolumes: [v.name for v in p.worker.volumes],
       mounts: p.worker.volumeMounts,
+      // An interactive ring outlives its scheduler, which comes back to it
+      // (a Deployment): only deleting the cluster ends it. With
+      // scheduler.args the ring ends with the scheduler's Job.
+      followsLauncher: !interactive(p),
     },
   };
 
@@ -254,14 +258,18 @@ ts.prototype({
     password) and TensorBoard (logDir: the shared storage's, or the chart's
     /root/<projectName>/checkpoints). The Service <name>-dask has every port of it (the
     chart's users ran kubectl expose by hand); ui.serviceType adds a NodePort or LoadBalancer
-    Service <name>-ui of the UI ports alone. In it, goto N opens a shell on worker N (goto N
-    CMD runs CMD there) and update CMD runs CMD on every worker at once, as the chart's
-    helpers did; DASK_SCHEDULER_ADDRESS makes Client() find the scheduler, NUM_PROC is the
-    ring's slots (mpirun -np $NUM_PROC) and NUM_DASK_WORKERS the Dask workers to wait for.
+    Service <name>-ui of the UI ports alone. A UI that fails is started again (5 s, doubling
+    to 5 minutes) and never takes the pod's readiness, or the cluster, with it. In the
+    scheduler pod, goto N opens a shell on worker N (goto N CMD runs CMD there) and update
+    CMD runs CMD on every worker at once, as the chart's helpers did; update alone brings
+    the git checkout of the current directory up to date here and on every worker
+    ($UPDATE_REPO_COMMAND, or git fetch --all && git reset --hard @{upstream}).
+    DASK_SCHEDULER_ADDRESS makes Client() find the scheduler, NUM_PROC is the ring's slots
+    (mpirun -np $NUM_PROC) and NUM_DASK_WORKERS the Dask workers to wait for.
 
     The workers are the Horovod ring: an Indexed Job of stable names
     (<name>-worker-<i>.<name>) serving ssh, listed in the hostfile (/etc/trainsonnet/hostfile,
-    Open MPI's default in the scheduler, and the chart's /kolotoc/generated/hostfile.config)
+    Open MPI's default in the scheduler, and the chart's /kolotoc/generated/hostfile)
     with slots = their GPUs (the chart's were always 1). Each runs worker.dask.number Dask
     workers (dask worker --nworkers --nthreads --memory-limit --resources "CPU= MEM= GPU=")
     against the scheduler's Service, in the worker's container beside sshd, so that they see
@@ -270,7 +278,8 @@ ts.prototype({
     the ranks that mpirun starts over ssh too.
 
     Long-lived by default: the scheduler is a Deployment (restarted when it fails), the
-    cluster stays up until deleted. With scheduler.args (or exec) the scheduler is a Job
+    cluster stays up until deleted, and the workers keep serving while the scheduler
+    restarts (their Dask workers connect to the new one). With scheduler.args (or exec) the scheduler is a Job
     that runs the command once every worker answers over ssh, at most initTimeout, and the
     whole cluster ends with its exit code: the workers stop when told, or when the
     scheduler's ready-only Service <name>-scheduler has been gone for launcherGrace.
@@ -289,6 +298,34 @@ ts.prototype({
     'ssh.hostKey': 'keys pasted into values end up in your files and release history; trainsonnet generates a key pair for every job, or create a Secret of type kubernetes.io/ssh-auth and set ssh.secret',
     'ssh.hostKeyPub': 'keys pasted into values end up in your files and release history; trainsonnet generates a key pair for every job, or create a Secret of type kubernetes.io/ssh-auth and set ssh.secret',
     'cuda.version': 'the chart never used it; the image decides its CUDA',
+  },
+
+  // The chart's values.yaml, or the file its cluster.sh wrote, in use.
+  chart: {
+    name: 'the kolotoc chart',
+    keys: ['ssh.hostKey', 'ssh.hostKeyPub', 'cuda.version', 'scheduler.bokehPort'],
+    defaults: {
+      useHostNetwork: { value: true, why: 'its pods ran in their nodes\' network (at most one of the cluster per node here, and ssh.port never 22)' },
+      'scheduler.tolerations': {
+        value: [{ key: 'node', operator: 'Equal', value: 'scheduler', effect: 'NoSchedule' }],
+        why: 'its scheduler tolerated node=scheduler:NoSchedule, the taint cluster.sh put on its pool',
+      },
+      'worker.tolerations': {
+        value: [
+          { key: 'node', operator: 'Equal', value: 'worker', effect: 'NoSchedule' },
+          { key: 'nvidia.com/gpu', operator: 'Equal', value: 'present', effect: 'NoSchedule' },
+        ],
+        why: 'its workers tolerated node=worker:NoSchedule and nvidia.com/gpu=present:NoSchedule, the taints cluster.sh and GKE put on its pools',
+      },
+    },
+    differs: {
+      'scheduler.jupyterPort': 'unset, so no Jupyter Lab (cluster.sh ran it on 8889, with the image\'s fixed password): set scheduler.jupyterPort: 8889 (--scheduler-jupyter-port 8889); its token is then in the Secret <name>-jupyter',
+      'scheduler.tensorboardPort': 'unset, so no TensorBoard (cluster.sh ran it on 5056): set scheduler.tensorboardPort: 5056 (--scheduler-tensorboard-port 5056)',
+    },
+    notes: [
+      'the hostfile (/kolotoc/generated/hostfile, as before) lists the workers only, with slots = their GPUs; the chart\'s listed the scheduler first and every slot as 1: mpirun -np $NUM_PROC runs a rank on every slot',
+      'the workers are an Indexed Job, not a StatefulSet: with scheduler.args they end with the scheduler\'s command; without, they serve until the cluster is deleted (kubectl delete -f), also while the scheduler restarts',
+    ],
   },
 
   validate(p)::
@@ -319,11 +356,17 @@ ts.prototype({
       ts.check(std.member([v.name for v in p.worker.volumes + p.volumes], m.name), 'worker.volumeMounts', 'mount "' + m.name + '" names no volume in worker.volumes or volumes')
       for m in p.worker.volumeMounts
     ] + [
-      ts.check(!std.member(mpi.reservedVolumes + ['trainsonnet-helpers', storage.volumeName] + [x.name for x in p.volumes], v.name), 'worker.volumes', 'volume name "' + v.name + '" is taken (by trainsonnet, or by volumes)')
+      ts.check(!std.member(mpi.reservedVolumes + ['trainsonnet-helpers', storage.volumeName], v.name), 'worker.volumes', 'volume name "' + v.name + '" is taken by trainsonnet')
+      for v in p.worker.volumes
+    ] + [
+      ts.check(std.length([x for x in p.worker.volumes if x.name == v.name]) == 1, 'worker.volumes', 'volume name "' + v.name + '" is given twice')
       for v in p.worker.volumes
     ],
 
   warnings(p):: storage.warnings(p, 'dask', if p.scheduler.tensorboardPort != null then [logDir(p)] else []) + [
+    if p.worker.image.repository == defaultImage && p.scheduler.image.repository == null then
+      'the default image ' + chart.imageOf(p, p.worker) + ' has no Dask and no Jupyter: the Dask scheduler cannot start and the workers give up after initTimeout. Set worker.image (the scheduler runs it too, unless scheduler.image says otherwise) to an image built FROM it with pip install "dask[distributed]"'
+      + (if p.scheduler.jupyterPort != null then ' jupyterlab' else '') + (if p.scheduler.tensorboardPort != null then ' (TensorBoard is in it)' else ''),
     mpi.generatedKeyWarning(p, p.ssh.secret, '--ssh-secret'),
     if p.scheduler.jupyterPort != null && p.scheduler.jupyterSecret == null then
       'the output holds a Jupyter token generated for this cluster (Secret ' + jupyterSecretName(p) + '), and every render makes a new one: keep it out of version control, or create the Secret yourself (key token) and pass its name with --scheduler-jupyter-secret',

@@ -24,15 +24,15 @@ local params_ = common.params('spark', defaultImage) + batch.params('the driver'
     port: params.int('Port of the master (spark://).', default=7077, min=1024, max=65535),
     uiPort: params.int('Port of the master\'s web UI.', default=8080, min=1024, max=65535),
   }),
-  worker: params.group('The Spark workers: one executor each, which runs Horovod\'s processes.', roles.params('each worker', gpu=0) + {
+  worker: params.group('The Spark workers: one executor each, which runs Horovod\'s processes. With worker.memory, Spark\'s SPARK_WORKER_MEMORY is that limit less 1 GiB for the worker\'s own JVM (at least 512 MiB); without, Spark takes the node\'s memory less 1 GiB.', roles.params('each worker', gpu=0) + {
     number: params.int('Number of workers.', default=2, min=1, max=1000),
     cores: params.int('Spark cores of each worker (SPARK_WORKER_CORES): tasks it runs at once. Unset: with GPUs, worker.gpu (one core per GPU, as Horovod\'s docs ask, so that taskCpus counts GPUs); without, the whole CPUs of worker.cpu, or without a CPU limit taskCpus (one task at a time).', min=1, max=1024),
     uiPort: params.int('Port of each worker\'s web UI.', default=8081, min=1024, max=65535),
   }),
-  driver: params.group('The driver: a Job of one pod that runs the user\'s script with spark-submit, at a stable address the executors reach. The job\'s status is its status.', roles.params(
+  driver: params.group('The driver: a Job of one pod that runs the user\'s script with spark-submit, at a stable address the executors reach. The job\'s status is its status. With longLived, a pod that stays up at the same address for interactive sessions: kubectl exec -it deploy/<name>-driver -- pyspark.', roles.params(
     'the driver',
     gpu=0,
-    exec='Command the driver runs with sh -c instead of spark-submit <script> <args> (SPARK_CONF_DIR holds the cluster\'s spark-defaults.conf, NUM_PROC is the number of Horovod processes, STORE_DIR the store).',
+    exec='Command the driver runs with sh -c instead of spark-submit <script> <args> (SPARK_CONF_DIR holds the cluster\'s spark-defaults.conf, NUM_PROC is the number of Horovod processes, STORE_DIR the store). With longLived, the command the driver pod serves (a notebook server, say) instead of waiting for kubectl exec.',
   ) + {
     script: params.string('The user\'s Python script (or jar), in the image or under storage.mountPath: spark-submit <script> <args>. It calls horovod.spark.run (or an Estimator\'s fit) with num_proc=int(os.environ["NUM_PROC"]). The default is the MNIST example of Horovod\'s image.', default=defaultScript, format='nonEmpty'),
     args: params.list('Arguments of the script, one per --driver-args flag.', separator=''),
@@ -43,7 +43,7 @@ local params_ = common.params('spark', defaultImage) + batch.params('the driver'
   taskCpus: params.int('Spark cores per task (spark.task.cpus): with GPUs, the GPUs of each Horovod process (spark.task.resource.gpu.amount too); without, as your ETL and training need.', default=1, min=1, max=1024),
   gpuResource: params.string('Extended resource that counts GPUs.', default='nvidia.com/gpu', format='extendedResourceName'),
   sparkConf: params.map('More Spark properties, in spark-defaults.conf (spark.executor.memory=8g). trainsonnet\'s own are refused: set their parameters.', keys='sparkConfKey'),
-  longLived: params.bool('A long-lived cluster for notebooks: the master and workers as Deployments that run until deleted, and no driver.', default=false),
+  longLived: params.bool('A long-lived cluster for interactive use: the master, the workers and the driver pod as Deployments that run until deleted. The driver pod runs no script: open a session in it (kubectl exec -it deploy/<name>-driver -- pyspark), whose executors reach it at its stable address, or have it serve driver.exec.', default=false),
   ui: params.group('The master\'s web UI.', {
     serviceType: params.enum('Type of the Service <name>-ui of the UI port alone: ClusterIP (reach it with kubectl port-forward), NodePort or LoadBalancer. The master\'s Service <name>-master is always ClusterIP: Spark\'s port has no authentication.', ['ClusterIP', 'NodePort', 'LoadBalancer'], default='ClusterIP'),
     from: params.object('Who the NetworkPolicy admits to the UI port, as NetworkPolicy peers ([{namespaceSelector: {}}]: every pod of the cluster). Empty: the namespace with ClusterIP, any source with NodePort or LoadBalancer.', 'networking/v1.NetworkPolicyPeer', list=true),
@@ -54,6 +54,29 @@ local params_ = common.params('spark', defaultImage) + batch.params('the driver'
 };
 
 local gpuMode(p) = p.worker.gpu > 0;
+
+// SPARK_WORKER_MEMORY, in MiB: the worker's memory limit less 1 GiB for
+// the worker's own JVM (SPARK_DAEMON_MEMORY), at least 512 MiB.
+local workerMemory(p) =
+  if p.worker.memory == null then null
+  else std.max(512, std.floor(ts.bytes(p.worker.memory) / 1048576) - 1024);
+
+// Spark's Hadoop login asks the OS for the name of the process's user,
+// and fails ("invalid null input: name") for a uid the image's /etc/passwd
+// lacks (runAsUser 1000 in horovod/horovod). An init container copies the
+// image's /etc/passwd, adds an entry for the uid when it has none, and
+// every Spark container sees that copy at /etc/passwd (read-only).
+local passwdDir = '/var/run/trainsonnet-passwd';
+local passwdVolume = { name: 'trainsonnet-passwd', emptyDir: {} };
+local passwdScript(p) =
+  'set -e\nuid=$(id -u)\ncp /etc/passwd ' + passwdDir + '/passwd\n'
+  + 'if ! grep -q "^[^:]*:[^:]*:$uid:" /etc/passwd; then\n'
+  + '  name=spark\n'
+  + "  if grep -q '^spark:' /etc/passwd; then name=spark$uid; fi\n"
+  + '  echo "$name:x:$uid:$(id -g):Spark user of trainsonnet:' + p.scratchDir + ':/bin/sh" >>' + passwdDir + '/passwd\n'
+  + '  echo "trainsonnet: user $uid is $name (the image\'s /etc/passwd has no entry for it; Spark\'s Hadoop login needs one)"\n'
+  + 'fi\n';
+local namesUser(p) = p.runAsUser != null && p.runAsUser != 0;
 
 // The CPUs of a canonical CPU quantity ("4", "2500m"), or null for one
 // in another form (trainsonnet writes quantities canonically).
@@ -82,12 +105,13 @@ local ownConf(p) = {
   'spark.master': masterURL(p),
   'spark.task.cpus': p.taskCpus,
   'spark.local.dir': p.scratchDir + '/spark',
-} + (if p.longLived then {} else {
+  // the driver's address and ports: the driver Job's, or the long-lived
+  // driver pod's, whose sessions are the drivers
   'spark.driver.host': driverHost(p),
   'spark.driver.bindAddress': '0.0.0.0',
   'spark.driver.port': p.driver.port,
   'spark.blockManager.port': p.driver.blockManagerPort,
-}) + (if gpuMode(p) then {
+} + (if gpuMode(p) then {
   'spark.worker.resource.gpu.amount': p.worker.gpu,
   'spark.worker.resource.gpu.discoveryScript': runtime.dir + '/' + discoveryScript,
   'spark.executor.resource.gpu.amount': p.worker.gpu,
@@ -118,7 +142,7 @@ local ownEnv(p) = [
   { name: 'TS_INIT_TIMEOUT', value: std.toString(p.initTimeout) },
   { name: 'TS_WATCH_GRACE', value: std.toString(p.stopGrace) },
 ];
-local ownEnvNames = ['POD_IP', 'SPARK_CONF_DIR', 'STORE_DIR', 'SPARK_LOCAL_IP', 'SPARK_USER', 'HADOOP_USER_NAME', 'TS_INIT_TIMEOUT', 'TS_WATCH_GRACE', 'SPARK_WORKER_CORES', 'SPARK_WORKER_DIR', 'TS_GPUS', 'NUM_PROC', 'HOROVOD_SPARK_START_TIMEOUT'];
+local ownEnvNames = ['POD_IP', 'SPARK_CONF_DIR', 'STORE_DIR', 'SPARK_LOCAL_IP', 'SPARK_USER', 'HADOOP_USER_NAME', 'TS_INIT_TIMEOUT', 'TS_WATCH_GRACE', 'SPARK_WORKER_CORES', 'SPARK_WORKER_DIR', 'SPARK_WORKER_MEMORY', 'TS_GPUS', 'TS_DRIVER', 'NUM_PROC', 'HOROVOD_SPARK_START_TIMEOUT'];
 
 // The master and the workers stop once the driver is gone (not in a
 // long-lived cluster); the workers and the driver wait for the master.
@@ -128,7 +152,7 @@ local waitMaster(p) = [masterService(p) + ':' + p.master.port];
 local storeOf(p) = storage.pod(p, 'spark', [storage.dir(p, 'storeDir')]);
 
 local role(p, r, store) =
-  {
+  local base = {
     name: r,
     image: p.image,
     imagePullPolicy: p.imagePullPolicy,
@@ -138,6 +162,22 @@ local role(p, r, store) =
     tolerations: p[r].tolerations,
     volumes: [runtime.volume(configName(p)), scratch] + store.volumes,
     mounts: [runtime.mount, { name: scratch.name, mountPath: p.scratchDir }] + store.mounts,
+  };
+  if !namesUser(p) then base else base + {
+    volumes+: [passwdVolume],
+    mounts+: [{ name: passwdVolume.name, mountPath: '/etc/passwd', subPath: 'passwd', readOnly: true }],
+    initContainers: [roles.container(p, base + {
+      name: 'passwd',
+      command: ['sh', '-c', passwdScript(p)],
+      args: null,
+      env: [],
+      ports: [],
+      readinessProbe: null,
+      resources: null,
+      privileged: false,
+      mounts: [{ name: passwdVolume.name, mountPath: passwdDir }],
+      container: {},
+    })],
   };
 
 local master(p, store) = role(p, 'master', store) + {
@@ -161,22 +201,29 @@ local worker(p, store) = role(p, 'worker', store) + {
   env+: [
     { name: 'SPARK_WORKER_CORES', value: std.toString(cores(p)) },
     { name: 'SPARK_WORKER_DIR', value: p.scratchDir + '/work' },
-  ] + (if gpuMode(p) then [{ name: 'TS_GPUS', value: std.toString(p.worker.gpu) }] else []),
+  ] + (if workerMemory(p) != null then [{ name: 'SPARK_WORKER_MEMORY', value: workerMemory(p) + 'm' }] else [])
+  + (if gpuMode(p) then [{ name: 'TS_GPUS', value: std.toString(p.worker.gpu) }] else []),
   ports: [{ name: 'worker-ui', port: p.worker.uiPort }],
 };
 
+// Long-lived, the driver pod waits for sessions (kubectl exec), or serves
+// driver.exec.
+local idle = ['sh', '-c', 'trap "exit 0" TERM INT; echo "trainsonnet: the cluster is up; start a session here: kubectl exec -it deploy/$TS_DRIVER -- pyspark"; while :; do sleep 3600 & wait $!; done'];
 local driver(p, store) = role(p, 'driver', store) + {
-  kind: 'Job',
+  kind: if p.longLived then 'Deployment' else 'Job',
+  dns: true,
+  [if p.longLived then 'strategy']: { type: 'Recreate' },
   backoffLimit: p.backoffLimit,
   command: runtime.run(
     if p.driver.exec != null then ['sh', '-c', p.driver.exec]
+    else if p.longLived then idle
     else ['spark-submit', p.driver.script] + p.driver.args,
     waits=waitMaster(p),
   ),
   env+: [
     { name: 'NUM_PROC', value: std.toString(slots(p)) },
     { name: 'HOROVOD_SPARK_START_TIMEOUT', value: std.toString(p.driver.startTimeout) },
-  ],
+  ] + (if p.longLived then [{ name: 'TS_DRIVER', value: p.name + '-driver' }] else []),
   ports: [{ name: 'driver', port: p.driver.port }, { name: 'block-manager', port: p.driver.blockManagerPort }],
 };
 
@@ -244,28 +291,33 @@ ts.prototype({
     The job ends by itself, with no operator and no RBAC: the master and the workers watch
     the driver's ready-only Service <name>-driver and stop (exit 0) once it has been gone
     for stopGrace; the job's status is the driver Job's (backoffLimit retries it). With
-    longLived the master and workers are Deployments for notebooks, and there is no driver.
+    longLived the master, the workers and the driver pod are Deployments that run until
+    deleted: the driver pod keeps the driver's address and ports and runs no script, so
+    that the seed's interactive use works there: kubectl exec -it deploy/<name>-driver --
+    pyspark (or driver.exec serves a notebook).
 
     The NetworkPolicy lets the job's pods reach each other on any TCP port (Horovod and
     Open MPI use random ports, unencrypted: Horovod's docs ask for isolation) and admits
     only the UI port from elsewhere (ui.from). The shared store (storage.*) holds storeDir
     for the Estimator's Store and Petastorm data. The pods run as user 1000 without
-    privileges; Hadoop's login wants that user in the image's /etc/passwd, or set runAsUser
-    to the image's own non-root user.
+    privileges. Spark's Hadoop login needs a name for that user, which horovod/horovod's
+    /etc/passwd lacks: an init container gives it one (spark, home scratchDir) in a copy of
+    the image's /etc/passwd that the Spark containers see, unless the image has the user.
+    With worker.memory, SPARK_WORKER_MEMORY is that limit less 1 GiB.
   |||,
 
   params: params_ + {
     runAsUser+: {
       default: 1000,
-      doc: 'User id every pod runs as: 1000 by default, so that nothing runs as root (Pod Security restricted). Spark\'s Hadoop login wants the user in the image\'s /etc/passwd; 0 runs as root.',
+      doc: 'User id every pod runs as: 1000 by default, so that nothing runs as root (Pod Security restricted). Spark\'s Hadoop login needs a name for it: when the image\'s /etc/passwd has none, the pods get a copy with one (spark). 0 runs as root.',
     },
     runAsGroup+: { default: 1000 },
     networkPolicy+: { doc: 'Create a NetworkPolicy that lets the job\'s pods reach each other on any TCP port and admits only the UI port from elsewhere (ui.from). Turn off only if your cluster manages policies elsewhere.' },
   },
 
   validate(p)::
-    local ports = [['master.port', p.master.port], ['master.uiPort', p.master.uiPort], ['worker.uiPort', p.worker.uiPort]]
-                  + (if p.longLived then [] else [['driver.port', p.driver.port], ['driver.blockManagerPort', p.driver.blockManagerPort]]);
+    local ports = [['master.port', p.master.port], ['master.uiPort', p.master.uiPort], ['worker.uiPort', p.worker.uiPort],
+                   ['driver.port', p.driver.port], ['driver.blockManagerPort', p.driver.blockManagerPort]];
     storage.validate(p, ['storeDir']) + [
     roles.nameFits(p, [{ name: 'worker', kind: 'IndexedJob', count: p.worker.number }, { name: 'master' }, { name: 'driver' }]),
     ts.check(!gpuMode(p) || p.worker.cores == null || p.worker.cores == p.worker.gpu, 'worker.cores',
@@ -299,7 +351,7 @@ ts.prototype({
 
   warnings(p):: storage.warnings(p, 'spark', [storage.dir(p, 'storeDir')]) + [
     if p.driver.exec != null then roles.shWarning('driver.exec', p.driver.exec),
-    if p.longLived && (p.driver.script != defaultScript || p.driver.exec != null) then 'driver.script and driver.exec are not used with longLived: there is no driver',
+    if p.longLived && (p.driver.script != defaultScript || p.driver.args != []) then 'driver.script and driver.args are not used with longLived: the driver pod runs no script; start sessions in it (kubectl exec -it deploy/' + p.name + '-driver -- pyspark), or set driver.exec to what it serves',
     if p.driver.exec != null && p.driver.args != [] then 'driver.args is not used: the driver runs driver.exec',
     if p.ui.serviceType != 'ClusterIP' then 'ui.serviceType ' + p.ui.serviceType + ': Spark\'s UI has no login, so whoever reaches it sees (and may kill) every application',
   ],
@@ -313,5 +365,5 @@ ts.prototype({
       service(p),
       uiService(p),
       if !p.longLived then roles.presence(proto, p, 'driver'),
-    ] + roles.objects(proto, p, [master(p, store), worker(p, store)] + (if p.longLived then [] else [driver(p, store)])),
+    ] + roles.objects(proto, p, [master(p, store), worker(p, store), driver(p, store)]),
 })

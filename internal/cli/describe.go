@@ -152,7 +152,8 @@ func describe(w io.Writer, p *generator.Prototype) {
 			wrap("A params file (or --set) with any of "+strings.Join(c.Keys, ", ")+" is taken for them, and then:", "  "))
 		for _, k := range slices.Sorted(maps.Keys(c.Defaults)) {
 			d := c.Defaults[k]
-			fmt.Fprintf(w, "  %s: %v unless set\n      %s\n", k, d.Value, wrap("the chart's: "+d.Why, "      "))
+			v, _ := json.Marshal(d.Value)
+			fmt.Fprintf(w, "  %s: %s unless set\n      %s\n", k, v, wrap("the chart's: "+d.Why, "      "))
 		}
 		for _, k := range slices.Sorted(maps.Keys(c.Differs)) {
 			fmt.Fprintf(w, "  %s, unless set\n      %s\n", k, wrap(c.Differs[k], "      "))

@@ -4,8 +4,20 @@
 #
 #   sh dask.sh worker|launcher      the pod's setup, then mpi.sh worker|launcher
 #   sh dask.sh run CMD [ARG...]     the pod's setup, then CMD (a Dask worker)
+#   sh dask.sh ui NAME CMD [ARG...] the pod's setup, then CMD (a UI: Jupyter,
+#                                   TensorBoard), started again whenever it
+#                                   ends, after 5 s doubling to 300 s (back to
+#                                   5 s after a run of 5 minutes); only a
+#                                   signal ends it, with 0: a UI that fails
+#                                   never fails its container
 #   goto N [CMD...]                 ssh to rank N of the ring: worker N
 #   update CMD...                   run CMD on every host of the ring at once
+#   update                          bring the git checkout of the current
+#                                   directory up to date, here and at the same
+#                                   path on every host of the ring:
+#                                   $UPDATE_REPO_COMMAND, or git fetch --all &&
+#                                   git reset --hard @{upstream} (the chart's
+#                                   update: fetch, reset to origin, pull)
 #
 # goto and update are this file too, mounted on the scheduler's PATH under
 # those names (the kolotoc chart defined them in its .bashrc; its update
@@ -43,7 +55,7 @@ SSH_CONFIG=$TS_CONFIG_DIR/ssh_config
 say() { printf 'trainsonnet: %s\n' "$*" >&2; }
 usage_error() {
     say "$1"
-    say "usage: goto N [CMD...] | update CMD... | sh dask.sh worker|launcher|run CMD..."
+    say "usage: goto N [CMD...] | update [CMD...] | sh dask.sh worker|launcher|run CMD...|ui NAME CMD..."
     exit 2
 }
 
@@ -95,6 +107,31 @@ start_dask_workers() {
     say "Dask workers started against $TS_DASK_SCHEDULER (${TS_DASK_NWORKERS:-1} processes)"
 }
 
+# ui NAME CMD...: CMD, started again whenever it ends (see the top).
+cmd_ui() {
+    [ $# -ge 2 ] || usage_error "ui: what name and command?"
+    _ui_name=$1
+    shift
+    setup
+    _ui_pid=''
+    trap '[ -z "$_ui_pid" ] || { kill -TERM "$_ui_pid" 2>/dev/null; wait "$_ui_pid"; }; exit 0' TERM INT
+    _ui_wait=5
+    while :; do
+        _ui_start=$(date +%s)
+        "$@" </dev/null &
+        _ui_pid=$!
+        wait "$_ui_pid"
+        _ui_rc=$?
+        _ui_pid=''
+        [ $(($(date +%s) - _ui_start)) -lt 300 ] || _ui_wait=5
+        say "$_ui_name exited with code $_ui_rc; starting it again in ${_ui_wait}s (the cluster goes on without it)"
+        sleep "$_ui_wait" &
+        wait $!
+        _ui_wait=$((_ui_wait * 2))
+        [ "$_ui_wait" -le 300 ] || _ui_wait=300
+    done
+}
+
 cmd_goto() {
     [ $# -ge 1 ] || usage_error "goto: which rank? (0 to $(($(ring | wc -l) - 1)))"
     case $1 in
@@ -109,10 +146,27 @@ cmd_goto() {
     exec ssh -F "$SSH_CONFIG" "$_g_host" "$@"
 }
 
+# shquote WORD: WORD quoted for sh.
+shquote() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
+
+# update: with no CMD, the chart's own use: the checkout of the current
+# directory brought up to date here, then at the same path everywhere.
+update_repo() {
+    _ur_cmd=${UPDATE_REPO_COMMAND:-'git fetch --all && git reset --hard @{upstream}'}
+    _ur_dir=$(pwd)
+    say "update: $_ur_cmd (in $_ur_dir, here and on every worker)"
+    sh -c "$_ur_cmd"
+    _ur_rc=$?
+    [ "$_ur_rc" = 0 ] || say "update: $(uname -n): exit code $_ur_rc"
+    set -- "cd $(shquote "$_ur_dir") && { $_ur_cmd; }"
+    cmd_update "$@" || exit 1
+    exit "$_ur_rc"
+}
+
 # update CMD...: CMD on every host, TS_PARALLEL at a time; each line of
 # output prefixed with its host, and a line per host that failed.
 cmd_update() {
-    [ $# -ge 1 ] || usage_error "update: what command?"
+    [ $# -ge 1 ] || update_repo
     _u_dir=$(mktemp -d) || exit 1
     trap 'rm -rf "$_u_dir"' EXIT
     _u_max=${TS_PARALLEL:-64}
@@ -174,6 +228,10 @@ run)
     [ $# -ge 1 ] || usage_error "run: what command?"
     setup
     exec "$@"
+    ;;
+ui)
+    shift
+    cmd_ui "$@"
     ;;
 goto)
     shift

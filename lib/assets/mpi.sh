@@ -36,7 +36,8 @@
 #              TS_SELF (optional: this pod's own hostfile entry; it runs sshd),
 #              TS_STOP_WORKERS_ON_FAILURE [1; 0 leaves the workers up when
 #              TS_EXEC fails, for a retry of the launcher pod]
-# worker:      TS_LAUNCHER (required), TS_LAUNCHER_GRACE [60],
+# worker:      TS_LAUNCHER (required), TS_LAUNCHER_GRACE [60; 0: the
+#              worker outlives the launcher, no watchdog],
 #              TS_WAIT_FOR_GPU_DRIVER [0; 1 or true to wait], TS_GPU_DRIVER_FILE
 #              [/proc/driver/nvidia/version]
 #
@@ -425,7 +426,12 @@ cmd_worker() {
     # The launcher's name resolves through its headless Service as long as
     # its container runs.
     # Every worker asks DNS: the more of them, the less often each.
-    if watch_init "$TS_LAUNCHER" "$TS_LAUNCHER_GRACE" "$(hosts 2>/dev/null | wc -l)"; then
+    # TS_LAUNCHER_GRACE=0: the worker outlives the launcher, which comes
+    # back to it (an interactive cluster, deleted as a whole).
+    if [ "$TS_LAUNCHER_GRACE" = 0 ]; then
+        watch_init '' 0
+        log "launcher watchdog off (TS_LAUNCHER_GRACE=0): this worker serves until it is told to stop or deleted, whether $TS_LAUNCHER is there or not"
+    elif watch_init "$TS_LAUNCHER" "$TS_LAUNCHER_GRACE" "$(hosts 2>/dev/null | wc -l)"; then
         log "launcher watchdog: $TS_LAUNCHER must resolve within ${TS_INIT_TIMEOUT}s; once it has not resolved for ${TS_LAUNCHER_GRACE}s the job counts as ended (asked every ${WATCH_EVERY}s)"
     else
         log "warning: getent not found; launcher watchdog disabled, only the stop file ends this container"
