@@ -113,8 +113,33 @@ local setupEnv(p) =
   + (if p.projectName != '' then [{ name: 'TS_PROJECT', value: p.projectName }] else []);
 // ... and what it changes, for the sessions ssh starts in a worker.
 local setupNames(p) = (if p.cuda.stubs != null then ['LD_LIBRARY_PATH'] else []) + (if p.projectName != '' then ['PATH', 'CONDA_PREFIX', 'CONDA_DEFAULT_ENV'] else []);
+// The variables the chart's pods had, which commands written for them
+// (scheduler.args, worker.args) may read: the scheduler's, and the
+// workers'; an unset port is "", as the chart's.
+local orEmpty(x) = if x == null then '' else std.toString(x);
+local chartSchedulerEnv(p) = [
+  { name: 'PROJECT_NAME', value: p.projectName },
+  { name: 'CUDA_STUB_LOCATION', value: orEmpty(p.cuda.stubs) },
+  { name: 'DASK_SCHEDULER_PORT', value: std.toString(p.scheduler.schedulerPort) },
+  { name: 'BOKEH_PORT', value: std.toString(p.scheduler.dashboardPort) },
+  { name: 'JUPYTER_LAB_PORT', value: orEmpty(p.scheduler.jupyterPort) },
+  { name: 'TENSORBOARD_PORT', value: orEmpty(p.scheduler.tensorboardPort) },
+  { name: 'HOST_SSH_PORT', value: std.toString(p.ssh.port) },
+];
+local chartWorkerEnv(p) = [
+  { name: 'PROJECT_NAME', value: p.projectName },
+  { name: 'HOST_SSH_PORT', value: std.toString(p.ssh.port) },
+  { name: 'CUDA_STUB_LOCATION', value: orEmpty(p.cuda.stubs) },
+  { name: 'DASK_SCHEDULER_PORT', value: std.toString(p.scheduler.schedulerPort) },
+  { name: 'DASK_WORKER_PROCESS', value: std.toString(p.worker.dask.number) },
+  { name: 'DASK_WORKER_GPU', value: std.toString(p.worker.dask.gpu) },
+  { name: 'DASK_WORKER_MEM', value: p.worker.dask.memory },
+  { name: 'DASK_THREADS_PER_PROCESS', value: std.toString(p.worker.dask.threads) },
+];
 // Variables trainsonnet sets (besides TS_*).
-local ownEnvNames = ['DASK_SCHEDULER_ADDRESS', 'NUM_PROC', 'NUM_DASK_WORKERS', 'JUPYTER_TOKEN'];
+local ownEnvNames = ['DASK_SCHEDULER_ADDRESS', 'NUM_PROC', 'NUM_DASK_WORKERS', 'JUPYTER_TOKEN']
+                    + std.set([e.name for e in chartSchedulerEnv({ projectName: '', cuda: { stubs: null }, scheduler: { schedulerPort: 0, dashboardPort: 0, jupyterPort: null, tensorboardPort: null }, ssh: { port: 0 } })]
+                              + ['DASK_WORKER_PROCESS', 'DASK_WORKER_GPU', 'DASK_WORKER_MEM', 'DASK_THREADS_PER_PROCESS']);
 
 // The store: mounted where TensorBoard reads, or where one is set.
 local storeOf(p, readOnly=false) = storage.pod(p, 'dask', if p.scheduler.tensorboardPort != null then [logDir(p)] else [], readOnly);
@@ -181,7 +206,7 @@ local job(p) =
       strategy: { type: 'Recreate' },
       rankHost: null,
       exec: execOf(p),
-      env: common.env(p.env + p.scheduler.env) + setupEnv(p) + [
+      env: common.env(p.env + p.scheduler.env) + setupEnv(p) + chartSchedulerEnv(p) + [
         { name: 'DASK_SCHEDULER_ADDRESS', value: 'tcp://localhost:' + p.scheduler.schedulerPort },
         { name: 'NUM_PROC', value: std.toString(p.worker.number * chart.slotsOf(p, workerOf(p))) },
         { name: 'NUM_DASK_WORKERS', value: std.toString(p.worker.number * p.worker.dask.number) },
@@ -196,7 +221,7 @@ local job(p) =
       initContainers: [],
       sidecars: [],
       env: common.env(p.env + p.worker.env) + [{ name: 'DASK_SCHEDULER_ADDRESS', value: schedulerAddress(p) }],
-      ownEnv: setupEnv(p) + [
+      ownEnv: setupEnv(p) + chartWorkerEnv(p) + [
         { name: 'TS_DASK_SCHEDULER', value: schedulerAddress(p) },
         { name: 'TS_DASK_NWORKERS', value: std.toString(p.worker.dask.number) },
         { name: 'TS_DASK_NTHREADS', value: std.toString(p.worker.dask.threads) },
@@ -275,7 +300,11 @@ ts.prototype({
     against the scheduler's Service, in the worker's container beside sshd, so that they see
     its GPUs, and starts them again when they exit. On a node without a GPU driver
     cuda.stubs goes first on LD_LIBRARY_PATH. env (DASK_DISTRIBUTED__* among it), worker.env and that setup reach
-    the ranks that mpirun starts over ssh too.
+    the ranks that mpirun starts over ssh too. The chart's own variables (PROJECT_NAME,
+    HOST_SSH_PORT, DASK_SCHEDULER_PORT, BOKEH_PORT, JUPYTER_LAB_PORT, TENSORBOARD_PORT,
+    CUDA_STUB_LOCATION; in the workers DASK_WORKER_PROCESS, DASK_WORKER_GPU,
+    DASK_WORKER_MEM, DASK_THREADS_PER_PROCESS) are set as it set them, for commands
+    written for it.
 
     Long-lived by default: the scheduler is a Deployment (restarted when it fails), the
     cluster stays up until deleted, and the workers keep serving while the scheduler
@@ -325,6 +354,8 @@ ts.prototype({
     notes: [
       'the hostfile (/kolotoc/generated/hostfile, as before) lists the workers only, with slots = their GPUs; the chart\'s listed the scheduler first and every slot as 1: mpirun -np $NUM_PROC runs a rank on every slot',
       'the workers are an Indexed Job, not a StatefulSet: with scheduler.args they end with the scheduler\'s command; without, they serve until the cluster is deleted (kubectl delete -f), also while the scheduler restarts',
+      'the pods run today\'s Dask command line (dask scheduler --dashboard-address, dask worker --nworkers, Dask 2022.10 or later), not the chart\'s dask-scheduler --bokeh-port and dask-worker; each Dask worker\'s MEM resource is in bytes',
+      'update runs when you type it (the chart\'s scheduler ran it, git reset --hard everywhere, at every start)',
     ],
   },
 
