@@ -195,13 +195,17 @@ func (g *Generator) render(ctx context.Context, params *Params, w *pooledVM) (*R
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	tla, err := paramsNode(r.values)
+	values, dollars, problems := r.markedValues(pr)
+	if len(problems) > 0 {
+		return nil, &ValidationError{Prototype: pr.Name, Problems: problems}
+	}
+	tla, err := paramsNode(values)
 	if err != nil {
 		return nil, fmt.Errorf("passing the parameters to %s: %w", pr.Name, err)
 	}
 	out, emitted, blobs, err := g.evaluate(w, pr.Source, tla, "full")
 	if err != nil {
-		return nil, fmt.Errorf("prototype %s failed: %w", pr.Name, err)
+		return nil, fmt.Errorf("prototype %s failed: %s", pr.Name, unmark(err.Error()))
 	}
 	full, err := param.DecodeJSON([]byte(out))
 	if err != nil {
@@ -224,7 +228,7 @@ func (g *Generator) render(ctx context.Context, params *Params, w *pooledVM) (*R
 			m, _ := e.(map[string]any)
 			path, _ := m["param"].(string)
 			rule, _ := m["rule"].(string)
-			pe := &param.Error{Param: path, Rule: rule}
+			pe := &param.Error{Param: path, Rule: unmark(rule)}
 			if prm := pr.Param(path); prm != nil {
 				pe.Source = r.givenAs(prm) // "" when no input set it
 				if v := r.get(path); v != nil {
@@ -238,14 +242,23 @@ func (g *Generator) render(ctx context.Context, params *Params, w *pooledVM) (*R
 		}
 		return nil, verr
 	}
-	objs, err := checkObjects(pr.Name, emitted, blobs)
+	objs, found, err := checkObjects(pr.Name, emitted, blobs, dollars)
 	if err != nil {
 		return nil, err
+	}
+	if len(found) > 0 {
+		// The user's problems when an input explains them (explain.go);
+		// any other is the prototype's.
+		problems, err := r.explainAll(pr, found)
+		if err != nil {
+			return nil, err
+		}
+		return nil, &ValidationError{Prototype: pr.Name, Problems: problems}
 	}
 	res := &Result{Prototype: pr.Name, Objects: objs, Warnings: r.warnings}
 	for _, w := range warnings {
 		if s, ok := w.(string); ok {
-			res.Warnings = append(res.Warnings, s)
+			res.Warnings = append(res.Warnings, unmark(s))
 		}
 	}
 	return res, nil
