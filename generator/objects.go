@@ -287,6 +287,9 @@ func checkObject1(item any, blobs *blobSet, dollars bool) (*Object, []problem, e
 	for _, p := range podsOf(typed) {
 		problems = append(problems, checkPod(o.ID(), p)...)
 	}
+	if svc, ok := typed.(*corev1.Service); ok {
+		problems = append(problems, checkService(o.ID(), svc)...)
+	}
 	o.tree = m
 	o.hasRefs, err = blobs.checkRefs(o.APIVersion, o.Kind, m)
 	return o, problems, err

@@ -528,3 +528,30 @@ func kubeletText(s string) string {
 	}
 	return strings.ReplaceAll(s, "$$", "$")
 }
+
+// checkService: a Service's ports, each port and protocol and each name
+// once (the API server refuses the Service otherwise).
+func checkService(object string, svc *corev1.Service) []problem {
+	var out []problem
+	seen, names := map[string]string{}, map[string]bool{}
+	for i, p := range svc.Spec.Ports {
+		f := "spec.ports[" + strconv.Itoa(i) + "]"
+		proto := p.Protocol
+		if proto == "" {
+			proto = corev1.ProtocolTCP
+		}
+		key := strconv.Itoa(int(p.Port)) + "/" + string(proto)
+		if prev, dup := seen[key]; dup {
+			out = append(out, problem{object: object, field: f + ".port", at: []any{p.Port},
+				rule: fmt.Sprintf("Service %s would list port %s twice, as %s and as %s: each port of its pods is its own", svc.Name, key, prev, or(p.Name, "unnamed"))})
+			continue
+		}
+		seen[key] = or(p.Name, "unnamed")
+		if p.Name != "" && names[p.Name] {
+			out = append(out, problem{object: object, field: f + ".name", at: []any{p.Name},
+				rule: "Service " + svc.Name + " would have two ports named " + p.Name})
+		}
+		names[p.Name] = true
+	}
+	return out
+}

@@ -285,15 +285,6 @@ local digits(n) = std.length(std.toString(n));
     ts.check(!(hostNetwork && port == 22), param,
              'must not be 22 with useHostNetwork: ' + who + ' their node\'s network, where the node\'s own sshd has port 22' + note),
 
-  // distinctPorts: the ports of a job, [[param, port], ...], each its
-  // own (a Service lists each once); what: "job", "cluster".
-  distinctPorts(named, what)::
-    [
-      local clash = [x[0] for x in named if x[1] == named[i][1] && x[0] != named[i][0]];
-      ts.check(clash == [], named[i][0], 'must differ from ' + std.join(' and ', clash) + ', which ' + (if std.length(clash) == 1 then 'is' else 'are') + ' ' + named[i][1] + ' too: each port of the ' + what + ' is its own')
-      for i in std.range(0, std.length(named) - 1)
-    ],
-
   // nonRootPort: a server that runs as runAsUser cannot bind below 1024.
   nonRootPort(p, param, port, server)::
     ts.check(!(common.nonRoot(p) && port < 1024), param,

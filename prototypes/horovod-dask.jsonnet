@@ -292,9 +292,6 @@ ts.prototype({
   },
 
   validate(p)::
-    local named = [['ssh.port', p.ssh.port], ['scheduler.schedulerPort', p.scheduler.schedulerPort], ['scheduler.dashboardPort', p.scheduler.dashboardPort]]
-                  + (if p.scheduler.jupyterPort != null then [['scheduler.jupyterPort', p.scheduler.jupyterPort]] else [])
-                  + (if p.scheduler.tensorboardPort != null then [['scheduler.tensorboardPort', p.scheduler.tensorboardPort]] else []);
     local store = storeOf(p);
     [
       roles.nameFits(p, [{ name: 'worker', kind: 'IndexedJob', count: p.worker.number }, { name: 'scheduler' }]),
@@ -303,7 +300,7 @@ ts.prototype({
                'must be Parallel: the workers are an Indexed Job, whose pods always start together; an MPI job needs all of them anyway'),
       mpi.checkConfigSize(p, 'worker.number', hostLinePrefix(p), hostLineSuffix(p), 0, p.worker.number, extraBytes=ts.assetBytes('assets/dask.sh', daskScript)),
       roles.nonRootPort(p, 'ssh.port', p.ssh.port, 'sshd'),
-    ] + roles.distinctPorts(named, 'cluster') + [
+    ] + [
       local gpus = chart.gpusOf(p, workerOf(p));
       ts.check(daskGPUs(p) <= gpus, 'worker.dask.gpu',
                'must be at most ' + std.floor(gpus / p.worker.dask.number) + ': worker.dask.number (' + p.worker.dask.number + ') times worker.dask.gpu claims '

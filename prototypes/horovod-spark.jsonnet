@@ -264,8 +264,6 @@ ts.prototype({
   },
 
   validate(p)::
-    local ports = [['master.port', p.master.port], ['master.uiPort', p.master.uiPort], ['worker.uiPort', p.worker.uiPort]]
-                  + (if p.longLived then [] else [['driver.port', p.driver.port], ['driver.blockManagerPort', p.driver.blockManagerPort]]);
     storage.validate(p, ['storeDir']) + [
     roles.nameFits(p, [{ name: 'worker', kind: 'IndexedJob', count: p.worker.number }, { name: 'master' }, { name: 'driver' }]),
     ts.check(!gpuMode(p) || p.worker.cores == null || p.worker.cores == p.worker.gpu, 'worker.cores',
@@ -276,9 +274,7 @@ ts.prototype({
              'must divide worker.gpu (' + p.worker.gpu + '): each Horovod process takes taskCpus GPUs, and the rest of a worker\'s GPUs would sit idle'),
     ts.check(gpuMode(p) || p.worker.cores == null || cpus(p.worker.cpu) == null || p.worker.cores <= std.ceil(cpus(p.worker.cpu)), 'worker.cores',
              'must be at most ' + (if cpus(p.worker.cpu) == null then '' else std.ceil(cpus(p.worker.cpu))) + ', the CPUs of worker.cpu (' + p.worker.cpu + '): Spark would run more tasks at once than the worker has CPUs'),
-  ]
-  // every port is on the job's headless Service, which lists each once
-  + roles.distinctPorts(ports, 'job') + [
+  ] + [
     ts.check(!std.member(ownConfKeys, k), 'sparkConf', k + ' is set by trainsonnet: ' + {
       'spark.master': 'the master is <name>-master',
       'spark.task.cpus': 'set taskCpus',
