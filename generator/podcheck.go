@@ -487,7 +487,7 @@ func (c *podChecker) checkExec(f, who string, ct *corev1.Container) {
 			c.add(ef+".name", who+": variable name "+strconv.Quote(e.Name)+" "+msg, e.Name)
 		}
 		if seen[e.Name] {
-			c.add(ef+".name", who+" sets variable "+e.Name+" twice (the last would win): trainsonnet sets it itself, or two of your inputs do", e.Name, kubeletText(e.Value))
+			c.add(ef+".name", "variable "+e.Name+" is set twice in "+who+" (the last would win): trainsonnet sets it itself, or another of your inputs does", e.Name, kubeletText(e.Value))
 		}
 		seen[e.Name] = true
 		if e.ValueFrom == nil {

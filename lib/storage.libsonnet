@@ -177,7 +177,6 @@ local under(path, dir) = path == dir || std.startsWith(path, if dir == '/' then 
                'decodes to text that ends in a newline, which Azure would take as part of the key: encode it with echo -n'),
       ts.check(az.shareName == null || (std.length(az.shareName) >= 3 && !ts.contains(az.shareName, '--')), 'storage.azure.shareName',
                'must be an Azure file share name: 3 to 63 lower-case letters, digits and single hyphens'),
-      ts.check(mountPath != '/', 'storage.mountPath', 'must not be /: the storage would hide the whole image'),
     ] + [
       ts.check(!$.isLocal($.dir(p, d)) || std.length([m for m in mounts if under($.dir(p, d), m)]) > 0, d,
                'must be under storage.mountPath (' + mountPath + ') or a volumeMount, where the pods share it')

@@ -106,8 +106,7 @@ ts.prototype({
 
   validate(p):: storage.validate(p, ['trainDir', 'evalDir']) + [
     roles.nameFits(p, [role(p)]),
-  ] + roles.volumeChecks(p, [storage.volumeName], [m.mountPath for m in role(p).mounts])
-  + roles.envChecks({ env: p.env }, [e.name for e in ownEnv(p)]),
+  ],
 
   warnings(p):: storage.warnings(p, component, [trainDir(p), evalDir(p)]) + [
     if p.exec != null && p.args != [] then 'args is not used with exec: put the arguments into exec',

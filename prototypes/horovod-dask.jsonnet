@@ -119,7 +119,6 @@ local setupEnv(p) =
 // ... and what it changes, for the sessions ssh starts in a worker.
 local setupNames(p) = (if p.cuda.stubs != null then ['LD_LIBRARY_PATH'] else []) + (if p.projectName != '' then ['PATH', 'CONDA_PREFIX', 'CONDA_DEFAULT_ENV'] else []);
 // Variables trainsonnet sets (besides TS_*).
-local ownEnvNames = ['DASK_SCHEDULER_ADDRESS', 'NUM_PROC', 'NUM_DASK_WORKERS', 'JUPYTER_TOKEN'];
 
 // The store: mounted where TensorBoard reads, or where one is set.
 local storeOf(p, readOnly=false) = storage.pod(p, 'dask', if p.scheduler.tensorboardPort != null then [logDir(p)] else [], readOnly);
@@ -292,7 +291,6 @@ ts.prototype({
   },
 
   validate(p)::
-    local store = storeOf(p);
     [
       roles.nameFits(p, [{ name: 'worker', kind: 'IndexedJob', count: p.worker.number }, { name: 'scheduler' }]),
       roles.hostNetworkPort('ssh.port', p.ssh.port, p.useHostNetwork, 'the pods share', ' (the chart\'s default network)'),
@@ -307,11 +305,9 @@ ts.prototype({
                + daskGPUs(p) + ' GPUs in a worker pod of ' + gpus + ' (worker.gpu)'),
       ts.check(daskGPUs(p) <= 1024, 'worker.dask.gpu',
                'must be at most ' + std.floor(1024 / p.worker.dask.number) + ' with worker.dask.number ' + p.worker.dask.number + ': a pod has at most 1024 GPUs'),
-      ts.check(!std.member([x.mountPath for x in p.volumeMounts], chartDir), 'volumeMounts', 'must not mount ' + chartDir + ', where the chart\'s hostfile is'),
     ] + storage.validate(p, ['logDir'])
     + chart.gpuChecks(p, ['scheduler', 'worker'])
-    + mpi.checks(p, {}, { env: p.env, 'worker.env': p.worker.env, 'scheduler.env': p.scheduler.env }, [chartDir] + [m.mountPath for m in store.mounts])
-    + roles.envChecks({ env: p.env, 'worker.env': p.worker.env, 'scheduler.env': p.scheduler.env }, ownEnvNames)
+    + mpi.checks(p, { env: p.env, 'worker.env': p.worker.env, 'scheduler.env': p.scheduler.env })
     + [
       ts.check(std.member([v.name for v in p.worker.volumes + p.volumes], m.name), 'worker.volumeMounts', 'mount "' + m.name + '" names no volume in worker.volumes or volumes')
       for m in p.worker.volumeMounts

@@ -118,7 +118,6 @@ local ownEnv(p) = [
   { name: 'TS_INIT_TIMEOUT', value: std.toString(p.initTimeout) },
   { name: 'TS_WATCH_GRACE', value: std.toString(p.stopGrace) },
 ];
-local ownEnvNames = ['POD_IP', 'SPARK_CONF_DIR', 'STORE_DIR', 'SPARK_LOCAL_IP', 'SPARK_USER', 'HADOOP_USER_NAME', 'TS_INIT_TIMEOUT', 'TS_WATCH_GRACE', 'SPARK_WORKER_CORES', 'SPARK_WORKER_DIR', 'TS_GPUS', 'NUM_PROC', 'HOROVOD_SPARK_START_TIMEOUT'];
 
 // The master and the workers stop once the driver is gone (not in a
 // long-lived cluster); the workers and the driver wait for the master.
@@ -289,9 +288,7 @@ ts.prototype({
       'spark.task.resource.gpu.amount': 'set taskCpus',
     }[k])
     for k in std.objectFields(p.sparkConf)
-  ] + roles.volumeChecks(p, [storage.volumeName, runtime.volumeName, scratch.name], [runtime.dir, p.scratchDir] + (if storage.kind(p) != null || storage.onStorage(p, [storage.dir(p, 'storeDir')]) != [] then [storage.mountPath(p)] else []))
-  + roles.envChecks({ env: p.env, 'master.env': p.master.env, 'worker.env': p.worker.env, 'driver.env': p.driver.env }, ownEnvNames)
-  + [ts.check(!std.member([storage.mountPath(p), runtime.dir], p.scratchDir), 'scratchDir', 'must not be ' + p.scratchDir + ', where trainsonnet mounts ' + (if p.scratchDir == runtime.dir then 'its own files' else 'the storage'))],
+  ],
 
   warnings(p):: storage.warnings(p, 'spark', [storage.dir(p, 'storeDir')]) + [
     if p.driver.exec != null then roles.shWarning('driver.exec', p.driver.exec),
