@@ -307,14 +307,7 @@ ts.prototype({
                'must be at most ' + std.floor(1024 / p.worker.dask.number) + ' with worker.dask.number ' + p.worker.dask.number + ': a pod has at most 1024 GPUs'),
     ] + storage.validate(p, ['logDir'])
     + chart.gpuChecks(p, ['scheduler', 'worker'])
-    + mpi.checks(p, { env: p.env, 'worker.env': p.worker.env, 'scheduler.env': p.scheduler.env })
-    + [
-      ts.check(std.member([v.name for v in p.worker.volumes + p.volumes], m.name), 'worker.volumeMounts', 'mount "' + m.name + '" names no volume in worker.volumes or volumes')
-      for m in p.worker.volumeMounts
-    ] + [
-      ts.check(!std.member(mpi.reservedVolumes + ['trainsonnet-helpers', storage.volumeName] + [x.name for x in p.volumes], v.name), 'worker.volumes', 'volume name "' + v.name + '" is taken (by trainsonnet, or by volumes)')
-      for v in p.worker.volumes
-    ],
+    + mpi.checks(p, { env: p.env, 'worker.env': p.worker.env, 'scheduler.env': p.scheduler.env }),
 
   warnings(p):: storage.warnings(p, 'dask', if p.scheduler.tensorboardPort != null then [logDir(p)] else []) + [
     mpi.generatedKeyWarning(p, p.ssh.secret, '--ssh-secret'),
