@@ -10,12 +10,13 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/distribution/reference"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/trainsonnet/trainsonnet/internal/format"
 )
 
 // The one check every rendered pod passes through, whoever wrote the
@@ -412,16 +413,9 @@ func (c *podChecker) checkImage(f, who, image string) {
 	}
 }
 
-// imageRule returns what is wrong with an image reference, or "".
-func imageRule(image string) string {
-	if strings.TrimSpace(image) != image || strings.ContainsAny(image, " \t\r\n") {
-		return "must be an image reference without spaces, such as registry/repo:tag"
-	}
-	if _, err := reference.ParseNormalizedNamed(image); err != nil {
-		return "must be an image reference such as registry.example.com/team/repo:tag or repo@sha256:<64 hex digits> (" + err.Error() + ")"
-	}
-	return ""
-}
+// imageRule returns what is wrong with an image reference, or "": the
+// rule of the image format (internal/format).
+func imageRule(image string) string { return format.Get("image").Check(image) }
 
 // checkPorts: valid numbers and names, names once per container, and
 // each port and protocol once per pod.

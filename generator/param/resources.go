@@ -118,6 +118,8 @@ func checkResources(rr map[string]any, prefix string) (out map[string]any, probl
 			case rule != "":
 			case q.Sign() < 0:
 				rule = "must not be negative"
+			case q.Cmp(maxQuantity) > 0:
+				rule = "is too large: a quantity holds at most " + maxQuantity.String() + " (about 9.2e15)"
 			default:
 				rule = format.CheckResourceValue(name, q)
 			}

@@ -376,8 +376,17 @@ func normQuantity(v any) (any, string) {
 	if q.Sign() < 0 {
 		return nil, "must not be negative"
 	}
+	if q.Cmp(maxQuantity) > 0 {
+		// Beyond it the quantity's text stops being its value (1e21
+		// prints as 1) and nothing can count it.
+		return nil, "is too large: a quantity holds at most " + maxQuantity.String() + " (about 9.2e15)"
+	}
 	return q.String(), ""
 }
+
+// maxQuantity is the largest quantity whose thousandths fit in an int64,
+// as Kubernetes counts cpu (millicores) and every quantity's MilliValue.
+var maxQuantity = *resource.NewMilliQuantity(math.MaxInt64, resource.DecimalSI)
 
 func parseInt(s string) (int64, bool) {
 	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/distribution/reference"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/api/validate/content"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -228,6 +229,9 @@ func joinMsgs(f func(string) []string) func(string) string {
 	}
 }
 
+// checkImage parses an image reference as the kubelet and the registries
+// do (github.com/distribution/reference): a lower-case repository, then a
+// tag of at most 128 characters and/or a digest.
 func checkImage(s string) string {
 	if s == "" {
 		return "must not be empty"
@@ -235,12 +239,8 @@ func checkImage(s string) string {
 	if strings.ContainsAny(s, " \t\r\n") {
 		return "must be an image reference without spaces, such as registry/repo:tag"
 	}
-	repo, _, _ := strings.Cut(s, "@")
-	if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
-		repo = repo[:i]
-	}
-	if repo == "" || repo != strings.ToLower(repo) {
-		return "must be an image reference with a lower-case repository, such as registry/repo:tag"
+	if _, err := reference.ParseNormalizedNamed(s); err != nil {
+		return "must be an image reference such as registry/repo:tag (" + strings.TrimPrefix(err.Error(), "invalid reference format: ") + ")"
 	}
 	return ""
 }
@@ -322,7 +322,7 @@ func checkImageRepository(s string) string {
 	if msg := checkImage(s); msg != "" {
 		return msg
 	}
-	if strings.Contains(s, "@") || strings.LastIndex(s, ":") > strings.LastIndex(s, "/") {
+	if n, err := reference.ParseNormalizedNamed(s); err != nil || !reference.IsNameOnly(n) {
 		return "must be an image repository without tag or digest, such as registry.example.com/team/horovod (the tag is image.tag)"
 	}
 	return ""
