@@ -164,6 +164,8 @@ local under(path, dir) = path == dir || std.startsWith(path, if dir == '/' then 
     [
       ts.check(std.length(kinds) <= 1, if std.length(kinds) > 1 then kinds[1][0] else '',
                'set only one of storage.claim.name, storage.nfs.server and storage.azure.shareName (' + std.join(' and ', [k[0] for k in kinds]) + ' are set)'),
+      ts.check(s.nfs.path == null || s.nfs.server != null, 'storage.nfs.path',
+               'is the path of an NFS export: set storage.nfs.server too'),
       ts.check(az.shareName != null || creds == [], if creds != [] then creds[0][0] else '',
                'is for an Azure Files share: set storage.azure.shareName too'),
       ts.check(az.shareName == null || creds != [], 'storage.azure.shareName',

@@ -53,7 +53,7 @@ local params_ = common.params(proto) + batch.params('the scheduler (with schedul
   } + chart.role('the scheduler', '')),
   worker: params.group('The workers: the Horovod ring (ranks 0 to number - 1, each serving ssh) and, in each, dask.number Dask workers.', {
     number: params.int('Number of worker pods, at most 5,000.', default=1, min=1, max=5000, aliases=['workers']),
-    podManagementPolicy: params.enum('How the worker pods start. They always start together (Parallel): an Indexed Job has no OrderedReady.', ['Parallel', 'OrderedReady'], default='Parallel'),
+    podManagementPolicy: params.enum('How the worker pods start. They always start together (Parallel): an Indexed Job has no OrderedReady.', ['Parallel'], default='Parallel'),
     image: chart.image('workers', 'worker', 'horovod/horovod', '0.28.1', 'IfNotPresent'),
     args: params.list('Command each worker runs once at start, before it serves ssh and starts its Dask workers (setup, such as a git pull), with sh -c; its failure fails the worker. One item per --worker-args flag.', items='nonEmpty', separator=''),
     volumes: params.object('Volumes of the workers only (the chart\'s worker.volumes), mounted with worker.volumeMounts.', 'core/v1.Volume', list=true),
@@ -294,8 +294,6 @@ ts.prototype({
     [
       roles.nameFits(p, [{ name: 'worker', kind: 'IndexedJob', count: p.worker.number }, { name: 'scheduler' }]),
       roles.hostNetworkPort('ssh.port', p.ssh.port, p.useHostNetwork, 'the pods share', ' (the chart\'s default network)'),
-      ts.check(p.worker.podManagementPolicy == 'Parallel', 'worker.podManagementPolicy',
-               'must be Parallel: the workers are an Indexed Job, whose pods always start together; an MPI job needs all of them anyway'),
       mpi.checkConfigSize(p, 'worker.number', hostLinePrefix(p), hostLineSuffix(p), 0, p.worker.number, extraBytes=ts.assetBytes('assets/dask.sh', daskScript)),
       roles.nonRootPort(p, 'ssh.port', p.ssh.port, 'sshd'),
     ] + [
