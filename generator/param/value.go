@@ -135,6 +135,9 @@ func splitPairs(s string) []string {
 func (p *Param) Normalize(v any) (any, string) {
 	switch p.Type {
 	case TypeString:
+		if n, ok := v.(YAMLNumber); ok {
+			return nil, n.quoteIt()
+		}
 		s, ok := v.(string)
 		if !ok {
 			return nil, "must be a string (quote it in YAML)"
@@ -211,6 +214,9 @@ func (p *Param) Normalize(v any) (any, string) {
 		}
 		out := make([]string, 0, len(l))
 		for _, item := range l {
+			if n, ok := item.(YAMLNumber); ok {
+				return nil, n.quoteIt()
+			}
 			s, ok := item.(string)
 			if !ok {
 				return nil, "must be a list of strings"
@@ -259,6 +265,8 @@ func (p *Param) mapValue(v any) (any, string) {
 		switch x := raw.(type) {
 		case string:
 			s = x
+		case YAMLNumber:
+			return nil, fmt.Sprintf("key %q: %s", k, x.quoteIt())
 		case json.Number:
 			s = x.String()
 		case bool:
@@ -356,6 +364,9 @@ func (p *Param) checkBounds(n int64) string {
 }
 
 func normQuantity(v any) (any, string) {
+	if n, ok := v.(YAMLNumber); ok {
+		v = n.Number
+	}
 	var s string
 	switch x := v.(type) {
 	case string:
@@ -401,6 +412,9 @@ func (p *Param) itemsText() string {
 }
 
 func toInt(v any) (int64, bool) {
+	if n, ok := v.(YAMLNumber); ok {
+		v = n.Number
+	}
 	switch x := v.(type) {
 	case json.Number:
 		n, err := x.Int64()
