@@ -25,7 +25,7 @@ local helpers = ['goto', 'update'];
 
 local params_ = common.params(proto) + batch.params('the scheduler (with scheduler.args)') + mpi.params
                 + chart.shared('the scheduler and of every worker', ['scheduler', 'worker']) + storage.params(['logDir']) + {
-  projectName: params.string('The project (the chart\'s projectName): a conda environment of that name is activated in every pod when the image\'s conda has it, and TensorBoard reads /root/<projectName>/checkpoints, the chart\'s checkpoint directory, unless logDir or a storage is set. Empty: none.', default=''),
+  projectName: params.string('The project (the chart\'s projectName): a conda environment of that name is activated in every pod when the image\'s conda has it, and TensorBoard reads /root/<projectName>/checkpoints, the chart\'s checkpoint directory, unless logDir or a storage is set. Empty: none.', default='', format='optionalFileName'),
   cuda: params.group('CUDA in the workers.', {
     stubs: params.string('Directory of the CUDA stub libraries (such as /usr/local/cuda/lib64/stubs): first on LD_LIBRARY_PATH of every pod, and of the ranks that ssh starts, on a node without a GPU driver, so that CUDA builds of the frameworks load there (the chart ran ldconfig on it).', format='absPath'),
   }),

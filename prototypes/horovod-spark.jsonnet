@@ -42,7 +42,7 @@ local params_ = common.params('spark', defaultImage) + batch.params('the driver'
   }),
   taskCpus: params.int('Spark cores per task (spark.task.cpus): with GPUs, the GPUs of each Horovod process (spark.task.resource.gpu.amount too); without, as your ETL and training need.', default=1, min=1, max=1024),
   gpuResource: params.string('Extended resource that counts GPUs.', default='nvidia.com/gpu', format='extendedResourceName'),
-  sparkConf: params.map('More Spark properties, in spark-defaults.conf (spark.executor.memory=8g). trainsonnet\'s own are refused: set their parameters.', keys='sparkConfKey'),
+  sparkConf: params.map('More Spark properties, in spark-defaults.conf (spark.executor.memory=8g). trainsonnet\'s own are refused: set their parameters.', keys='sparkConfKey', values='line'),
   longLived: params.bool('A long-lived cluster for notebooks: the master and workers as Deployments that run until deleted, and no driver.', default=false),
   ui: params.group('The master\'s web UI.', {
     serviceType: params.enum('Type of the Service <name>-ui of the UI port alone: ClusterIP (reach it with kubectl port-forward), NodePort or LoadBalancer. The master\'s Service <name>-master is always ClusterIP: Spark\'s port has no authentication.', ['ClusterIP', 'NodePort', 'LoadBalancer'], default='ClusterIP'),

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	sigsjson "sigs.k8s.io/json"
@@ -142,6 +143,9 @@ func (p *Param) Normalize(v any) (any, string) {
 		if !ok {
 			return nil, "must be a string (quote it in YAML)"
 		}
+		if rule := textRule(s); rule != "" {
+			return nil, rule
+		}
 		if rule := format.Get(p.Format).Check(s); rule != "" {
 			return nil, rule
 		}
@@ -221,6 +225,9 @@ func (p *Param) Normalize(v any) (any, string) {
 			if !ok {
 				return nil, "must be a list of strings"
 			}
+			if rule := textRule(s); rule != "" {
+				return nil, fmt.Sprintf("item %q: %s", s, rule)
+			}
 			if rule := format.Get(p.Format).Check(s); rule != "" {
 				return nil, fmt.Sprintf("item %q: %s", s, rule)
 			}
@@ -275,6 +282,9 @@ func (p *Param) mapValue(v any) (any, string) {
 			s = fmt.Sprint(x)
 		default:
 			return nil, fmt.Sprintf("key %q: value must be a string", k)
+		}
+		if rule := textRule(s); rule != "" {
+			return nil, fmt.Sprintf("key %q: %s", k, rule)
 		}
 		if rule := format.Get(p.ValueFormat).Check(s); rule != "" {
 			return nil, fmt.Sprintf("key %q: value %q: %s", k, s, rule)
@@ -529,4 +539,17 @@ func GoValue(v any) any {
 		return fmt.Sprintf("<unencodable %T>", v)
 	}
 	return out
+}
+
+// textRule is what every text value obeys: UTF-8 (YAML and JSON have no
+// other), without a NUL byte (no program can be given one, and a C string
+// ends there).
+func textRule(s string) string {
+	switch {
+	case !utf8.ValidString(s):
+		return "must be UTF-8 text"
+	case strings.IndexByte(s, 0) >= 0:
+		return "must not hold a NUL byte"
+	}
+	return ""
 }

@@ -206,6 +206,23 @@ var formats = []Format{
 		},
 	},
 	{
+		// One line of text, for values written into a line of a file
+		// (spark-defaults.conf): a line break would add a line of its own.
+		Name:  "line",
+		Rule:  "one line of text",
+		Check: checkLine,
+		Draw:  func(r *Rand) string { return r.Text(false) },
+	},
+	{
+		// A name that becomes a directory or an environment's name
+		// (horovod-dask's projectName, /root/<projectName>): "" is none.
+		Name:   "optionalFileName",
+		Rule:   "empty, or a file name: not . or .., without / or line breaks",
+		Check:  checkOptionalFileName,
+		Schema: map[string]any{"pattern": "^([^/\\n\\r\\x00]*)$"},
+		Draw:   func(r *Rand) string { return r.DNS1123Label(1 + r.IntN(12)) },
+	},
+	{
 		Name: "int",
 		Rule: "an integer",
 		Check: func(s string) string {
@@ -438,6 +455,23 @@ var sparkConfKey = regexp.MustCompile(`^spark\.[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*
 func checkSparkConfKey(s string) string {
 	if !sparkConfKey.MatchString(s) {
 		return "must be a Spark property name such as spark.executor.memory (spark. then letters, digits, '.', '_' and '-')"
+	}
+	return ""
+}
+
+func checkLine(s string) string {
+	if strings.ContainsAny(s, "\n\r\x00") {
+		return "must be one line of text: a line break would start a line of its own"
+	}
+	return ""
+}
+
+func checkOptionalFileName(s string) string {
+	if s == "" {
+		return ""
+	}
+	if s == "." || s == ".." || strings.ContainsAny(s, "/\n\r\x00") {
+		return "must be a file name: not . or .., without / or line breaks (it becomes a directory)"
 	}
 	return ""
 }
