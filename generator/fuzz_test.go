@@ -2,8 +2,8 @@ package generator_test
 
 import (
 	"context"
-	"errors"
 	"encoding/json"
+	"errors"
 	"math/rand/v2"
 	"regexp"
 	"strconv"

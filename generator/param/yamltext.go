@@ -28,7 +28,7 @@ func (n YAMLNumber) MarshalJSON() ([]byte, error) { return []byte(n.Number), nil
 
 // quoteIt is the rule for a YAMLNumber where text is wanted.
 func (n YAMLNumber) quoteIt() string {
-	return "YAML reads " + n.Text + " as the number " + n.Number.String() + ": quote it (\"" + n.Text + "\") to keep the text"
+	return "YAML reads " + n.Text + " as the number " + n.String() + ": quote it (\"" + n.Text + "\") to keep the text"
 }
 
 // markNumbers replaces, in v (the file decoded), each number whose text in
