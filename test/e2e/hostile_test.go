@@ -42,8 +42,8 @@ func TestHostileInputs(t *testing.T) {
 	} {
 		t.Run(strings.Join(c.args[:2], " "), func(t *testing.T) {
 			code, stdout, stderr := runCLI(genArgs(c.args, "", ns))
-			switch {
-			case code == 2:
+			switch code {
+			case 2:
 				assert.True(t, c.refuse, "refused: %s", stderr)
 				assert.Empty(t, stdout)
 				for _, line := range strings.Split(strings.TrimSpace(string(stderr)), "\n") {
@@ -51,7 +51,7 @@ func TestHostileInputs(t *testing.T) {
 						assert.True(t, strings.HasPrefix(line, "error: --"), "names the flag: %s", line)
 					}
 				}
-			case code == 0:
+			case 0:
 				assert.False(t, c.refuse, "rendered; it must be refused")
 				assert.NoError(t, strictDryRun(t.Context(), k, ns, stdout))
 			default:
