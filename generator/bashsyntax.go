@@ -24,7 +24,7 @@ func bashSyntaxNative(args []any) (any, error) {
 	if !ok {
 		return nil, fmt.Errorf("bashSyntax(cmd) wants a string or null")
 	}
-	if what := bashSyntax(cmd); what != "" {
+	if what := bashSyntax(unmark(cmd)); what != "" { // the user's $ (kubeletexpand.go)
 		return what, nil
 	}
 	return nil, nil

@@ -161,17 +161,46 @@ func namespaces(objs []*Object) int {
 // numbersForYAML replaces json.Number with int64 or float64, and whole
 // float64s with int64, in place, so YAML shows 4, not "4" or 4e+00. (Converting a decoded tree directly is several
 // times faster than sigs.k8s.io/yaml.JSONToYAML, which re-parses the JSON
-// with the YAML parser; the output is the same.)
-func numbersForYAML(v any) any {
+// with the YAML parser; the output is the same.) It appends to quoted the
+// strings that YAML 1.1 readers would misread (yaml11.go), and returns it.
+func numbersForYAML(v any, quoted []*string) []*string {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, e := range x {
-			x[k] = numbersForYAML(e)
+			switch y := e.(type) {
+			case map[string]any, []any:
+				quoted = numbersForYAML(y, quoted)
+			case string:
+				if quoteForYAML11(y) {
+					s := y
+					quoted = append(quoted, &s)
+					x[k] = &s
+				}
+			default:
+				x[k] = yamlNumber(e)
+			}
 		}
 	case []any:
 		for i, e := range x {
-			x[i] = numbersForYAML(e)
+			switch y := e.(type) {
+			case map[string]any, []any:
+				quoted = numbersForYAML(y, quoted)
+			case string:
+				if quoteForYAML11(y) {
+					s := y
+					quoted = append(quoted, &s)
+					x[i] = &s
+				}
+			default:
+				x[i] = yamlNumber(e)
+			}
 		}
+	}
+	return quoted
+}
+
+func yamlNumber(v any) any {
+	switch x := v.(type) {
 	case json.Number:
 		if n, err := x.Int64(); err == nil {
 			return n

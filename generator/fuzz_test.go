@@ -3,6 +3,7 @@ package generator_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"math/rand/v2"
 	"regexp"
 	"strconv"
@@ -90,11 +91,24 @@ func FuzzPrototypes(f *testing.F) {
 			if !generator.IsValidation(err) {
 				t.Fatalf("%s with\n  %s\nnot a validation error: %v", pr.Name, strings.Join(trace, "\n  "), err)
 			}
+			var verr *generator.ValidationError
+			if errors.As(err, &verr) {
+				for _, p := range verr.Problems {
+					if p.Param == "" && p.Source == "" {
+						t.Fatalf("%s with\n  %s\na problem that names no parameter: %v", pr.Name, strings.Join(trace, "\n  "), p)
+					}
+				}
+			}
 			return
 		}
 		y, err := res.YAML()
 		if err != nil {
 			t.Fatalf("%s with\n  %s\nYAML: %v", pr.Name, strings.Join(trace, "\n  "), err)
+		}
+		// What was printed passes, as it reads back, the strict decode and
+		// the pod check.
+		if err := generator.CheckOutput(y); err != nil {
+			t.Fatalf("%s with\n  %s\nthe output read back: %v", pr.Name, strings.Join(trace, "\n  "), err)
 		}
 		if m := badSlots.Find(y); m != nil {
 			t.Fatalf("%s with\n  %s\nrendered %q in a hostfile", pr.Name, strings.Join(trace, "\n  "), m)
@@ -197,7 +211,8 @@ func (d *sweepDrawer) value(p *param.Param) (any, string) {
 	switch p.Type {
 	case param.TypeString:
 		if wrong {
-			return asText(d.pick([]string{"", " ", "\n", "x y", "/", "..", "A", strings.Repeat("a", 300)}))
+			return asText(d.pick([]string{"", " ", "\n", "x y", "/", "..", "A", strings.Repeat("a", 300),
+				"/etc//trainsonnet", "/scratch/.", "/dev/shm/", "echo $$ $(HOME)", "a\x00b", "=", "<<", "1.10", "repo/:tag", "a//b"}))
 		}
 		if d.IntN(10) == 0 && p.Format == "nonEmpty" {
 			// text the chart's users wrote: bash syntax, the Kubeflow
@@ -301,10 +316,34 @@ func (d *sweepDrawer) value(p *param.Param) (any, string) {
 				return t
 			}
 		case "core/v1.Volume":
-			one = func() any { return map[string]any{"name": d.pick([]string{"data", "x"}), "emptyDir": map[string]any{}} }
+			one = func() any {
+				name := d.pick([]string{"data", "x", "trainsonnet-storage", "trainsonnet-config"})
+				switch d.IntN(6) {
+				case 0:
+					return map[string]any{"name": name, "secret": map[string]any{"secretName": "s", "defaultMode": d.pick([]string{"420", "4096", "99999"})}}
+				case 1:
+					return map[string]any{"name": name, "configMap": map[string]any{"name": "c", "items": []any{map[string]any{"key": "k", "path": d.pick([]string{"k", "../k", "/k"})}}}}
+				case 2:
+					return map[string]any{"name": name, "emptyDir": map[string]any{"sizeLimit": d.pick([]string{"1Gi", "-1Gi"})}}
+				case 3:
+					return map[string]any{"name": name, "nfs": map[string]any{"server": "nfs", "path": d.pick([]string{"/x", "x"})}}
+				}
+				return map[string]any{"name": name, "emptyDir": map[string]any{}}
+			}
 		case "core/v1.VolumeMount":
 			one = func() any {
-				return map[string]any{"name": d.pick([]string{"data", "x"}), "mountPath": d.pick([]string{"/data", "/x", "/etc/trainsonnet", "/kubeflow/openmpi/assets"})}
+				m := map[string]any{"name": d.pick([]string{"data", "x"}), "mountPath": d.pick([]string{"/data", "/x", "/etc/trainsonnet", "/kubeflow/openmpi/assets",
+					"/etc/trainsonnet/", "/etc//trainsonnet", "/dev/shm/", "/", "/.", "/storage/", "/x/.", "/proc/x", "/etc/trainsonnet/x"})}
+				switch d.IntN(8) {
+				case 0:
+					m["subPath"] = d.pick([]string{"a", "../a", "/a"})
+				case 1:
+					m["subPathExpr"] = "$(POD)"
+					m["subPath"] = "a"
+				case 2:
+					m["mountPropagation"] = d.pick([]string{"None", "Bidirectional", "Sideways"})
+				}
+				return m
 			}
 		default:
 			one = func() any { return map[string]any{} }

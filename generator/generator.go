@@ -190,18 +190,86 @@ func (g *Generator) render(ctx context.Context, params *Params, w *pooledVM) (*R
 	}
 	r, problems := pr.resolve(params)
 	if len(problems) > 0 {
+		// Every problem at once: the prototype's own rules too, on the
+		// values the inputs gave that are valid (the others keep their
+		// defaults), for the parameters an input set and no problem names.
+		if out, err := g.run(w, pr, r); err == nil {
+			named := map[string]bool{}
+			for _, pb := range problems {
+				named[pb.Param] = true
+			}
+			// (not a rule that names one of the invalid parameters: with
+			// its default it may be broken only because of them)
+			mentions := func(rule string) bool {
+				for p := range named {
+					if p != "" && strings.Contains(rule, p) {
+						return true
+					}
+				}
+				return false
+			}
+			for _, pb := range out.problems {
+				if pb.Source != "" && !named[pb.Param] && !mentions(pb.Rule) {
+					problems = append(problems, pb)
+				}
+			}
+		}
 		return nil, &ValidationError{Prototype: pr.Name, Problems: problems}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	tla, err := paramsNode(r.values)
+	out, err := g.run(w, pr, r)
+	if err != nil {
+		return nil, err
+	}
+	if len(out.problems) > 0 {
+		return nil, &ValidationError{Prototype: pr.Name, Problems: out.problems}
+	}
+	objs, found, err := checkObjects(pr.Name, out.emitted, out.blobs, out.dollars)
+	if err != nil {
+		return nil, err
+	}
+	if len(found) > 0 {
+		// The user's problems when an input explains them (explain.go);
+		// any other is the prototype's.
+		problems, err := r.explainAll(pr, found)
+		if err != nil {
+			return nil, err
+		}
+		return nil, &ValidationError{Prototype: pr.Name, Problems: problems}
+	}
+	res := &Result{Prototype: pr.Name, Objects: objs, Warnings: r.warnings}
+	for _, w := range out.warnings {
+		if s, ok := w.(string); ok {
+			res.Warnings = append(res.Warnings, unmark(s))
+		}
+	}
+	return res, nil
+}
+
+// run is one evaluation of the prototype on resolved values: the
+// problems its own rules report, or its objects and warnings.
+type run struct {
+	problems []*param.Error
+	warnings []any
+	emitted  []any
+	blobs    *blobSet
+	dollars  bool // the user's text holds $ (kubeletexpand.go)
+}
+
+func (g *Generator) run(w *pooledVM, pr *Prototype, r *resolved) (*run, error) {
+	values, dollars, problems := r.markedValues(pr)
+	if len(problems) > 0 {
+		return &run{problems: problems}, nil
+	}
+	tla, err := paramsNode(values)
 	if err != nil {
 		return nil, fmt.Errorf("passing the parameters to %s: %w", pr.Name, err)
 	}
 	out, emitted, blobs, err := g.evaluate(w, pr.Source, tla, "full")
 	if err != nil {
-		return nil, fmt.Errorf("prototype %s failed: %w", pr.Name, err)
+		return nil, fmt.Errorf("prototype %s failed: %s", pr.Name, unmark(err.Error()))
 	}
 	full, err := param.DecodeJSON([]byte(out))
 	if err != nil {
@@ -217,35 +285,22 @@ func (g *Generator) render(ctx context.Context, params *Params, w *pooledVM) (*R
 	if !okObjects || !okErrors || !okWarnings {
 		return nil, fmt.Errorf("prototype %s: its output is not {errors, warnings, objects} with the objects emitted; is it built with ts.prototype?", pr.Name)
 	}
-	if len(reported) > 0 {
-		verr := &ValidationError{Prototype: pr.Name}
-		seen := map[string]bool{}
-		for _, e := range reported {
-			m, _ := e.(map[string]any)
-			path, _ := m["param"].(string)
-			rule, _ := m["rule"].(string)
-			pe := &param.Error{Param: path, Rule: rule}
-			if prm := pr.Param(path); prm != nil {
-				pe.Source = r.givenAs(prm) // "" when no input set it
-				if v := r.get(path); v != nil {
-					pe.Value = param.Show(v)
-				}
-			}
-			if !seen[pe.Error()] { // a rule checked per item may fire twice
-				seen[pe.Error()] = true
-				verr.Problems = append(verr.Problems, pe)
+	res := &run{warnings: warnings, emitted: emitted, blobs: blobs, dollars: dollars}
+	seen := map[string]bool{}
+	for _, e := range reported {
+		m, _ := e.(map[string]any)
+		path, _ := m["param"].(string)
+		rule, _ := m["rule"].(string)
+		pe := &param.Error{Param: path, Rule: unmark(rule)}
+		if prm := pr.Param(path); prm != nil {
+			pe.Source = r.givenAs(prm) // "" when no input set it
+			if v := r.get(path); v != nil {
+				pe.Value = param.Show(v)
 			}
 		}
-		return nil, verr
-	}
-	objs, err := checkObjects(pr.Name, emitted, blobs)
-	if err != nil {
-		return nil, err
-	}
-	res := &Result{Prototype: pr.Name, Objects: objs, Warnings: r.warnings}
-	for _, w := range warnings {
-		if s, ok := w.(string); ok {
-			res.Warnings = append(res.Warnings, s)
+		if !seen[pe.Error()] { // a rule checked per item may fire twice
+			seen[pe.Error()] = true
+			res.problems = append(res.problems, pe)
 		}
 	}
 	return res, nil

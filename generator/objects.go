@@ -44,6 +44,10 @@ type Object struct {
 	// custom marks a kind of an API group trainsonnet has no types for
 	// (a custom resource): passed through with its metadata checked.
 	custom bool
+	// quoted are the strings of tree that YAML 1.1 would read as
+	// something else, each replaced by a token there (encode.go).
+	quoted     []*string
+	quotedText []string // what they were, by token number
 }
 
 // JSON returns the object as compact JSON with sorted keys.
@@ -61,6 +65,9 @@ func (o *Object) JSON() []byte {
 // yaml encodes the object as one YAML document.
 func (o *Object) yaml() ([]byte, error) {
 	y, err := yamlv2.Marshal(o.tree)
+	if err == nil && len(o.quotedText) > 0 {
+		y, err = o.unquoteTokens(y)
+	}
 	if err != nil || !o.hasRefs {
 		return y, err
 	}
@@ -119,15 +126,19 @@ func kindRank(kind string) int {
 }
 
 // checkObjects decodes, checks and orders what a prototype emitted (each
-// object already decoded from JSON, numbers as json.Number). Any problem
-// here is a bug in the prototype, reported with the prototype, object and
-// field named.
-func checkObjects(proto string, items []any, blobs *blobSet) ([]*Object, error) {
+// object already decoded from JSON, numbers as json.Number). What does not
+// decode into its type, or is emitted twice, is a bug in the prototype,
+// reported with the prototype, object and field named; the problems of
+// metadata and pods (podcheck.go) come back for explain.go to name the
+// input they come from.
+func checkObjects(proto string, items []any, blobs *blobSet, dollars bool) ([]*Object, []problem, error) {
 	objs := make([]*Object, 0, len(items))
 	seen := map[string]bool{}
 	var errs []string
+	var problems []problem
 	for i, item := range items {
-		o, err := checkObject1(item, blobs)
+		o, probs, err := checkObject1(item, blobs, dollars)
+		problems = append(problems, probs...)
 		if err != nil {
 			what := fmt.Sprintf("object %d", i)
 			if o != nil && o.Kind != "" {
@@ -145,10 +156,13 @@ func checkObjects(proto string, items []any, blobs *blobSet) ([]*Object, error) 
 		objs = append(objs, o)
 	}
 	if len(errs) > 0 {
-		return nil, fmt.Errorf("prototype bug: %s", strings.Join(errs, "\n"))
+		for _, pb := range problems { // beside a bug, all are the prototype's
+			errs = append(errs, pb.String(proto))
+		}
+		return nil, nil, fmt.Errorf("prototype bug: %s", strings.Join(errs, "\n"))
 	}
 	sort.SliceStable(objs, func(i, j int) bool { return objectLess(objs[i], objs[j]) })
-	return objs, nil
+	return objs, problems, nil
 }
 
 // objectLess is the one order of objects: the kinds trainsonnet knows in
@@ -193,14 +207,16 @@ func apiGroup(apiVersion string) string {
 }
 
 // checkObject1 strictly decodes one object into its k8s.io/api type and
-// checks its metadata; an object of an API group trainsonnet has no types
-// for gets only the checks of checkCustom. The object is encoded once (compact JSON,
+// checks its metadata and its pods (podcheck.go); an object of an API
+// group trainsonnet has no types for gets only the checks of checkCustom
+// and of the pods found in it. The object is encoded once (compact JSON,
 // keys sorted) for the JSON output and the typed decode; the decoded tree
-// is kept for the YAML output.
-func checkObject1(item any, blobs *blobSet) (*Object, error) {
+// is kept for the YAML output. dollars says that the user's text holds $,
+// marked to be escaped for the kubelet (kubeletexpand.go).
+func checkObject1(item any, blobs *blobSet, dollars bool) (*Object, []problem, error) {
 	m, ok := item.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("not an object but %s", param.Show(item))
+		return nil, nil, fmt.Errorf("not an object but %s", param.Show(item))
 	}
 	o := &Object{blobs: blobs}
 	o.APIVersion, _ = m["apiVersion"].(string)
@@ -209,65 +225,111 @@ func checkObject1(item any, blobs *blobSet) (*Object, error) {
 		o.Name, _ = meta["name"].(string)
 		o.Namespace, _ = meta["namespace"].(string)
 	}
-	numbersForYAML(m)
+	if dollars {
+		unmarkDollars(m)
+	}
+	o.quoted = numbersForYAML(m, nil)
 	raw, err := json.Marshal(m)
 	if err != nil {
-		return o, err
+		return o, nil, err
 	}
 	o.raw = raw
+	defer o.tokenize() // once the checks have seen the strings
 	gv, err := schema.ParseGroupVersion(o.APIVersion)
 	if err != nil || o.Kind == "" {
-		return o, fmt.Errorf("apiVersion %q and kind %q do not name a type", o.APIVersion, o.Kind)
+		return o, nil, fmt.Errorf("apiVersion %q and kind %q do not name a type", o.APIVersion, o.Kind)
 	}
 	typed, err := scheme().New(gv.WithKind(o.Kind))
 	if err != nil && scheme().IsGroupRegistered(gv.Group) {
 		// A kind trainsonnet knows the group of: a typo, or a version it
 		// does not have, never a custom resource.
-		return o, fmt.Errorf("%s %s is not a type trainsonnet knows (k8s.io/api)", o.APIVersion, o.Kind)
+		return o, nil, fmt.Errorf("%s %s is not a type trainsonnet knows (k8s.io/api)", o.APIVersion, o.Kind)
 	}
 	if err != nil {
-		if err := checkCustom(gv, o.Kind, raw); err != nil {
-			return o, err
+		errs, err := checkCustom(gv, o.Kind, raw)
+		if err != nil {
+			return o, nil, err
 		}
 		o.tree, o.custom = m, true
+		problems := fieldProblems(o.ID(), errs)
+		if md, ok := m["metadata"].(map[string]any); ok {
+			if a, ok := md["annotations"].(map[string]any); ok {
+				as := make(map[string]string, len(a))
+				for k, v := range a {
+					as[k], _ = v.(string)
+				}
+				problems = append(problems, checkAnnotationSize(o.ID(), "metadata.annotations", as)...)
+			}
+		}
+		var pods []pod
+		customPods(m, "", &pods)
+		for _, p := range pods {
+			problems = append(problems, checkPod(o.ID(), p)...)
+		}
 		o.hasRefs, err = blobs.checkRefs(o.APIVersion, o.Kind, m)
-		return o, err
+		return o, problems, err
 	}
 	strict, err := sigsjson.UnmarshalStrict(raw, typed)
 	if err != nil {
-		return o, err
+		return o, nil, err
 	}
 	if len(strict) > 0 {
 		msgs := make([]string, len(strict))
 		for i, e := range strict {
 			msgs[i] = e.Error()
 		}
-		return o, fmt.Errorf("%s", strings.Join(msgs, "; "))
+		return o, nil, fmt.Errorf("%s", strings.Join(msgs, "; "))
 	}
-	if err := checkMeta(typed); err != nil {
-		return o, err
+	problems := fieldProblems(o.ID(), checkMeta(typed))
+	if acc, err := meta.Accessor(typed); err == nil {
+		problems = append(problems, checkAnnotationSize(o.ID(), "metadata.annotations", acc.GetAnnotations())...)
+	}
+	for _, p := range podsOf(typed) {
+		problems = append(problems, checkPod(o.ID(), p)...)
+	}
+	if svc, ok := typed.(*corev1.Service); ok {
+		problems = append(problems, checkService(o.ID(), svc)...)
 	}
 	o.tree = m
 	o.hasRefs, err = blobs.checkRefs(o.APIVersion, o.Kind, m)
-	return o, err
+	return o, problems, err
+}
+
+// fieldProblems turns the API server's errors into problems, each about
+// its bad value.
+func fieldProblems(object string, errs field.ErrorList) []problem {
+	out := make([]problem, 0, len(errs))
+	for _, e := range errs {
+		if e.Type == field.ErrorTypeTooLong && strings.HasSuffix(e.Field, "annotations") {
+			continue // checkAnnotationSize, with the room controllers need
+		}
+		rule := e.Detail
+		if rule == "" {
+			rule = e.Type.String()
+		}
+		out = append(out, problem{object: object, field: e.Field, rule: e.Field + ": " + rule, bug: e.ErrorBody(), at: []any{e.BadValue}})
+	}
+	return out
 }
 
 // checkMeta applies the API server's rules for names, namespaces, labels
 // and annotations, which a typed decode cannot see.
-func checkMeta(obj runtime.Object) error {
+func checkMeta(obj runtime.Object) field.ErrorList {
 	acc, err := meta.Accessor(obj)
 	if err != nil {
 		return nil // no metadata to check
 	}
 	var errs field.ErrorList
 	metaPath := field.NewPath("metadata")
-	var tmplLabels map[string]string
+	var tmplLabels, tmplAnnotations map[string]string
 	nameRule := validation.IsDNS1123Subdomain
+	if t, ok := templateMeta(obj); ok {
+		tmplLabels, tmplAnnotations = t.Labels, t.Annotations
+	}
 	switch o := obj.(type) {
 	case *corev1.Service:
 		nameRule = validation.IsDNS1035Label
 	case *batchv1.Job:
-		tmplLabels = o.Spec.Template.Labels
 		if msgs := validation.IsValidLabelValue(o.Name); len(msgs) > 0 {
 			errs = append(errs, field.Invalid(metaPath.Child("name"), o.Name, "a Job's name becomes a label value: "+strings.Join(msgs, "; ")))
 		}
@@ -277,14 +339,30 @@ func checkMeta(obj runtime.Object) error {
 				errs = append(errs, field.Invalid(metaPath.Child("name"), o.Name, "pod host name "+host+": "+strings.Join(msgs, "; ")))
 			}
 		}
-	case *appsv1.StatefulSet:
-		tmplLabels = o.Spec.Template.Labels
-	case *appsv1.Deployment:
-		tmplLabels = o.Spec.Template.Labels
 	}
 	errs = append(errs, checkObjectMeta(acc, nameRule)...)
 	errs = append(errs, metav1validation.ValidateLabels(tmplLabels, field.NewPath("spec", "template", "metadata", "labels"))...)
-	return errs.ToAggregate()
+	errs = append(errs, apivalidation.ValidateAnnotations(tmplAnnotations, field.NewPath("spec", "template", "metadata", "annotations"))...)
+	return errs
+}
+
+// templateMeta is the metadata of an object's pod template.
+func templateMeta(obj runtime.Object) (*metav1.ObjectMeta, bool) {
+	switch o := obj.(type) {
+	case *batchv1.Job:
+		return &o.Spec.Template.ObjectMeta, true
+	case *batchv1.CronJob:
+		return &o.Spec.JobTemplate.Spec.Template.ObjectMeta, true
+	case *appsv1.Deployment:
+		return &o.Spec.Template.ObjectMeta, true
+	case *appsv1.StatefulSet:
+		return &o.Spec.Template.ObjectMeta, true
+	case *appsv1.DaemonSet:
+		return &o.Spec.Template.ObjectMeta, true
+	case *appsv1.ReplicaSet:
+		return &o.Spec.Template.ObjectMeta, true
+	}
+	return nil, false
 }
 
 // checkObjectMeta applies the rules every object's metadata follows: a
@@ -311,8 +389,10 @@ func checkObjectMeta(m metav1.Object, nameRule func(string) []string) field.Erro
 // checkCustom checks an object of an API group trainsonnet has no types for
 // (a custom resource, such as a Kubeflow MPIJob): the syntax of its
 // apiVersion and kind, and its metadata, decoded strictly, by the rules of
-// every object. The rest of it is the prototype's own business.
-func checkCustom(gv schema.GroupVersion, kind string, raw []byte) error {
+// every object. The rest of it is the prototype's own business. A field of
+// the wrong type in its metadata is an error; the rules it breaks come
+// back as a list.
+func checkCustom(gv schema.GroupVersion, kind string, raw []byte) (field.ErrorList, error) {
 	var errs field.ErrorList
 	if msgs := validation.IsDNS1123Subdomain(gv.Group); len(msgs) > 0 {
 		errs = append(errs, field.Invalid(field.NewPath("apiVersion"), gv.String(), "the group: "+strings.Join(msgs, "; ")))
@@ -328,22 +408,22 @@ func checkCustom(gv schema.GroupVersion, kind string, raw []byte) error {
 	}
 	strict, err := sigsjson.UnmarshalStrict(raw, &obj)
 	if err != nil {
-		return err // a field of the wrong type, named
+		return nil, err // a field of the wrong type, named
+	}
+	var unknown []error
+	for _, e := range strict {
+		var fe sigsjson.FieldError
+		if errors.As(e, &fe) && strings.HasPrefix(fe.FieldPath(), "metadata.") {
+			unknown = append(unknown, e) // unknown field "metadata.nmae"
+		}
+	}
+	if len(unknown) > 0 {
+		return nil, utilerrors.NewAggregate(unknown)
 	}
 	if obj.Metadata == nil {
 		errs = append(errs, field.Required(field.NewPath("metadata"), "every object needs metadata with a name"))
 	} else {
 		errs = append(errs, checkObjectMeta(obj.Metadata, validation.IsDNS1123Subdomain)...)
 	}
-	all := make([]error, 0, len(errs)+len(strict))
-	for _, e := range errs {
-		all = append(all, e)
-	}
-	for _, e := range strict {
-		var fe sigsjson.FieldError
-		if errors.As(e, &fe) && strings.HasPrefix(fe.FieldPath(), "metadata.") {
-			all = append(all, e) // unknown field "metadata.nmae"
-		}
-	}
-	return utilerrors.NewAggregate(all)
+	return errs, nil
 }

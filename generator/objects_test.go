@@ -2,6 +2,7 @@ package generator
 
 import (
 	"bytes"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -34,7 +35,7 @@ func TestObjectOrder(t *testing.T) {
 		obj("batch/v1", "Job", "", "j"),
 		obj("v1", "ConfigMap", "", "c"),
 	}
-	objs, err := checkObjects("test", items, &blobSet{})
+	objs, _, err := checkObjects("test", items, &blobSet{}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +109,10 @@ func TestCustomKinds(t *testing.T) {
 		{obj("apps/v1", "Deploymnet", "", "d"), "apps/v1 Deploymnet is not a type trainsonnet knows"},
 		{obj("batch/v1beta1", "CronJob", "", "c"), "batch/v1beta1 CronJob is not a type trainsonnet knows"},
 	} {
-		_, err := checkObjects("test", []any{c.item}, &blobSet{})
+		_, problems, err := checkObjects("test", []any{c.item}, &blobSet{}, false)
+		if err == nil && len(problems) > 0 {
+			err = errors.New(problems[0].String("test"))
+		}
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%v: %v", c.item, err)

@@ -117,6 +117,7 @@ func (pr *Prototype) resolve(in *Params) (*resolved, []*param.Error) {
 	r := &resolved{values: param.Defaults(pr.Params), given: map[string]string{}}
 	var problems []*param.Error
 	add := func(e *param.Error) { problems = append(problems, e) }
+	setKeys := map[string]string{} // param path -> the key --set gave it by
 	for _, it := range in.inputs {
 		switch it.kind {
 		case inputFile:
@@ -137,12 +138,31 @@ func (pr *Prototype) resolve(in *Params) (*resolved, []*param.Error) {
 				add(pr.unknown(it.given, it.path))
 				continue
 			}
+			if prev, ok := setKeys[prm.Path]; ok && prev != it.path && strings.HasPrefix(it.given, "--set ") {
+				// --set logDir=a --set logdir=b: which was meant is a guess,
+				// as in a file or with two flags.
+				add(&param.Error{Param: prm.Path, Source: it.given,
+					Rule: fmt.Sprintf("--set %s and --set %s both set %s; give it once, as %s", prev, it.path, prm.Path, prm.Path)})
+				continue
+			}
+			if strings.HasPrefix(it.given, "--set ") {
+				setKeys[prm.Path] = it.path
+			}
 			if slices.Contains(prm.OldPaths, it.path) && !slices.Contains(prm.Aliases, it.path) {
 				r.warnings = append(r.warnings, it.given+": "+renamed(it.path, prm.Path))
 				r.oldKeys = append(r.oldKeys, it.path)
 			}
 			v, rule := prm.Parse(it.text)
 			if rule != "" {
+				if q, ok := byteSuffix(prm, it.text); ok {
+					if nq, rule2 := prm.Normalize(q); rule2 == "" {
+						// Dask and the charts wrote bytes as 2GB, on the
+						// command line as in a params file.
+						r.warnings = append(r.warnings, it.given+": "+strings.TrimSpace(it.text)+" is taken as "+nq.(string)+", its spelling as a Kubernetes quantity")
+						r.set(prm, nq, it.given)
+						continue
+					}
+				}
 				add(&param.Error{Param: prm.Path, Source: it.given, Value: param.Show(it.text), Rule: rule})
 				continue
 			}
@@ -155,6 +175,13 @@ func (pr *Prototype) resolve(in *Params) (*resolved, []*param.Error) {
 			}
 			v, text, rule := prm.ParseAll(it.texts)
 			if rule != "" {
+				if q, ok := byteSuffix(prm, text); ok && prm.Type == param.TypeQuantity {
+					if nq, rule2 := prm.Normalize(q); rule2 == "" {
+						r.warnings = append(r.warnings, it.given+": "+strings.TrimSpace(text)+" is taken as "+nq.(string)+", its spelling as a Kubernetes quantity")
+						r.set(prm, nq, it.given)
+						continue
+					}
+				}
 				add(&param.Error{Param: prm.Path, Source: it.given, Value: param.Show(text), Rule: rule})
 				continue
 			}

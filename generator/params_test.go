@@ -137,14 +137,14 @@ func TestEveryProblemIsReportedAtOnce(t *testing.T) {
 		SetText("workers", "0", "--workers").
 		SetText("cpu", "a lot", "--cpu").
 		AddFile("p.yaml", []byte("gpu: two\nnodeSelecter: {}\n")).
-		Set("image", "UPPER/case"))
+		Set("image", "UPPER"))
 	got := validationProblems(t, err)
 	assert.ElementsMatch(t, []string{
 		`--workers: invalid value "0": must be an integer from 1 to 5000`,
 		`--cpu: invalid value "a lot": must be a Kubernetes quantity such as 500m, 2 or 4Gi`,
 		`p.yaml: gpu: invalid value "two": must be an integer from 0 to 1024`,
 		`p.yaml: nodeSelecter: unknown parameter "nodeSelecter" for openmpi (did you mean "nodeSelector"?)`,
-		`image: invalid value "UPPER/case": must be an image reference with a lower-case repository, such as registry/repo:tag`,
+		`image: invalid value "UPPER": must be an image reference such as registry/repo:tag (repository name (library/UPPER) must be lowercase)`,
 	}, got)
 	assert.True(t, generator.IsValidation(err))
 }

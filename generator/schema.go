@@ -25,6 +25,12 @@ func (pr *Prototype) JSONSchema() ([]byte, error) {
 		root[k] = v
 	}
 	addOldKeys(root, pr)
+	// A job's file of a batch names its prototype (PrototypeKey); gen
+	// takes the same file.
+	root["properties"].(map[string]any)[PrototypeKey] = map[string]any{
+		"const":       pr.Name,
+		"description": "The prototype this file is for: required in the files of trainsonnet batch, checked by gen.",
+	}
 	b, err := json.MarshalIndent(root, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("encoding the schema of %s: %w", pr.Name, err)

@@ -331,23 +331,13 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
     + extra,
 
 
-  reservedVolumes:: [runtime.volumeName, 'trainsonnet-ssh', 'trainsonnet-run', 'trainsonnet-shm', 'trainsonnet-data', 'trainsonnet-hostfile'],
-
-  // checks: the rules every MPI prototype applies to the common volume and
-  // env parameters, so that what the API server would refuse is refused
-  // here, with the parameter named. mounts are the other paths trainsonnet
-  // mounts, by the parameter that sets them ({ dataDir: p.dataDir }); fixed
-  // the ones no parameter sets; envMaps the env maps, by parameter.
-  checks(p, mounts, envMaps, fixed=[])::
-    local own = [$.configDir, $.keyDir, $.runDir] + fixed;
-    roles.volumeChecks(p, $.reservedVolumes, own + [mounts[k] for k in std.objectFields(mounts)]) + [
-      ts.check(!std.member(own, mounts[k]), k, 'must not be ' + mounts[k] + ', where trainsonnet mounts its own files')
-      for k in std.objectFields(mounts)
-    ] + [
+  // checks: the rules every MPI prototype applies to the env parameters
+  // (by parameter) beyond the pod check every render passes
+  // (generator/podcheck.go): the variables of the runtime script and of
+  // Open MPI are trainsonnet's, set or not.
+  checks(p, envMaps)::
+    [
       ts.check(p.shmSize == null || ownShm(p), 'shmSize', 'your volumeMounts mount /dev/shm: size that volume instead'),
-    ] + [
-      ts.check(mounts[k] != '/', k, 'must not be /: a volume there would hide the whole image')
-      for k in std.objectFields(mounts)
     ] + [
       ts.check(!reservedEnv(k), param, 'variable ' + k + ' is set by trainsonnet'
                                        + (if std.startsWith(k, 'OMPI_MCA_') then '; set Open MPI parameters with --mca ' + std.substr(k, 9, std.length(k) - 9) + '=...' else ''))

@@ -293,51 +293,10 @@ local digits(n) = std.length(std.toString(n));
     ts.check(!(hostNetwork && port == 22), param,
              'must not be 22 with useHostNetwork: ' + who + ' their node\'s network, where the node\'s own sshd has port 22' + note),
 
-  // distinctPorts: the ports of a job, [[param, port], ...], each its
-  // own (a Service lists each once); what: "job", "cluster".
-  distinctPorts(named, what)::
-    [
-      local clash = [x[0] for x in named if x[1] == named[i][1] && x[0] != named[i][0]];
-      ts.check(clash == [], named[i][0], 'must differ from ' + std.join(' and ', clash) + ', which ' + (if std.length(clash) == 1 then 'is' else 'are') + ' ' + named[i][1] + ' too: each port of the ' + what + ' is its own')
-      for i in std.range(0, std.length(named) - 1)
-    ],
-
   // nonRootPort: a server that runs as runAsUser cannot bind below 1024.
   nonRootPort(p, param, port, server)::
     ts.check(!(common.nonRoot(p) && port < 1024), param,
              'must be 1024 or more with runAsUser: ' + server + ' runs as that user, who may not listen on a privileged port'),
-
-  // volumeChecks: the rules of the common volumes and volumeMounts that the
-  // API server would otherwise enforce, reported against those parameters:
-  // every mount names a volume, no volume takes a name trainsonnet uses
-  // (reserved), and no mount is at /, at a path trainsonnet mounts (taken),
-  // or at a path mounted twice.
-  volumeChecks(p, reserved=[], taken=[])::
-    local names = [v.name for v in p.volumes];
-    local paths = [m.mountPath for m in p.volumeMounts];
-    [
-      ts.check(!std.member(reserved, v.name), 'volumes', 'volume name "' + v.name + '" is reserved for trainsonnet')
-      for v in p.volumes
-    ] + [
-      ts.check(std.member(names, m.name), 'volumeMounts', 'mount "' + m.name + '" names no volume in volumes')
-      for m in p.volumeMounts
-    ] + [
-      ts.check(m.mountPath != '/', 'volumeMounts', 'mount "' + m.name + '" must not be at /: it would hide the whole image')
-      for m in p.volumeMounts
-    ] + [
-      ts.check(!std.member(taken, m.mountPath) && std.length([x for x in paths if x == m.mountPath]) == 1, 'volumeMounts',
-               'mount path ' + m.mountPath + ' is used twice' + (if taken == [] then '' else ' (trainsonnet mounts ' + std.join(', ', taken) + ')'))
-      for m in p.volumeMounts
-    ],
-
-  // envChecks: the user's env maps (by parameter) must not set a variable
-  // trainsonnet sets itself (own: its names).
-  envChecks(envMaps, own)::
-    [
-      ts.check(!std.member(own, k), param, 'variable ' + k + ' is set by trainsonnet')
-      for param in std.objectFields(envMaps)
-      for k in std.objectFields(envMaps[param])
-    ],
 
   // withRequests: resources with the default requests of the resources it
   // neither limits nor requests. A pod without requests is BestEffort: the

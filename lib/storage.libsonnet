@@ -164,6 +164,8 @@ local under(path, dir) = path == dir || std.startsWith(path, if dir == '/' then 
     [
       ts.check(std.length(kinds) <= 1, if std.length(kinds) > 1 then kinds[1][0] else '',
                'set only one of storage.claim.name, storage.nfs.server and storage.azure.shareName (' + std.join(' and ', [k[0] for k in kinds]) + ' are set)'),
+      ts.check(s.nfs.path == null || s.nfs.server != null, 'storage.nfs.path',
+               'is the path of an NFS export: set storage.nfs.server too'),
       ts.check(az.shareName != null || creds == [], if creds != [] then creds[0][0] else '',
                'is for an Azure Files share: set storage.azure.shareName too'),
       ts.check(az.shareName == null || creds != [], 'storage.azure.shareName',
@@ -177,7 +179,6 @@ local under(path, dir) = path == dir || std.startsWith(path, if dir == '/' then 
                'decodes to text that ends in a newline, which Azure would take as part of the key: encode it with echo -n'),
       ts.check(az.shareName == null || (std.length(az.shareName) >= 3 && !ts.contains(az.shareName, '--')), 'storage.azure.shareName',
                'must be an Azure file share name: 3 to 63 lower-case letters, digits and single hyphens'),
-      ts.check(mountPath != '/', 'storage.mountPath', 'must not be /: the storage would hide the whole image'),
     ] + [
       ts.check(!$.isLocal($.dir(p, d)) || std.length([m for m in mounts if under($.dir(p, d), m)]) > 0, d,
                'must be under storage.mountPath (' + mountPath + ') or a volumeMount, where the pods share it')

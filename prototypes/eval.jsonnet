@@ -138,9 +138,7 @@ ts.prototype({
 
   validate(p):: storage.validate(p, ['trainDir', 'evalDir']) + [
     roles.nameFits(p, [role(p)]),
-    ts.check(!std.member([storage.mountPath(p)], p.scratchDir), 'scratchDir', 'must not be ' + p.scratchDir + ', where trainsonnet mounts the storage'),
-  ] + roles.volumeChecks(p, [storage.volumeName, scratch.name], [m.mountPath for m in role(p).mounts])
-  + roles.envChecks({ env: p.env }, [e.name for e in ownEnv(p)]),
+  ],
 
   warnings(p):: storage.warnings(p, component, [trainDir(p), evalDir(p)]) + [
     if p.exec != null && p.args != [] then 'args is not used with exec: put the arguments into exec',

@@ -28,7 +28,7 @@ local helpers = ['goto', 'update'];
 
 local params_ = common.params(proto) + batch.params('the scheduler (with scheduler.args)') + mpi.params
                 + chart.shared('the scheduler and of every worker', ['scheduler', 'worker']) + storage.params(['logDir']) + {
-  projectName: params.string('The project (the chart\'s projectName): a conda environment of that name is activated in every pod when the image\'s conda has it, and TensorBoard reads /root/<projectName>/checkpoints, the chart\'s checkpoint directory, unless logDir or a storage is set. Empty: none.', default=''),
+  projectName: params.string('The project (the chart\'s projectName): a conda environment of that name is activated in every pod when the image\'s conda has it, and TensorBoard reads /root/<projectName>/checkpoints, the chart\'s checkpoint directory, unless logDir or a storage is set. Empty: none.', default='', format='optionalFileName'),
   cuda: params.group('CUDA in the workers.', {
     stubs: params.string('Directory of the CUDA stub libraries (such as /usr/local/cuda/lib64/stubs): first on LD_LIBRARY_PATH of every pod, and of the ranks that ssh starts, on a node without a GPU driver, so that CUDA builds of the frameworks load there (the chart ran ldconfig on it).', format='absPath'),
   }),
@@ -56,7 +56,7 @@ local params_ = common.params(proto) + batch.params('the scheduler (with schedul
   } + chart.role('the scheduler', '')),
   worker: params.group('The workers: the Horovod ring (ranks 0 to number - 1, each serving ssh) and, in each, dask.number Dask workers.', {
     number: params.int('Number of worker pods, at most 5,000.', default=1, min=1, max=5000, aliases=['workers']),
-    podManagementPolicy: params.enum('How the worker pods start. They always start together (Parallel): an Indexed Job has no OrderedReady.', ['Parallel', 'OrderedReady'], default='Parallel'),
+    podManagementPolicy: params.enum('How the worker pods start. They always start together (Parallel): an Indexed Job has no OrderedReady.', ['Parallel'], default='Parallel'),
     image: chart.image('workers', 'worker', defaultImage, '0.28.1', 'IfNotPresent'),
     args: params.list('Command each worker runs once at start, before it serves ssh and starts its Dask workers (setup, such as a git pull), with sh -c; its failure fails the worker. One item per --worker-args flag.', items='nonEmpty', separator=''),
     volumes: params.object('Volumes of the workers only (the chart\'s worker.volumes), mounted with worker.volumeMounts or volumeMounts. One named like a volume of volumes stands for it in the workers, as in the chart, whose volumes were the scheduler\'s.', 'core/v1.Volume', list=true),
@@ -137,9 +137,6 @@ local chartWorkerEnv(p) = [
   { name: 'DASK_THREADS_PER_PROCESS', value: std.toString(p.worker.dask.threads) },
 ];
 // Variables trainsonnet sets (besides TS_*).
-local ownEnvNames = ['DASK_SCHEDULER_ADDRESS', 'NUM_PROC', 'NUM_DASK_WORKERS', 'JUPYTER_TOKEN']
-                    + std.set([e.name for e in chartSchedulerEnv({ projectName: '', cuda: { stubs: null }, scheduler: { schedulerPort: 0, dashboardPort: 0, jupyterPort: null, tensorboardPort: null }, ssh: { port: 0 } })]
-                              + ['DASK_WORKER_PROCESS', 'DASK_WORKER_GPU', 'DASK_WORKER_MEM', 'DASK_THREADS_PER_PROCESS']);
 
 // The store: mounted where TensorBoard reads, or where one is set.
 local storeOf(p, readOnly=false) = storage.pod(p, 'dask', if p.scheduler.tensorboardPort != null then [logDir(p)] else [], readOnly);
@@ -360,39 +357,21 @@ ts.prototype({
   },
 
   validate(p)::
-    local named = [['ssh.port', p.ssh.port], ['scheduler.schedulerPort', p.scheduler.schedulerPort], ['scheduler.dashboardPort', p.scheduler.dashboardPort]]
-                  + (if p.scheduler.jupyterPort != null then [['scheduler.jupyterPort', p.scheduler.jupyterPort]] else [])
-                  + (if p.scheduler.tensorboardPort != null then [['scheduler.tensorboardPort', p.scheduler.tensorboardPort]] else []);
-    local store = storeOf(p);
     [
       roles.nameFits(p, [{ name: 'worker', kind: 'IndexedJob', count: p.worker.number }, { name: 'scheduler' }]),
       roles.hostNetworkPort('ssh.port', p.ssh.port, p.useHostNetwork, 'the pods share', ' (the chart\'s default network)'),
-      ts.check(p.worker.podManagementPolicy == 'Parallel', 'worker.podManagementPolicy',
-               'must be Parallel: the workers are an Indexed Job, whose pods always start together; an MPI job needs all of them anyway'),
       mpi.checkConfigSize(p, 'worker.number', hostLinePrefix(p), hostLineSuffix(p), 0, p.worker.number, extraBytes=ts.assetBytes('assets/dask.sh', daskScript)),
       roles.nonRootPort(p, 'ssh.port', p.ssh.port, 'sshd'),
-    ] + roles.distinctPorts(named, 'cluster') + [
+    ] + [
       local gpus = chart.gpusOf(p, workerOf(p));
       ts.check(daskGPUs(p) <= gpus, 'worker.dask.gpu',
                'must be at most ' + std.floor(gpus / p.worker.dask.number) + ': worker.dask.number (' + p.worker.dask.number + ') times worker.dask.gpu claims '
                + daskGPUs(p) + ' GPUs in a worker pod of ' + gpus + ' (worker.gpu)'),
       ts.check(daskGPUs(p) <= 1024, 'worker.dask.gpu',
                'must be at most ' + std.floor(1024 / p.worker.dask.number) + ' with worker.dask.number ' + p.worker.dask.number + ': a pod has at most 1024 GPUs'),
-      ts.check(!std.member([x.mountPath for x in p.volumeMounts], chartDir), 'volumeMounts', 'must not mount ' + chartDir + ', where the chart\'s hostfile is'),
     ] + storage.validate(p, ['logDir'])
     + chart.gpuChecks(p, ['scheduler', 'worker'])
-    + mpi.checks(p, {}, { env: p.env, 'worker.env': p.worker.env, 'scheduler.env': p.scheduler.env }, [chartDir] + [m.mountPath for m in store.mounts])
-    + roles.envChecks({ env: p.env, 'worker.env': p.worker.env, 'scheduler.env': p.scheduler.env }, ownEnvNames)
-    + [
-      ts.check(std.member([v.name for v in p.worker.volumes + p.volumes], m.name), 'worker.volumeMounts', 'mount "' + m.name + '" names no volume in worker.volumes or volumes')
-      for m in p.worker.volumeMounts
-    ] + [
-      ts.check(!std.member(mpi.reservedVolumes + ['trainsonnet-helpers', storage.volumeName], v.name), 'worker.volumes', 'volume name "' + v.name + '" is taken by trainsonnet')
-      for v in p.worker.volumes
-    ] + [
-      ts.check(std.length([x for x in p.worker.volumes if x.name == v.name]) == 1, 'worker.volumes', 'volume name "' + v.name + '" is given twice')
-      for v in p.worker.volumes
-    ],
+    + mpi.checks(p, { env: p.env, 'worker.env': p.worker.env, 'scheduler.env': p.scheduler.env }),
 
   warnings(p):: storage.warnings(p, 'dask', if p.scheduler.tensorboardPort != null then [logDir(p)] else []) + [
     if p.worker.image.repository == defaultImage && p.scheduler.image.repository == null then

@@ -42,7 +42,7 @@ local params_ = common.params('spark', defaultImage) + batch.params('the driver'
   }),
   taskCpus: params.int('Spark cores per task (spark.task.cpus): with GPUs, the GPUs of each Horovod process (spark.task.resource.gpu.amount too); without, as your ETL and training need.', default=1, min=1, max=1024),
   gpuResource: params.string('Extended resource that counts GPUs.', default='nvidia.com/gpu', format='extendedResourceName'),
-  sparkConf: params.map('More Spark properties, in spark-defaults.conf (spark.executor.memory=8g). trainsonnet\'s own are refused: set their parameters.', keys='sparkConfKey'),
+  sparkConf: params.map('More Spark properties, in spark-defaults.conf (spark.executor.memory=8g). trainsonnet\'s own are refused: set their parameters.', keys='sparkConfKey', values='line'),
   longLived: params.bool('A long-lived cluster for interactive use: the master, the workers and the driver pod as Deployments that run until deleted. The driver pod runs no script: open a session in it (kubectl exec -it deploy/<name>-driver -- pyspark), whose executors reach it at its stable address, or have it serve driver.exec.', default=false),
   ui: params.group('The master\'s web UI.', {
     serviceType: params.enum('Type of the Service <name>-ui of the UI port alone: ClusterIP (reach it with kubectl port-forward), NodePort or LoadBalancer. The master\'s Service <name>-master is always ClusterIP: Spark\'s port has no authentication.', ['ClusterIP', 'NodePort', 'LoadBalancer'], default='ClusterIP'),
@@ -142,7 +142,6 @@ local ownEnv(p) = [
   { name: 'TS_INIT_TIMEOUT', value: std.toString(p.initTimeout) },
   { name: 'TS_WATCH_GRACE', value: std.toString(p.stopGrace) },
 ];
-local ownEnvNames = ['POD_IP', 'SPARK_CONF_DIR', 'STORE_DIR', 'SPARK_LOCAL_IP', 'SPARK_USER', 'HADOOP_USER_NAME', 'TS_INIT_TIMEOUT', 'TS_WATCH_GRACE', 'SPARK_WORKER_CORES', 'SPARK_WORKER_DIR', 'SPARK_WORKER_MEMORY', 'TS_GPUS', 'TS_DRIVER', 'NUM_PROC', 'HOROVOD_SPARK_START_TIMEOUT'];
 
 // The master and the workers stop once the driver is gone (not in a
 // long-lived cluster); the workers and the driver wait for the master.
@@ -316,8 +315,6 @@ ts.prototype({
   },
 
   validate(p)::
-    local ports = [['master.port', p.master.port], ['master.uiPort', p.master.uiPort], ['worker.uiPort', p.worker.uiPort],
-                   ['driver.port', p.driver.port], ['driver.blockManagerPort', p.driver.blockManagerPort]];
     storage.validate(p, ['storeDir']) + [
     roles.nameFits(p, [{ name: 'worker', kind: 'IndexedJob', count: p.worker.number }, { name: 'master' }, { name: 'driver' }]),
     ts.check(!gpuMode(p) || p.worker.cores == null || p.worker.cores == p.worker.gpu, 'worker.cores',
@@ -328,9 +325,7 @@ ts.prototype({
              'must divide worker.gpu (' + p.worker.gpu + '): each Horovod process takes taskCpus GPUs, and the rest of a worker\'s GPUs would sit idle'),
     ts.check(gpuMode(p) || p.worker.cores == null || cpus(p.worker.cpu) == null || p.worker.cores <= std.ceil(cpus(p.worker.cpu)), 'worker.cores',
              'must be at most ' + (if cpus(p.worker.cpu) == null then '' else std.ceil(cpus(p.worker.cpu))) + ', the CPUs of worker.cpu (' + p.worker.cpu + '): Spark would run more tasks at once than the worker has CPUs'),
-  ]
-  // every port is on the job's headless Service, which lists each once
-  + roles.distinctPorts(ports, 'job') + [
+  ] + [
     ts.check(!std.member(ownConfKeys, k), 'sparkConf', k + ' is set by trainsonnet: ' + {
       'spark.master': 'the master is <name>-master',
       'spark.task.cpus': 'set taskCpus',
@@ -345,9 +340,7 @@ ts.prototype({
       'spark.task.resource.gpu.amount': 'set taskCpus',
     }[k])
     for k in std.objectFields(p.sparkConf)
-  ] + roles.volumeChecks(p, [storage.volumeName, runtime.volumeName, scratch.name], [runtime.dir, p.scratchDir] + (if storage.kind(p) != null || storage.onStorage(p, [storage.dir(p, 'storeDir')]) != [] then [storage.mountPath(p)] else []))
-  + roles.envChecks({ env: p.env, 'master.env': p.master.env, 'worker.env': p.worker.env, 'driver.env': p.driver.env }, ownEnvNames)
-  + [ts.check(!std.member([storage.mountPath(p), runtime.dir], p.scratchDir), 'scratchDir', 'must not be ' + p.scratchDir + ', where trainsonnet mounts ' + (if p.scratchDir == runtime.dir then 'its own files' else 'the storage'))],
+  ],
 
   warnings(p):: storage.warnings(p, 'spark', [storage.dir(p, 'storeDir')]) + [
     if p.driver.exec != null then roles.shWarning('driver.exec', p.driver.exec),

@@ -117,7 +117,7 @@ ts.prototype({
     ts.check(p.worker.podManagementPolicy == 'Parallel', 'worker.podManagementPolicy',
              'must be Parallel: the workers are an Indexed Job, whose pods always start together; an MPI job needs all of them anyway'),
     mpi.checkConfigSize(p, 'worker.number', hostLinePrefix(p), hostLineSuffix(p), 0, p.worker.number, hostHead(p)),
-  ] + chart.gpuChecks(p, ['driver', 'worker']) + mpi.checks(p, {}, { env: p.env, 'worker.env': p.worker.env, 'driver.env': p.driver.env }, [chartDir]),
+  ] + chart.gpuChecks(p, ['driver', 'worker']) + mpi.checks(p, { env: p.env, 'worker.env': p.worker.env, 'driver.env': p.driver.env }),
 
   warnings(p):: [
     mpi.generatedKeyWarning(p, p.ssh.secret, '--ssh-secret'),

@@ -228,7 +228,7 @@ ts.prototype({
     mpi.checkConfigSize(p, 'workers', hostLinePrefix(p), hostLineSuffix(p), 0, p.workers, s3=staging(p)),
     ts.check(p.init == null || !std.startsWith(p.init, '/kubeflow/openmpi/'), 'init',
              'must not be a file of the Kubeflow prototype (' + p.init + '), which trainsonnet\'s pods do not have: leave init unset, trainsonnet\'s runtime (mpi.sh) replaces its init.sh'),
-  ] + mpi.checks(p, { dataDir: p.dataDir }, { env: p.env, 'launcher.env': p.launcher.env }, [kubeflowDir]),
+  ] + mpi.checks(p, { env: p.env, 'launcher.env': p.launcher.env }),
 
   warnings(p):: [
     mpi.generatedKeyWarning(p, p.ssh.secret, '--ssh-secret'),

@@ -174,8 +174,7 @@ ts.prototype({
     roles.nameFits(p, [role(p)]),
     ts.check(!(scheme(p) == 's3' && p.exec == null && p.tensorboardImage == defaultImage), 'logDir',
              'an s3:// logDir needs another tensorboardImage: TensorFlow 2.6 and later (this default image) read S3 only through tensorflow-io, which TensorBoard does not load; use an image with tensorboard and boto3 but without TensorFlow, where TensorBoard reads S3 itself'),
-  ] + roles.volumeChecks(p, [storage.volumeName, 'trainsonnet-gcs'], [m.mountPath for m in role(p).mounts])
-  + roles.envChecks({ env: p.env }, [e.name for e in ownEnv(p)]),
+  ],
 
   warnings(p):: storage.warnings(p, component, [logDir(p)]) + [
     if exposed(p) then

@@ -146,7 +146,6 @@ local clusterEnv(p, r) =
     { name: 'TS_WATCH_TIMEOUT', value: std.toString(p.leadTimeout) },
     { name: 'TS_WATCH_GRACE', value: std.toString(p.stopGrace) },
   ];
-local ownEnvNames = ['TASKID', 'JOBNAME', 'PSHOSTS', 'WORKERHOSTS', 'CHIEFHOSTS', 'TF_CONFIG', 'TRAIN_DIR', 'TRAINDIR', 'BATCHSIZE', 'TS_INIT_TIMEOUT', 'TS_WATCH_TIMEOUT', 'TS_WATCH_GRACE', 'TS_CLUSTER_PS', 'TS_CLUSTER_WORKER', 'TS_CLUSTER_CHIEF'];
 
 // The default command, the chart's, in its order; Kubernetes puts in
 // $(VAR).
@@ -305,10 +304,7 @@ ts.prototype({
     // the longest names: the last worker's (or a parameter server's)
     roles.nameFits(p, [{ name: 'worker', kind: 'IndexedJob', count: p.worker.number }, { name: 'ps', kind: 'IndexedJob', count: p.ps.number }]
                       + [{ name: r } for r in ['chief', 'evaluator'] if count(p, r) > 0]),
-    ts.check(!std.member([storage.mountPath(p), runtime.dir], p.scratchDir), 'scratchDir',
-             'must not be ' + p.scratchDir + ', where trainsonnet mounts ' + (if p.scratchDir == runtime.dir then 'its own files' else 'the storage')),
-  ] + roles.volumeChecks(p, [storage.volumeName, runtime.volumeName, 'trainsonnet-scratch'], [runtime.dir, p.scratchDir] + (if storage.kind(p) != null || storage.onStorage(p, [trainDir(p)]) != [] then [storage.mountPath(p)] else []))
-  + roles.envChecks({ env: p.env } + { [r + '.env']: p[r].env for r in roleNames }, ownEnvNames),
+  ],
 
   warnings(p):: storage.warnings(p, 'train', [trainDir(p)]) + [
     roles.shWarning('exec', p.exec),

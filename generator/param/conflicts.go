@@ -154,6 +154,7 @@ func ReadFile(source string, data []byte) (any, []*Error) {
 	if err == nil {
 		var v any
 		if v, err = DecodeJSON(j); err == nil {
+			v = markNumbers(data, v)
 			var problems []*Error
 			for _, c := range yamlConflicts(data) {
 				at := source
@@ -164,6 +165,14 @@ func ReadFile(source string, data []byte) (any, []*Error) {
 			}
 			return v, problems
 		}
+	}
+	if nans := notANumber(data); len(nans) > 0 {
+		var problems []*Error
+		for _, n := range nans {
+			problems = append(problems, &Error{Param: n[0], Source: source + ": " + n[0], Value: strconv.Quote(n[1]),
+				Rule: "YAML reads " + n[1] + " as a floating-point " + n[1] + ", which no parameter takes: quote it if it is text"})
+		}
+		return nil, problems
 	}
 	return nil, []*Error{{Source: source, Rule: "not valid YAML: " + oneLine(err.Error())}}
 }

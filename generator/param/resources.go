@@ -118,6 +118,8 @@ func checkResources(rr map[string]any, prefix string) (out map[string]any, probl
 			case rule != "":
 			case q.Sign() < 0:
 				rule = "must not be negative"
+			case q.Cmp(maxQuantity) > 0:
+				rule = "is too large: a quantity holds at most " + maxQuantity.String() + " (about 9.2e15)"
 			default:
 				rule = format.CheckResourceValue(name, q)
 			}
@@ -182,6 +184,9 @@ func checkResources(rr map[string]any, prefix string) (out map[string]any, probl
 // quantityOf parses one quantity as written in a params file (a string or
 // a number); text is how it shows in a problem.
 func quantityOf(v any) (text string, q resource.Quantity, rule string) {
+	if n, ok := v.(YAMLNumber); ok {
+		v = n.Number
+	}
 	var s string
 	switch x := v.(type) {
 	case string:

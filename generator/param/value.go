@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	sigsjson "sigs.k8s.io/json"
@@ -135,9 +136,15 @@ func splitPairs(s string) []string {
 func (p *Param) Normalize(v any) (any, string) {
 	switch p.Type {
 	case TypeString:
+		if n, ok := v.(YAMLNumber); ok {
+			return nil, n.quoteIt()
+		}
 		s, ok := v.(string)
 		if !ok {
 			return nil, "must be a string (quote it in YAML)"
+		}
+		if rule := textRule(s); rule != "" {
+			return nil, rule
 		}
 		if rule := format.Get(p.Format).Check(s); rule != "" {
 			return nil, rule
@@ -211,9 +218,15 @@ func (p *Param) Normalize(v any) (any, string) {
 		}
 		out := make([]string, 0, len(l))
 		for _, item := range l {
+			if n, ok := item.(YAMLNumber); ok {
+				return nil, n.quoteIt()
+			}
 			s, ok := item.(string)
 			if !ok {
 				return nil, "must be a list of strings"
+			}
+			if rule := textRule(s); rule != "" {
+				return nil, fmt.Sprintf("item %q: %s", s, rule)
 			}
 			if rule := format.Get(p.Format).Check(s); rule != "" {
 				return nil, fmt.Sprintf("item %q: %s", s, rule)
@@ -259,6 +272,8 @@ func (p *Param) mapValue(v any) (any, string) {
 		switch x := raw.(type) {
 		case string:
 			s = x
+		case YAMLNumber:
+			return nil, fmt.Sprintf("key %q: %s", k, x.quoteIt())
 		case json.Number:
 			s = x.String()
 		case bool:
@@ -267,6 +282,9 @@ func (p *Param) mapValue(v any) (any, string) {
 			s = fmt.Sprint(x)
 		default:
 			return nil, fmt.Sprintf("key %q: value must be a string", k)
+		}
+		if rule := textRule(s); rule != "" {
+			return nil, fmt.Sprintf("key %q: %s", k, rule)
 		}
 		if rule := format.Get(p.ValueFormat).Check(s); rule != "" {
 			return nil, fmt.Sprintf("key %q: value %q: %s", k, s, rule)
@@ -356,6 +374,9 @@ func (p *Param) checkBounds(n int64) string {
 }
 
 func normQuantity(v any) (any, string) {
+	if n, ok := v.(YAMLNumber); ok {
+		v = n.Number
+	}
 	var s string
 	switch x := v.(type) {
 	case string:
@@ -376,8 +397,17 @@ func normQuantity(v any) (any, string) {
 	if q.Sign() < 0 {
 		return nil, "must not be negative"
 	}
+	if q.Cmp(maxQuantity) > 0 {
+		// Beyond it the quantity's text stops being its value (1e21
+		// prints as 1) and nothing can count it.
+		return nil, "is too large: a quantity holds at most " + maxQuantity.String() + " (about 9.2e15)"
+	}
 	return q.String(), ""
 }
+
+// maxQuantity is the largest quantity whose thousandths fit in an int64,
+// as Kubernetes counts cpu (millicores) and every quantity's MilliValue.
+var maxQuantity = *resource.NewMilliQuantity(math.MaxInt64, resource.DecimalSI)
 
 func parseInt(s string) (int64, bool) {
 	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
@@ -392,6 +422,9 @@ func (p *Param) itemsText() string {
 }
 
 func toInt(v any) (int64, bool) {
+	if n, ok := v.(YAMLNumber); ok {
+		v = n.Number
+	}
 	switch x := v.(type) {
 	case json.Number:
 		n, err := x.Int64()
@@ -506,4 +539,17 @@ func GoValue(v any) any {
 		return fmt.Sprintf("<unencodable %T>", v)
 	}
 	return out
+}
+
+// textRule is what every text value obeys: UTF-8 (YAML and JSON have no
+// other), without a NUL byte (no program can be given one, and a C string
+// ends there).
+func textRule(s string) string {
+	switch {
+	case !utf8.ValidString(s):
+		return "must be UTF-8 text"
+	case strings.IndexByte(s, 0) >= 0:
+		return "must not hold a NUL byte"
+	}
+	return ""
 }

@@ -59,16 +59,37 @@ repository on each sync.`,
 	return cmd
 }
 
-// batchFiles expands the arguments into the jobs' files, in order.
+// batchFiles expands the arguments into the jobs' files, in order. Only
+// regular files are read (a FIFO would hang the run), each once, and each
+// must name a job (jobName).
 func batchFiles(args []string) ([]string, error) {
 	var files []string
+	var infos []os.FileInfo // of files, for os.SameFile
+	add := func(f string, st os.FileInfo) error {
+		if !st.Mode().IsRegular() {
+			return usagef("%s: is not a regular file; a batch reads params files only", f)
+		}
+		if name := jobNameOf(f); name == "" || strings.HasPrefix(name, ".") {
+			return usagef("%s: names no job: a job is its file's name without the extension, which must not be empty or start with a dot (rename the file)", f)
+		}
+		for i, prev := range infos {
+			if os.SameFile(prev, st) {
+				return usagef("%s and %s are the same file: give each job once", files[i], f)
+			}
+		}
+		infos = append(infos, st)
+		files = append(files, f)
+		return nil
+	}
 	for _, a := range args {
 		st, err := os.Stat(a)
 		if err != nil {
 			return nil, usagef("%s: %v", a, unwrapPath(err))
 		}
 		if !st.IsDir() {
-			files = append(files, a)
+			if err := add(a, st); err != nil {
+				return nil, err
+			}
 			continue
 		}
 		entries, err := os.ReadDir(a)
@@ -77,8 +98,19 @@ func batchFiles(args []string) ([]string, error) {
 		}
 		n := len(files)
 		for _, e := range entries {
-			if !e.IsDir() && slices.Contains(batchExts, filepath.Ext(e.Name())) {
-				files = append(files, filepath.Join(a, e.Name()))
+			if e.IsDir() || !slices.Contains(batchExts, filepath.Ext(e.Name())) {
+				continue
+			}
+			f := filepath.Join(a, e.Name())
+			st, err := os.Stat(f)
+			if err != nil {
+				return nil, usagef("%s: %v", f, unwrapPath(err))
+			}
+			if st.IsDir() {
+				continue
+			}
+			if err := add(f, st); err != nil {
+				return nil, err
 			}
 		}
 		if len(files) == n {
@@ -139,10 +171,14 @@ func runBatch(cmd *cobra.Command, root *rootOptions, s Streams, args []string, o
 		warnings []string
 		doc      []byte           // the job's YAML documents or JSON List
 		base     []generator.File // with --output-dir
+		objects  []string         // the objects' identities (objectKey)
 	}
 	out := make([]encoded, len(jobs))
 	err = g.RenderEach(cmd.Context(), jobs, func(i int, res *generator.Result) (err error) {
 		out[i].warnings = res.Warnings
+		for _, o := range res.Objects {
+			out[i].objects = append(out[i].objects, objectKey(o))
+		}
 		switch {
 		case outputDir != "":
 			out[i].base, err = res.KustomizeBase()
@@ -164,6 +200,17 @@ func runBatch(cmd *cobra.Command, root *rootOptions, s Streams, args []string, o
 			return slices.Index(files, a.Job) - slices.Index(files, b.Job)
 		})
 		return &generator.BatchError{Failed: failed}
+	}
+	// Two jobs that make one object (two files without a name of their
+	// own, say) would apply one over the other.
+	owner := map[string]int{}
+	for i, o := range out {
+		for _, k := range o.objects {
+			if prev, dup := owner[k]; dup && prev != i {
+				return usagef("%s and %s both make %s: give the jobs names of their own (name: in each file)", jobs[prev].Name, jobs[i].Name, strings.SplitN(k, "\x00", 2)[1])
+			}
+			owner[k] = i
+		}
 	}
 	for i, o := range out {
 		for _, w := range o.warnings {
@@ -195,6 +242,19 @@ func runBatch(cmd *cobra.Command, root *rootOptions, s Streams, args []string, o
 	return stream.Flush()
 }
 
-func jobName(j generator.Job) string {
-	return strings.TrimSuffix(filepath.Base(j.Name), filepath.Ext(j.Name))
+// objectKey identifies an object in a cluster: its API group, kind,
+// namespace and name; then, after a NUL, how to name it.
+func objectKey(o *generator.Object) string {
+	group, _, _ := strings.Cut(o.APIVersion, "/")
+	if !strings.Contains(o.APIVersion, "/") {
+		group = ""
+	}
+	return group + "/" + o.Kind + "/" + o.Namespace + "/" + o.Name + "\x00" + o.ID()
+}
+
+func jobName(j generator.Job) string { return jobNameOf(j.Name) }
+
+// jobNameOf is the job of a params file: its name without the extension.
+func jobNameOf(file string) string {
+	return strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 }

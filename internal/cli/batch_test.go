@@ -82,3 +82,61 @@ func TestBatchUsage(t *testing.T) {
 	code, _, stderr := run("batch", dir)
 	assert.Equal(t, 0, code, stderr)
 }
+
+// What a batch refuses before it writes anything: two jobs that make the
+// same objects, one file given twice, a file that names no job, anything
+// but a regular file.
+func TestBatchRefusesJobsThatCollide(t *testing.T) {
+	job := "prototype: openmpi\nssh:\n  secret: s\n"
+	for _, c := range []struct {
+		name  string
+		files map[string]string
+		args  func(dir string) []string
+		want  string
+	}{
+		{"same objects", map[string]string{"a.yaml": job, "b.yaml": job}, func(d string) []string { return []string{d} },
+			"both make NetworkPolicy openmpi"},
+		{"one file twice", map[string]string{"a.yaml": job}, func(d string) []string {
+			return []string{filepath.Join(d, "a.yaml"), filepath.Join(d, ".", "a.yaml")}
+		}, "are the same file"},
+		{"a file named .yaml", map[string]string{".yaml": job}, func(d string) []string { return []string{d} }, "names no job"},
+		{"a file named ..yaml", map[string]string{"..yaml": job}, func(d string) []string { return []string{filepath.Join(d, "..yaml")} }, "names no job"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := batchDir(t, c.files)
+			out := filepath.Join(t.TempDir(), "bases")
+			code, stdout, stderr := run(append([]string{"batch"}, c.args(dir)...)...)
+			assert.Equal(t, 2, code, stderr)
+			assert.Empty(t, stdout)
+			assert.Contains(t, stderr, c.want)
+			code, _, _ = run(append(append([]string{"batch"}, c.args(dir)...), "--output-dir", out)...)
+			assert.Equal(t, 2, code)
+			assert.NoDirExists(t, out)
+		})
+	}
+	t.Run("a FIFO", func(t *testing.T) {
+		dir := batchDir(t, map[string]string{"a.yaml": job + "name: a\n"})
+		require.NoError(t, syscallMkfifo(filepath.Join(dir, "f.yaml")))
+		code, _, stderr := run("batch", dir)
+		assert.Equal(t, 2, code)
+		assert.Contains(t, stderr, "f.yaml: is not a regular file")
+	})
+}
+
+// --output-dir . writes the base into the working directory, which stays
+// the same directory (a shell in it is not left in a deleted one).
+func TestOutputDirDot(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	before, err := os.Stat(".")
+	require.NoError(t, err)
+	for _, name := range []string{"a", "b"} {
+		code, _, stderr := run("gen", "openmpi", "--name", name, "--ssh-secret", "s", "--output-dir", ".")
+		require.Equal(t, 0, code, stderr)
+	}
+	after, err := os.Stat(dir)
+	require.NoError(t, err)
+	assert.True(t, os.SameFile(before, after), "the working directory is the same one")
+	assert.FileExists(t, filepath.Join(dir, "job_b-launcher.yaml"))
+	assert.NoFileExists(t, filepath.Join(dir, "job_a-launcher.yaml"), "the previous base's files are gone")
+}

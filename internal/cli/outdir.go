@@ -28,7 +28,10 @@ import (
 // is what gets replaced (beside itself), so the link stays and points at
 // the fresh base. A dangling link is refused.
 func writeDir(dir string, files []generator.File) error {
-	dir = filepath.Clean(dir)
+	dir, err := absDir(dir)
+	if err != nil {
+		return err
+	}
 	target, err := followLink(dir)
 	if err != nil {
 		return err
@@ -54,6 +57,9 @@ func writeDir(dir string, files []generator.File) error {
 			return fmt.Errorf("--output-dir: %w", err)
 		}
 	}
+	if existing && holdsWorkingDir(target) {
+		return replaceInPlace(tmp, target, files)
+	}
 	if !existing {
 		if err := os.Rename(tmp, target); err != nil {
 			return fmt.Errorf("--output-dir: %w", err)
@@ -76,13 +82,30 @@ func writeDir(dir string, files []generator.File) error {
 // checkOutputDir refuses a --output-dir that writeDir would refuse, so
 // that gen can say so before rendering (writeDir checks again).
 func checkOutputDir(dir string) error {
-	dir = filepath.Clean(dir)
+	dir, err := absDir(dir)
+	if err != nil {
+		return err
+	}
 	target, err := followLink(dir)
 	if err != nil {
 		return err
 	}
 	_, _, err = checkReplaceable(dir, target)
 	return err
+}
+
+// absDir is dir cleaned, and absolute when it ends in . or .. (".",
+// "base/.."): the fresh directory is made beside it, in its parent.
+func absDir(dir string) (string, error) {
+	clean := filepath.Clean(dir)
+	if b := filepath.Base(clean); b != "." && b != ".." {
+		return clean, nil
+	}
+	abs, err := filepath.Abs(clean)
+	if err != nil {
+		return "", usagef("--output-dir %s: %v", dir, err)
+	}
+	return abs, nil
 }
 
 // followLink returns the directory that dir names: dir itself, or, if dir
@@ -186,4 +209,49 @@ func them(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// holdsWorkingDir reports whether dir is the working directory or holds
+// it: replacing dir by rename would leave the shell that ran trainsonnet
+// in a deleted directory (--output-dir .).
+func holdsWorkingDir(dir string) bool {
+	wd, err := os.Getwd()
+	if err != nil {
+		return false
+	}
+	rel, err := filepath.Rel(dir, wd)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// replaceInPlace replaces the base in dir file by file, each by rename
+// from tmp: the object files, then the kustomization that lists them,
+// then the files of the previous base that the new one does not have.
+// (checkReplaceable made sure dir holds nothing else.)
+func replaceInPlace(tmp, dir string, files []generator.File) error {
+	keep := map[string]bool{}
+	for _, f := range files {
+		keep[f.Name] = true
+	}
+	old, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("--output-dir: %w", err)
+	}
+	for _, last := range []bool{false, true} {
+		for _, f := range files {
+			if (f.Name == generator.KustomizationFile) != last {
+				continue
+			}
+			if err := os.Rename(filepath.Join(tmp, f.Name), filepath.Join(dir, f.Name)); err != nil {
+				return fmt.Errorf("--output-dir: %w", err)
+			}
+		}
+	}
+	for _, e := range old {
+		if !keep[e.Name()] {
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
+				return fmt.Errorf("--output-dir: %w", err)
+			}
+		}
+	}
+	return nil
 }

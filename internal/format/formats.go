@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/distribution/reference"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/api/validate/content"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -205,6 +206,23 @@ var formats = []Format{
 		},
 	},
 	{
+		// One line of text, for values written into a line of a file
+		// (spark-defaults.conf): a line break would add a line of its own.
+		Name:  "line",
+		Rule:  "one line of text",
+		Check: checkLine,
+		Draw:  func(r *Rand) string { return r.Text(false) },
+	},
+	{
+		// A name that becomes a directory or an environment's name
+		// (horovod-dask's projectName, /root/<projectName>): "" is none.
+		Name:   "optionalFileName",
+		Rule:   "empty, or a file name: not . or .., without / or line breaks",
+		Check:  checkOptionalFileName,
+		Schema: map[string]any{"pattern": "^([^/\\n\\r\\x00]*)$"},
+		Draw:   func(r *Rand) string { return r.DNS1123Label(1 + r.IntN(12)) },
+	},
+	{
 		Name: "int",
 		Rule: "an integer",
 		Check: func(s string) string {
@@ -228,6 +246,9 @@ func joinMsgs(f func(string) []string) func(string) string {
 	}
 }
 
+// checkImage parses an image reference as the kubelet and the registries
+// do (github.com/distribution/reference): a lower-case repository, then a
+// tag of at most 128 characters and/or a digest.
 func checkImage(s string) string {
 	if s == "" {
 		return "must not be empty"
@@ -235,12 +256,8 @@ func checkImage(s string) string {
 	if strings.ContainsAny(s, " \t\r\n") {
 		return "must be an image reference without spaces, such as registry/repo:tag"
 	}
-	repo, _, _ := strings.Cut(s, "@")
-	if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
-		repo = repo[:i]
-	}
-	if repo == "" || repo != strings.ToLower(repo) {
-		return "must be an image reference with a lower-case repository, such as registry/repo:tag"
+	if _, err := reference.ParseNormalizedNamed(s); err != nil {
+		return "must be an image reference such as registry/repo:tag (" + strings.TrimPrefix(err.Error(), "invalid reference format: ") + ")"
 	}
 	return ""
 }
@@ -322,7 +339,7 @@ func checkImageRepository(s string) string {
 	if msg := checkImage(s); msg != "" {
 		return msg
 	}
-	if strings.Contains(s, "@") || strings.LastIndex(s, ":") > strings.LastIndex(s, "/") {
+	if n, err := reference.ParseNormalizedNamed(s); err != nil || !reference.IsNameOnly(n) {
 		return "must be an image repository without tag or digest, such as registry.example.com/team/horovod (the tag is image.tag)"
 	}
 	return ""
@@ -438,6 +455,23 @@ var sparkConfKey = regexp.MustCompile(`^spark\.[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*
 func checkSparkConfKey(s string) string {
 	if !sparkConfKey.MatchString(s) {
 		return "must be a Spark property name such as spark.executor.memory (spark. then letters, digits, '.', '_' and '-')"
+	}
+	return ""
+}
+
+func checkLine(s string) string {
+	if strings.ContainsAny(s, "\n\r\x00") {
+		return "must be one line of text: a line break would start a line of its own"
+	}
+	return ""
+}
+
+func checkOptionalFileName(s string) string {
+	if s == "" {
+		return ""
+	}
+	if s == "." || s == ".." || strings.ContainsAny(s, "/\n\r\x00") {
+		return "must be a file name: not . or .., without / or line breaks (it becomes a directory)"
 	}
 	return ""
 }
