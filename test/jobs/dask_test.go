@@ -34,10 +34,15 @@ var uiStandIn string
 //   - batch: scheduler.args as the chart's users wrote them; the scheduler
 //     is a Job that runs them once the ring answers, and the whole cluster
 //     ends Complete.
+//   - interactive-survives: a Jupyter that fails at every start (as one
+//     missing from the image) leaves the scheduler pod Ready and the
+//     cluster computing; the scheduler pod deleted, its Deployment's next
+//     one finds the same workers, whose Dask workers come back to it.
 func TestHorovodDask(t *testing.T) {
 	runCases(t, []jobTest{
 		{"interactive", testDaskInteractive},
 		{"batch", testDaskBatch},
+		{"interactive-survives", testDaskInteractiveSurvives},
 	})
 }
 
@@ -163,6 +168,73 @@ func testDaskInteractive(t *testing.T, s *suite) {
 		wlog := jc.logs(w.name(), "worker")
 		require.NotEmpty(t, lineWith(wlog, "Dask workers started against tcp://"+jc.name+"-dask:8786 (2 processes)"), "%s: its log:\n%s", w.name(), wlog)
 		require.Empty(t, lineWith(wlog, "the Dask workers exited"), "%s: its Dask workers never exited; its log:\n%s", w.name(), wlog)
+	}
+}
+
+func testDaskInteractiveSurvives(t *testing.T, s *suite) {
+	jc := s.start(t, "dasklive", kube.Baseline)
+	params := jc.daskParams().Set("scheduler.jupyterPort", 8888)
+	// Jupyter fails at every start, as one missing from the image would.
+	cm, err := json.Marshal(map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "standin"},
+		"data": map[string]any{
+			"tensorboard": uiStandIn,
+			"jupyter":     "#!/bin/sh\necho 'jupyter stand-in: failing on purpose' >&2\nexit 1\n",
+		},
+	})
+	require.NoError(t, err)
+	jc.apply(cm)
+	res, err := s.g.Render(jc.ctx, params)
+	require.NoError(t, err)
+	jc.apply(jc.yaml(res))
+
+	// waitScheduler: the scheduler pod other than old, once in interactive
+	// mode and Ready (a failing UI must not take its readiness).
+	waitScheduler := func(old string) string {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Minute)
+		for {
+			for _, p := range jc.podsOf("scheduler") {
+				if p.name() == old {
+					continue
+				}
+				out, err := jc.kubectl(nil, "logs", "pod/"+p.name(), "--container", "scheduler")
+				if err == nil && strings.Contains(string(out), "interactive mode") {
+					require.NoError(t, jc.s.k.Wait(jc.ctx, jc.ns, "condition=Ready", 2*time.Minute, "pod/"+p.name()),
+						"the scheduler pod is Ready, its Jupyter failing or not")
+					return p.name()
+				}
+			}
+			require.True(t, time.Now().Before(deadline), "no scheduler pod reached interactive mode")
+			time.Sleep(pollInterval)
+		}
+	}
+	compute := func(sched string) {
+		t.Helper()
+		out, err := jc.kubectl(nil, "exec", "pod/"+sched, "--container", "scheduler", "--", "sh", "-c", daskClient+" && timeout 60 "+ringAllreduce)
+		require.NoError(t, err, "%s", out)
+		jc.requireDaskOutput(string(out))
+	}
+	sched := waitScheduler("")
+	compute(sched)
+	jlog := jc.logs(sched, "jupyter")
+	require.Contains(t, jlog, "jupyter exited with code 1; starting it again", "dask.sh ui starts the failed UI again:\n%s", jlog)
+	workersBefore := jc.podsOf("worker")
+	require.Len(t, workersBefore, 2)
+
+	// The scheduler pod goes (a node drained, say); its Deployment makes
+	// another, which finds the same ring.
+	_, err = jc.kubectl(nil, "delete", "pod", sched, "--wait=true")
+	require.NoError(t, err)
+	next := waitScheduler(sched)
+	compute(next)
+	workersAfter := jc.podsOf("worker")
+	require.Len(t, workersAfter, 2)
+	for i := range workersBefore {
+		require.Equal(t, workersBefore[i].name(), workersAfter[i].name(), "the same worker pods serve the new scheduler")
+		wlog := jc.logs(workersAfter[i].name(), "worker")
+		require.Contains(t, wlog, "launcher watchdog off", "%s: an interactive worker outlives its scheduler; its log:\n%s", workersAfter[i].name(), wlog)
 	}
 }
 

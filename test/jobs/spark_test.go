@@ -3,6 +3,7 @@ package jobs_test
 import (
 	_ "embed"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -80,10 +81,14 @@ func (jc *jobCase) sparkParams() *generator.Params {
 		Set("volumeMounts", []any{map[string]any{"name": "standin", "mountPath": "/standin", "readOnly": true}})
 }
 
+// sparkUID is a user the test image has no passwd entry for, as
+// horovod/horovod has none for 1000: Spark's login needs a name for it.
+const sparkUID = 4242
+
 func testSparkComplete(t *testing.T, s *suite) {
 	jc := s.start(t, "spark", kube.Restricted)
 	jc.createLocalClaim(storeClaim)
-	res, err := s.g.Render(jc.ctx, jc.sparkParams())
+	res, err := s.g.Render(jc.ctx, jc.sparkParams().Set("runAsUser", sparkUID))
 	require.NoError(t, err)
 	jc.apply(jc.yaml(res))
 
@@ -97,6 +102,12 @@ func testSparkComplete(t *testing.T, s *suite) {
 	require.Contains(t, log, "driver: master ACCEPTED", "the driver reached the master through its Service; its log:\n%s", log)
 	require.Contains(t, log, "driver: 2 processes on executors", "both executors reached the driver at its stable address; its log:\n%s", log)
 	require.Contains(t, log, "allreduce of ranks = 1", "its log:\n%s", log)
+	// Every Spark process found a name for its uid, which the image lacks:
+	// the pods' copy of /etc/passwd has one (Spark's Hadoop login).
+	for _, p := range append(jc.podsOf("driver"), append(jc.podsOf("master"), jc.podsOf("worker")...)...) {
+		plog := jc.logs(p.name(), "")
+		require.Contains(t, plog, fmt.Sprintf("standin: login: spark (uid %d)", sparkUID), "%s: its log:\n%s", p.name(), plog)
+	}
 	workers := jc.podsOf("worker")
 	require.Len(t, workers, 2)
 	for _, w := range workers {

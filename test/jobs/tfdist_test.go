@@ -59,7 +59,7 @@ if kind == "ps":
         conn.sendall(("ps %d has %s" % (index, got)).encode())
         conn.close()
 # a worker: what its init container prepared in scratchDir, if anything
-prepared = os.path.join(os.environ.get("SCRATCH", "/scratch"), "prepared")
+prepared = os.path.join(os.environ.get("SCRATCH", "/mnt"), "prepared")
 if os.path.exists(prepared):
     print("worker", index, "found", open(prepared).read().strip(), flush=True)
 # wait until the parameter servers' watch can see the workers
@@ -120,8 +120,8 @@ func testTFComplete(t *testing.T, s *suite) {
 	jc := s.start(t, "tfdist", kube.Restricted)
 	jc.createLocalClaim(storeClaim)
 	// the chart's prepare step, as worker.init: it sees the task's own
-	// environment and writes into scratchDir, which the worker then reads
-	res, err := s.g.Render(jc.ctx, jc.tfParams().Set("worker.init", `echo "prepared by init of $JOBNAME $TASKID" > /scratch/prepared`))
+	// environment and writes into scratchDir (the chart's /mnt), which the worker then reads
+	res, err := s.g.Render(jc.ctx, jc.tfParams().Set("worker.init", `echo "prepared by init of $JOBNAME $TASKID" > /mnt/prepared`))
 	require.NoError(t, err)
 	jc.apply(jc.yaml(res))
 

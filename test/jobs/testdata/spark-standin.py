@@ -17,6 +17,7 @@ Line protocol over TCP:
 """
 import json
 import os
+import pwd
 import socket
 import subprocess
 import sys
@@ -170,7 +171,22 @@ def submit(args, c):
     sys.exit(code)
 
 
+def login():
+    """What Spark's Hadoop login (UnixLoginModule) asks of the OS: the name
+    of the process's user, from the passwd database. Without one the JVM
+    fails every Spark process at start: 'failure to login:
+    javax.security.auth.login.LoginException: java.lang.NullPointerException:
+    invalid null input: name'."""
+    uid = os.getuid()
+    try:
+        name = pwd.getpwuid(uid).pw_name
+    except KeyError:
+        check(False, "failure to login: uid %d has no name in /etc/passwd (invalid null input: name)" % uid)
+    log("login: %s (uid %d)" % (name, uid))
+
+
 def main():
+    login()
     c = conf()
     check(c["spark.task.cpus"].isdigit(), "spark.task.cpus")
     prog, args = os.path.basename(sys.argv[0]), sys.argv[1:]
