@@ -57,6 +57,9 @@ type JobError struct {
 // Error has one line per problem, each starting with its job's name
 // unless it already does (a problem in a job's params file names it).
 func (e *BatchError) Error() string {
+	if e == nil {
+		return "batch failed"
+	}
 	var b strings.Builder
 	for _, j := range e.Failed {
 		for _, line := range strings.Split(strings.TrimRight(j.Err.Error(), "\n"), "\n") {
@@ -75,6 +78,9 @@ func (e *BatchError) Error() string {
 // Unwrap gives every job's error, so that IsValidation sees through a
 // batch.
 func (e *BatchError) Unwrap() []error {
+	if e == nil {
+		return nil
+	}
 	errs := make([]error, len(e.Failed))
 	for i, j := range e.Failed {
 		errs[i] = j.Err
@@ -111,6 +117,15 @@ func (g *Generator) RenderAll(ctx context.Context, jobs []Job) ([]*Result, error
 // fails to render, or use returns an error for it, the error is a
 // *BatchError that lists every failure in the jobs' order.
 func (g *Generator) RenderEach(ctx context.Context, jobs []Job, use func(i int, res *Result) error) error {
+	if err := g.ready(); err != nil {
+		return err
+	}
+	if use == nil {
+		return usage("RenderEach needs a function to use each result")
+	}
+	if ctx == nil {
+		return usage("nil context")
+	}
 	errs := make([]error, len(jobs))
 	workers := min(runtime.GOMAXPROCS(0), len(jobs))
 	q := newJobQueue(jobs, workers)

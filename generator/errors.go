@@ -15,6 +15,9 @@ type ValidationError struct {
 }
 
 func (e *ValidationError) Error() string {
+	if e == nil {
+		return "invalid parameters"
+	}
 	lines := make([]string, len(e.Problems))
 	for i, p := range e.Problems {
 		lines[i] = p.Error()
@@ -34,5 +37,23 @@ func IsValidation(err error) bool {
 // (an unknown prototype, an unreadable params file): the user's to fix.
 type UsageError struct{ Err error }
 
-func (e *UsageError) Error() string { return e.Err.Error() }
-func (e *UsageError) Unwrap() error { return e.Err }
+func (e *UsageError) Error() string {
+	if e == nil || e.Err == nil {
+		return "usage error"
+	}
+	return e.Err.Error()
+}
+
+func (e *UsageError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}
+
+// usage is a UsageError of a Go caller's: bad or missing input to an
+// entry point of the package.
+func usage(msg string) error { return &UsageError{errors.New("generator: " + msg)} }
+
+// errNotMade: a Generator not made with New.
+var errNotMade = usage("a Generator is made with New (this one is nil or a zero value)")

@@ -66,6 +66,9 @@ func New(opts Options) (*Generator, error) {
 	embedded := map[string]fs.FS{"prototypes": prototypes.FS, "lib": lib.FS}
 	dirs := make([]string, 0, len(opts.PrototypePaths))
 	for _, d := range opts.PrototypePaths {
+		if d == "" {
+			return nil, &UsageError{&fs.PathError{Op: OpPrototypePath, Path: d, Err: errors.New("empty: name a directory")}}
+		}
 		abs, err := filepath.Abs(d)
 		if err != nil {
 			return nil, &UsageError{&fs.PathError{Op: OpPrototypePath, Path: d, Err: err}}
@@ -103,13 +106,27 @@ func New(opts Options) (*Generator, error) {
 	return g, nil
 }
 
+// ready: g was made with New.
+func (g *Generator) ready() error {
+	if g == nil || g.im == nil {
+		return errNotMade
+	}
+	return nil
+}
+
 // Names returns the names of every prototype, sorted, without reading them.
 func (g *Generator) Names() []string {
+	if g.ready() != nil {
+		return nil
+	}
 	return slices.Sorted(maps.Keys(g.sources))
 }
 
 // Prototypes reads and returns every prototype, sorted by name.
 func (g *Generator) Prototypes() ([]*Prototype, error) {
+	if err := g.ready(); err != nil {
+		return nil, err
+	}
 	var out []*Prototype
 	for _, n := range g.Names() {
 		p, err := g.Lookup(n)
@@ -123,6 +140,9 @@ func (g *Generator) Prototypes() ([]*Prototype, error) {
 
 // Lookup returns the named prototype with its declared parameters.
 func (g *Generator) Lookup(name string) (*Prototype, error) {
+	if err := g.ready(); err != nil {
+		return nil, err
+	}
 	return g.lookup(name, nil)
 }
 
@@ -179,11 +199,20 @@ func (g *Generator) declaration(w *pooledVM, name string, src source) (string, e
 // k8s.io/api type; the others (custom resources) have had their apiVersion,
 // kind and metadata checked.
 func (g *Generator) Render(ctx context.Context, params *Params) (*Result, error) {
+	if err := g.ready(); err != nil {
+		return nil, err
+	}
+	if ctx == nil {
+		return nil, usage("nil context")
+	}
 	return g.render(ctx, params, nil)
 }
 
 // render is Render on the VM w, or on a pooled one when w is nil.
 func (g *Generator) render(ctx context.Context, params *Params, w *pooledVM) (*Result, error) {
+	if params == nil {
+		return nil, usage("no parameters: make them with NewParams(prototype), or a typed struct's Params()")
+	}
 	pr, err := g.lookup(params.Prototype(), w)
 	if err != nil {
 		return nil, err

@@ -52,6 +52,9 @@ type Object struct {
 
 // JSON returns the object as compact JSON with sorted keys.
 func (o *Object) JSON() []byte {
+	if o == nil {
+		return nil
+	}
 	if !o.hasRefs {
 		return o.raw
 	}
@@ -76,6 +79,9 @@ func (o *Object) yaml() ([]byte, error) {
 
 // ID is "Kind/name", or "Kind namespace/name" when the object is namespaced.
 func (o *Object) ID() string {
+	if o == nil {
+		return ""
+	}
 	name := o.Name
 	if name == "" {
 		name = "(no name)"

@@ -48,13 +48,23 @@ type input struct {
 func NewParams(prototype string) *Params { return &Params{prototype: prototype} }
 
 // Prototype returns the name of the prototype the parameters are for.
-func (p *Params) Prototype() string { return p.prototype }
+// (Every method of Params takes a nil *Params as no parameters: it
+// records nothing, and Render refuses nil.)
+func (p *Params) Prototype() string {
+	if p == nil {
+		return ""
+	}
+	return p.prototype
+}
 
 // Set sets a parameter from a Go value: a string, an integer, a bool, a
 // resource.Quantity, a time.Duration (whole seconds), map[string]string,
 // []string, or a k8s.io/api value for object parameters. path is the
 // declared dotted path, such as "ssh.port".
 func (p *Params) Set(path string, value any) *Params {
+	if p == nil {
+		return nil
+	}
 	p.inputs = append(p.inputs, input{kind: inputValue, path: path, given: path, value: value})
 	return p
 }
@@ -66,6 +76,9 @@ func (p *Params) Set(path string, value any) *Params {
 // ("nodeSelector.pool"). source labels the input in problems and
 // warnings ("--workers", "--set workers"); "" labels it by key.
 func (p *Params) SetText(key, text, source string) *Params {
+	if p == nil {
+		return nil
+	}
 	p.inputs = append(p.inputs, input{kind: inputText, path: key, given: or(source, key), text: text})
 	return p
 }
@@ -76,6 +89,9 @@ func (p *Params) SetText(key, text, source string) *Params {
 // text as one item, so items may hold commas.) key and source are as for
 // SetText.
 func (p *Params) SetTexts(key string, texts []string, source string) *Params {
+	if p == nil {
+		return nil
+	}
 	p.inputs = append(p.inputs, input{kind: inputTexts, path: key, given: or(source, key), texts: texts})
 	return p
 }
@@ -90,6 +106,9 @@ func or(s, otherwise string) string {
 // AddFile adds a params file (YAML or JSON, keyed by the declared
 // camelCase names, groups as nested maps). name is used in messages.
 func (p *Params) AddFile(name string, data []byte) *Params {
+	if p == nil {
+		return nil
+	}
 	p.inputs = append(p.inputs, input{kind: inputFile, given: name, data: data})
 	return p
 }

@@ -158,6 +158,9 @@ func (pr *Prototype) checkChart() error {
 
 // Param returns the parameter with the given dotted path, or nil.
 func (pr *Prototype) Param(path string) *param.Param {
+	if pr == nil {
+		return nil
+	}
 	ps := pr.Params
 	var p *param.Param
 	for _, part := range strings.Split(path, ".") {
@@ -172,4 +175,9 @@ func (pr *Prototype) Param(path string) *param.Param {
 
 // Defaults returns the default value of every parameter as the tree a
 // params file would hold; unset parameters are nil.
-func (pr *Prototype) Defaults() map[string]any { return param.Defaults(pr.Params) }
+func (pr *Prototype) Defaults() map[string]any {
+	if pr == nil {
+		return nil
+	}
+	return param.Defaults(pr.Params)
+}

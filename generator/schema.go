@@ -15,6 +15,9 @@ import (
 // (renamed or removed) are there too, marked deprecated, so that an editor
 // flags them the same way instead of calling them errors.
 func (pr *Prototype) JSONSchema() ([]byte, error) {
+	if pr == nil {
+		return nil, usage("nil Prototype: take one from Lookup")
+	}
 	root := map[string]any{
 		"$schema":     "https://json-schema.org/draft/2020-12/schema",
 		"$id":         "https://trainsonnet.dev/schemas/" + pr.Name + ".json",
