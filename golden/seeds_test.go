@@ -507,7 +507,7 @@ func (r rendered) daskWorkers(t *testing.T, p *ourPod, env map[string]string) []
 	outFile := filepath.Join(dir, "out")
 	f, err := os.Create(outFile)
 	require.NoError(t, err)
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	require.NoError(t, cmd.Start())
@@ -535,15 +535,15 @@ func gpus(c corev1.Container) int64 {
 	return n
 }
 
-// expand replaces open+NAME+close with env[NAME], leaving unknown names.
-func expand(s, open, close string, env map[string]string) string {
+// expand replaces open+NAME+end with env[NAME], leaving unknown names.
+func expand(s, open, end string, env map[string]string) string {
 	var b strings.Builder
 	for {
 		i := strings.Index(s, open)
 		if i < 0 {
 			return b.String() + s
 		}
-		j := strings.Index(s[i+len(open):], close)
+		j := strings.Index(s[i+len(open):], end)
 		if j < 0 {
 			return b.String() + s
 		}
@@ -552,9 +552,9 @@ func expand(s, open, close string, env map[string]string) string {
 		if v, ok := env[name]; ok {
 			b.WriteString(v)
 		} else {
-			b.WriteString(s[i : i+len(open)+j+len(close)])
+			b.WriteString(s[i : i+len(open)+j+len(end)])
 		}
-		s = s[i+len(open)+j+len(close):]
+		s = s[i+len(open)+j+len(end):]
 	}
 }
 
