@@ -192,6 +192,10 @@ func (pr *Prototype) resolve(in *Params) (*resolved, []*param.Error) {
 				add(pr.unknown(it.given, it.path))
 				continue
 			}
+			if a := strings.TrimPrefix(it.given, "--"); a != it.given && slices.Contains(prm.Aliases, a) {
+				// a flag of the replaced system's (ks generate openmpi --secret)
+				r.oldKeys = append(r.oldKeys, a)
+			}
 			v, text, rule := prm.ParseAll(it.texts)
 			if rule != "" {
 				if q, ok := byteSuffix(prm, text); ok && prm.Type == param.TypeQuantity {

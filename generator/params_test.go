@@ -222,7 +222,11 @@ func TestAliasesAndSpellings(t *testing.T) {
 		"f.yaml: downloadDataFrom: now called s3.downloadFrom; downloadDataFrom still works here, but rename it",
 		"f.yaml: downloadDataTo: now called s3.downloadTo; downloadDataTo still works here, but rename it",
 		"f.yaml: secret: now called ssh.secret; secret still works here, but rename it",
-	}, res.Warnings)
+	}, res.Warnings[:3])
+	// ... and, the prototype's values being in use, what differs from it
+	// (its chart declaration).
+	require.Len(t, res.Warnings, 5)
+	assert.Contains(t, res.Warnings[3], "the Kubeflow openmpi prototype: the launcher is the Job <name>-launcher")
 	// A flag alias in a params file that is not an old name is an error
 	// that names the declared key.
 	_, err = g.Render(context.Background(), generator.NewParams("openmpi").AddFile("f.yaml", []byte("gpus: 2\n")))

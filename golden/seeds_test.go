@@ -70,6 +70,7 @@ type seedPod struct {
 	HostNetwork  *bool             `json:"hostNetwork"`
 	SparkConf    map[string]string `json:"sparkConf"` // spark-defaults.conf
 	Files        []string          `json:"files"`     // files of a ConfigMap the pod had
+	FileText     map[string]string `json:"fileText"`  // ... with this text
 }
 
 type seedRef struct {
@@ -241,6 +242,11 @@ func (sc seedScenario) check(t *testing.T) {
 					assert.NotEmpty(t, r.file(t, pod, f), "file %s", f)
 				}
 			}
+			for f, text := range want.FileText {
+				if !dropped("files", f) {
+					assert.Equal(t, rename(text), r.file(t, pod, f), "file %s", f)
+				}
+			}
 			if len(want.SparkConf) > 0 {
 				conf := r.sparkConf(t, pod)
 				for k, v := range want.SparkConf {
@@ -279,7 +285,7 @@ func (sc seedScenario) check(t *testing.T) {
 				ports = append(ports, fmt.Sprintf("%d:%s", p.Port, target))
 			}
 			for _, p := range want.Ports {
-				assert.Contains(t, ports, p, "Service port")
+				assert.Contains(t, ports, rename(p), "Service port")
 			}
 		})
 	}
@@ -535,8 +541,20 @@ func gpus(c corev1.Container) int64 {
 	return n
 }
 
-// expand replaces open+NAME+end with env[NAME], leaving unknown names.
+// expand replaces open+NAME+end with env[NAME], leaving unknown names;
+// for the kubelet's $(NAME), $$ is a $.
 func expand(s, open, end string, env map[string]string) string {
+	if open == "$(" {
+		parts := strings.Split(s, "$$")
+		for i, p := range parts {
+			parts[i] = expandPlain(p, open, end, env)
+		}
+		return strings.Join(parts, "$")
+	}
+	return expandPlain(s, open, end, env)
+}
+
+func expandPlain(s, open, end string, env map[string]string) string {
 	var b strings.Builder
 	for {
 		i := strings.Index(s, open)

@@ -112,6 +112,23 @@ ts.prototype({
     capabilities: 'containers keep the default capabilities (root sshd needs them); add more with a kustomize patch if you must',
   },
 
+  // The chart's values.yaml (or a values file written for it) in use.
+  chart: {
+    name: 'the stable/horovod chart',
+    keys: ['master', 'ssh.useSecrets', 'ssh.hostKey', 'ssh.hostKeyPub', 'nameOverride', 'fullnameOverride', 'capabilities'],
+    defaults: {
+      'worker.image.pullPolicy': { value: 'Always', why: 'its values.yaml pulled the images again at every start' },
+    },
+    differs: {
+      'worker.image.tag': 'horovod/horovod:0.28.1 here, where the chart\'s values.yaml had horovod/horovod:0.19.3-tf2.1.0-torch-mxnet1.6.0-py3.6-gpu (TensorFlow 2.1, PyTorch, MXNet 1.6): set worker.image.tag to keep that',
+      'ssh.port': '2022 here, so that sshd needs no privileged port (the chart\'s was 22); the pods\' ssh configuration has it, so mpirun needs no port of its own: set ssh.port: 22 to keep the chart\'s',
+    },
+    notes: [
+      'the pods are <name>-driver and <name>-worker-<i> (the hostfile lists them, the driver first, with slots = GPUs), where the chart\'s were <name>-master and <name>-<i> with slots always 1',
+      'driver.env (the chart\'s master.env) is the driver\'s alone: the chart gave master.env to the workers too, by mistake; put what every rank needs in env (every pod) or worker.env',
+    ],
+  },
+
   validate(p):: mpi.validate(p, p.worker.number, p.ssh.port) + [
     roles.hostNetworkPort('ssh.port', p.ssh.port, p.useHostNetwork, 'the pods share', ' (the chart\'s pods stayed Pending)'),
     ts.check(p.worker.podManagementPolicy == 'Parallel', 'worker.podManagementPolicy',

@@ -202,6 +202,17 @@ ts.prototype({
     controllerImage: 'there is no controller: the launcher waits for the workers itself (initTimeout) and stops them when exec ends, and a worker stops once the launcher is gone, with no RBAC; drop controllerImage',
   },
 
+  // The Kubeflow prototype's own parameter names in use (ks generate
+  // openmpi ... --secret ...).
+  chart: {
+    name: 'the Kubeflow openmpi prototype',
+    keys: ['secret', 'gpus', 's3Secret', 'downloadDataFrom', 'downloadDataTo', 'uploadDataFrom', 'uploadDataTo', 'controllerImage'],
+    notes: [
+      'the launcher is the Job <name>-launcher (kubectl logs -f job/<name>-launcher), where the prototype\'s was the pod <name>-master; the workers are <name>-worker-<i> as before, in an Indexed Job',
+      'exec runs in the image\'s working directory: the prototype ran it in /kubeflow/openmpi/data, a scratch emptyDir, which is dataDir here (/trainsonnet/data by default): write results there, or set dataDir: /kubeflow/openmpi/data',
+    ],
+  },
+
   validate(p):: mpi.validate(p, p.workers, p.ssh.port) + [
     roles.hostNetworkPort('ssh.port', p.ssh.port, p.useHostNetwork, 'the workers share'),
     ts.check(!(p.useHostNetwork && p.networkPolicy && p.nodeNetworks == []), 'useHostNetwork',
