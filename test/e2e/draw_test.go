@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -844,7 +845,7 @@ func TestDrawnSetsAreMostlyValid(t *testing.T) {
 					t.Errorf("set %d: %v\nreplay: %s", i, err, s.command())
 				}
 			}
-			t.Logf("%s: %d of %d refused", pr.Name, refused, n)
+			t.Logf("%s: %d of %d refused (by parameter: %s)", pr.Name, refused, n, countsText(invalid))
 			assert.Lessf(t, refused, n/2, "%s: refused sets must be a minority (by parameter: %s)", pr.Name, countsText(invalid))
 		})
 	}
@@ -855,6 +856,73 @@ func TestDrawnSetsAreMostlyValid(t *testing.T) {
 // interesting values (1024, 8080, 65535) they often do not: a drawn port
 // equal to another of the set (drawn, or a default) is usually (90%) drawn
 // again, from the unprivileged range.
+// onStorage: a directory the declaration says must be "under
+// storage.mountPath or a volumeMount" (the storage's trainDir, evalDir,
+// logDir, storeDir) is usually (90%) drawn there, when it was drawn under
+// another directory of the pool (a prototype's node-local scratch space,
+// such as eval's /mnt): the pool holds every directory a prototype mounts.
+func (d *drawer) onStorage(values map[string]drawnValue) {
+	base := d.pathDefaults["storage.mountPath"]
+	if v, ok := values["storage.mountPath"]; ok {
+		base = v.text
+	}
+	if base == "" {
+		return
+	}
+	under := func(dir, p string) bool { return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/") }
+	var mounts []string
+	if v, ok := values["volumeMounts"]; ok {
+		for _, m := range asList(v.value) {
+			if mp, ok := asMap(m)["mountPath"].(string); ok {
+				mounts = append(mounts, mp)
+			}
+		}
+	}
+	for _, p := range d.leaves {
+		v, ok := values[p.Path]
+		if !ok || !strings.Contains(p.Doc, "under storage.mountPath or a volumeMount") || !strings.HasPrefix(v.text, "/") {
+			continue
+		}
+		if under(base, v.text) || slices.ContainsFunc(mounts, func(m string) bool { return under(m, v.text) }) || d.IntN(100) >= 90 {
+			continue
+		}
+		dir := base + "/" + d.DNS1035Label(1+d.IntN(12))
+		values[p.Path] = drawnValue{v.param, dir, dir}
+	}
+}
+
+// typedOnce: customResources usually (90%) leaves out what a typed
+// parameter sets (cpu, memory, the GPU resource), as a user would, who is
+// told to set each once.
+func (d *drawer) typedOnce(values map[string]drawnValue) {
+	v, ok := values["customResources"]
+	m, isMap := v.value.(map[string]any)
+	if !ok || !isMap || d.IntN(100) >= 90 {
+		return
+	}
+	gpuResource := "nvidia.com/gpu"
+	if g, ok := values["gpuResource"]; ok {
+		gpuResource = g.text
+	}
+	out := map[string]any{}
+	for k, x := range m {
+		if k == gpuResource || k == "cpu" || k == "memory" {
+			continue
+		}
+		out[k] = x
+	}
+	if len(out) == 0 {
+		delete(values, "customResources")
+		return
+	}
+	keys := slices.Sorted(maps.Keys(out))
+	pairs := make([]string, len(keys))
+	for i, k := range keys {
+		pairs[i] = k + "=" + out[k].(string)
+	}
+	values["customResources"] = drawnValue{v.param, strings.Join(pairs, ","), out}
+}
+
 func (d *drawer) distinctPorts(values map[string]drawnValue) {
 	isPort := func(p *param.Param) bool {
 		return p.Type == param.TypeInt && (p.Name == "port" || strings.HasSuffix(p.Name, "Port"))
@@ -890,6 +958,16 @@ func (d *drawer) distinctPorts(values map[string]drawnValue) {
 // worker's CPU limit.
 func (d *drawer) agree(values map[string]drawnValue) {
 	d.distinctPorts(values)
+	d.onStorage(values)
+	d.typedOnce(values)
+	// A user who sets runAsUser gives sshd a port it may listen on: the
+	// privileged ports are refused then (usually, 90%, drawn above them).
+	if port, ok := values["ssh.port"].value.(int64); ok && port < 1024 && d.IntN(100) < 90 {
+		if _, ok := values["runAsUser"]; ok {
+			n := 1024 + d.Int64N(64511)
+			values["ssh.port"] = drawnValue{values["ssh.port"].param, strconv.FormatInt(n, 10), n}
+		}
+	}
 	setInt := func(path string, n int64) {
 		if v, ok := values[path]; ok {
 			values[path] = drawnValue{v.param, strconv.FormatInt(n, 10), n}
