@@ -39,7 +39,7 @@ local params_ = common.params('train', defaultImage) + batch.params('each worker
 } + {
   exec+: { default: defaultScript },
   backoffLimit+: {
-    doc: 'Retries of each worker pod (the Job\'s backoffLimitPerIndex; the PyTorchJob\'s runPolicy.backoffLimit). A worker that fails more often fails the job, unless elastic training can go on without it (elastic.minNodes).',
+    doc: 'Retries of each worker pod (the Job\'s backoffLimitPerIndex; the PyTorchJob\'s runPolicy.backoffLimit). A worker that fails more often fails the job, unless elastic training can go on without it (elastic.minNodes). With retries, delete the job (kubectl delete -f, or its Job) before its namespace: Kubernetes 1.33 and later delete a namespace\'s pods first, and keep a failed pod with retries left until its replacement exists, which a terminating namespace refuses.',
     replaces: 'runPolicy.backoffLimit',
   },
   activeDeadlineSeconds+: { replaces: 'runPolicy.activeDeadlineSeconds' },
