@@ -48,6 +48,12 @@ func BenchmarkRenderHorovodDask(b *testing.B) {
 	benchSizes(b, "horovod-dask", []int{4, 5000}, false)
 }
 
+// BenchmarkRenderPyTorch: one Indexed Job of torchrun pods, at 4 and 1,000
+// workers (its most); nothing in it grows with the job but numbers.
+func BenchmarkRenderPyTorch(b *testing.B) {
+	benchSizes(b, "pytorch", []int{4, 1000}, false)
+}
+
 // benchRender1 renders a prototype whose size does not grow.
 func benchRender1(b *testing.B, proto string) {
 	g, params := job(b, proto, 0)

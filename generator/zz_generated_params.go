@@ -2309,6 +2309,344 @@ func (p OpenMPISSH) setOn(ps *Params) {
 	}
 }
 
+// PyTorch holds the parameters of the pytorch prototype: A PyTorch job without an operator: N worker pods running torchrun, meeting at worker 0 (replaces a Kubeflow PyTorchJob).
+// A field left at its zero value (nil, "") takes the prototype's default.
+// Render it with g.Render(ctx, p.Params()).
+type PyTorch struct {
+	// Fail the job, and stop all its pods, if it runs longer than this. Whole seconds.
+	ActiveDeadlineSeconds *time.Duration
+	// Annotations added to every object and pod.
+	Annotations map[string]string
+	// Mount the ServiceAccount token into the pods (off: nothing in them talks to the API).
+	// Default false.
+	AutomountServiceAccountToken *bool
+	// Retries of each worker pod (the Job's backoffLimitPerIndex; the PyTorchJob's
+	// runPolicy.backoffLimit). A worker that fails more often fails the job, unless elastic
+	// training can go on without it (elastic.minNodes). With retries, delete the job
+	// (kubectl delete -f, or its Job) before its namespace: Kubernetes 1.33 and later delete
+	// a namespace's pods first, and keep a failed pod with retries left until its
+	// replacement exists, which a terminating namespace refuses. Default 0.
+	BackoffLimit *int
+	// CPU limit of each worker.
+	CPU *resource.Quantity
+	// Elastic training: torchrun's c10d rendezvous on worker 0, which starts the training
+	// with any number of pods between minNodes and maxNodes and, when one fails, restarts it
+	// with those left (maxRestarts times). Unset (all three): the workers meet in a static
+	// rendezvous, all or none.
+	Elastic PyTorchElastic
+	// Environment variables of every job container.
+	Env map[string]string
+	// What torchrun runs in each of its processes, after its own options: the training
+	// script and its arguments (/opt/train.py --epochs 90), or -m and a module. torchrun
+	// options of your own may come first (--log_dir=/logs). Run with sh -c, so $TRAIN_DIR
+	// and quoting work as in a shell. Default "/workspace/train.py".
+	Exec string
+	// Group that owns the pods' volumes.
+	FSGroup *int
+	// GPUs of each worker (a limit of gpuResource). Default 0.
+	GPU *int
+	// Extended resource that counts GPUs. Default "nvidia.com/gpu".
+	GPUResource string
+	// Container image of the job pods. Default
+	// "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime".
+	Image string
+	// Image pull policy of every container. Default "IfNotPresent".
+	ImagePullPolicy string
+	// Names of Secrets to pull images with.
+	ImagePullSecrets []string
+	// Labels added to every object and pod (never to selectors).
+	Labels map[string]string
+	// Memory limit of each worker.
+	Memory *resource.Quantity
+	// Name of the job. It prefixes every object, so two jobs in one namespace never collide,
+	// and becomes the app.kubernetes.io/instance label. Default "train".
+	Name string
+	// Namespace of every object. Unset, the objects carry no namespace and land where
+	// kubectl (or a kustomize overlay) puts them.
+	Namespace string
+	// Create a NetworkPolicy that admits only this job's own pods. Turn off only if your
+	// cluster manages policies elsewhere. Default true.
+	NetworkPolicy *bool
+	// Node labels each worker must run on.
+	NodeSelector map[string]string
+	// Processes torchrun starts in each pod (--nproc_per_node): one per GPU. Unset: the
+	// pod's GPUs, or 1 without GPUs (the PyTorchJob's nprocPerNode: gpu, and auto where the
+	// pods have GPUs).
+	NprocPerNode *int
+	// Port of the rendezvous on worker 0 (torchrun's --master_port or --rdzv_endpoint,
+	// MASTER_PORT). Default 29500.
+	Port *int
+	// PriorityClass of every pod.
+	PriorityClassName string
+	// Group id the containers run as; also the pods' fsGroup unless fsGroup is set.
+	RunAsGroup *int
+	// User id the containers run as. Set it (non-zero) to run without root: sshd then
+	// listens on an unprivileged port as that user, who must exist in the image.
+	RunAsUser *int
+	// Scheduler of every pod (for gang schedulers such as Volcano or the coscheduling
+	// plugin).
+	SchedulerName string
+	// ServiceAccount the pods run as. The pods never need the Kubernetes API, so none is
+	// created and no RBAC is granted.
+	ServiceAccountName string
+	// Size limit of /dev/shm in every worker: a memory-backed volume (DataLoader workers and
+	// NCCL need more than the container runtime's 64 MiB), counted against the pod's memory.
+	// Unset: no limit of its own. A volumeMount of your own at /dev/shm replaces it.
+	ShmSize *resource.Quantity
+	// Shared storage for checkpoints, evaluation results and logs, mounted at
+	// storage.mountPath: an existing PersistentVolumeClaim (claim.name), an NFS export
+	// (nfs.server) or an Azure Files share (azure.shareName), at most one of them. None of
+	// them: an emptyDir, which lives and dies with the pod.
+	Storage PyTorchStorage
+	// Extra group ids of the containers.
+	SupplementalGroups []int64
+	// Tolerations of each worker.
+	Tolerations []corev1.Toleration
+	// Directory of the checkpoints, in TRAIN_DIR: under storage.mountPath or a volumeMount,
+	// so that what rank 0 writes outlives its pod and eval and tensorboard read it. Unset:
+	// <storage.mountPath>/train.
+	TrainDir string
+	// Delete the finished Jobs (and their pods) this long after they end. Unset, they stay
+	// until deleted. Whole seconds.
+	TTLSecondsAfterFinished *time.Duration
+	// Volume mounts added to every job container.
+	VolumeMounts []corev1.VolumeMount
+	// Volumes added to every pod.
+	Volumes []corev1.Volume
+	// Number of worker pods: torchrun's nodes, rank 0's pod (the PyTorchJob's Master)
+	// included. Default 2.
+	Workers *int
+}
+
+// PyTorchElastic holds the elastic parameters: Elastic training: torchrun's c10d rendezvous on worker 0, which starts the training with any number of pods between minNodes and maxNodes and, when one fails, restarts it with those left (maxRestarts times).
+type PyTorchElastic struct {
+	// Most pods the training runs with. Unset: workers. Above workers, the Job can be scaled
+	// up to it (change its completions and parallelism together); the rendezvous then waits
+	// 30 s for more pods than it has.
+	MaxNodes *int
+	// How often torchrun restarts the training of every pod (a new rendezvous) after a
+	// process failed or a pod came or went (--max_restarts). Unset: 0.
+	MaxRestarts *int
+	// Fewest pods the training runs with (--nnodes=MIN:MAX). Unset: workers.
+	MinNodes *int
+}
+
+// PyTorchStorage holds the storage parameters: Shared storage for checkpoints, evaluation results and logs, mounted at storage.mountPath: an existing PersistentVolumeClaim (claim.name), an NFS export (nfs.server) or an Azure Files share (azure.shareName), at most one of them.
+type PyTorchStorage struct {
+	// An Azure Files share, mounted through the Azure Files CSI driver (file.csi.azure.com,
+	// which AKS installs; the charts used the in-tree azureFile volume, which Kubernetes
+	// removed). Its credentials come from an existing Secret (secret) or from the charts'
+	// base64 account name and key, which trainsonnet puts into a Secret of its own.
+	Azure PyTorchStorageAzure
+	// An existing PersistentVolumeClaim (ReadWriteMany when pods on several nodes share it).
+	// Also the way to NFS in a namespace whose Pod Security level is restricted, through a
+	// PersistentVolume.
+	Claim PyTorchStorageClaim
+	// Where the storage is mounted. Unset: /azure/<azure.shareName> with Azure Files (where
+	// the charts mounted the share), /storage otherwise.
+	MountPath string
+	// An NFS export, mounted as an inline nfs volume (Pod Security baseline; for restricted,
+	// make a PersistentVolume and claim of it and set claim.name).
+	NFS PyTorchStorageNFS
+}
+
+// PyTorchStorageAzure holds the storage.azure parameters: An Azure Files share, mounted through the Azure Files CSI driver (file.csi.azure.com, which AKS installs; the charts used the in-tree azureFile volume, which Kubernetes removed).
+type PyTorchStorageAzure struct {
+	// The storage account's name, base64-encoded (the charts' storage.accountbase64). With
+	// keyBase64, trainsonnet writes the Secret <name>-<component>-storage and warns that the
+	// output holds a credential: prefer secret.
+	AccountBase64 string
+	// The storage account's key, base64-encoded (the charts' storage.keybase64); see
+	// accountBase64.
+	KeyBase64 string
+	// Existing Secret with the storage account's name and key under azurestorageaccountname
+	// and azurestorageaccountkey (kubectl create secret generic NAME
+	// --from-literal=azurestorageaccountname=ACCOUNT
+	// --from-literal=azurestorageaccountkey=KEY). Nothing secret is then in the output.
+	Secret string
+	// Name of the file share (the charts' storage.sharename).
+	ShareName string
+}
+
+// PyTorchStorageClaim holds the storage.claim parameters: An existing PersistentVolumeClaim (ReadWriteMany when pods on several nodes share it).
+type PyTorchStorageClaim struct {
+	// Name of the claim.
+	Name string
+}
+
+// PyTorchStorageNFS holds the storage.nfs parameters: An NFS export, mounted as an inline nfs volume (Pod Security baseline; for restricted, make a PersistentVolume and claim of it and set claim.name).
+type PyTorchStorageNFS struct {
+	// Exported path on the server. Unset: /.
+	Path string
+	// Host name or IPv4 address of the NFS server.
+	Server string
+}
+
+// Params returns the parameters to render the pytorch prototype with.
+func (p PyTorch) Params() *Params {
+	ps := NewParams("pytorch")
+	p.setOn(ps)
+	return ps
+}
+
+func (p PyTorch) setOn(ps *Params) {
+	if p.ActiveDeadlineSeconds != nil {
+		ps.Set("activeDeadlineSeconds", *p.ActiveDeadlineSeconds)
+	}
+	if p.Annotations != nil {
+		ps.Set("annotations", p.Annotations)
+	}
+	if p.AutomountServiceAccountToken != nil {
+		ps.Set("automountServiceAccountToken", *p.AutomountServiceAccountToken)
+	}
+	if p.BackoffLimit != nil {
+		ps.Set("backoffLimit", *p.BackoffLimit)
+	}
+	if p.CPU != nil {
+		ps.Set("cpu", *p.CPU)
+	}
+	p.Elastic.setOn(ps)
+	if p.Env != nil {
+		ps.Set("env", p.Env)
+	}
+	if p.Exec != "" {
+		ps.Set("exec", p.Exec)
+	}
+	if p.FSGroup != nil {
+		ps.Set("fsGroup", *p.FSGroup)
+	}
+	if p.GPU != nil {
+		ps.Set("gpu", *p.GPU)
+	}
+	if p.GPUResource != "" {
+		ps.Set("gpuResource", p.GPUResource)
+	}
+	if p.Image != "" {
+		ps.Set("image", p.Image)
+	}
+	if p.ImagePullPolicy != "" {
+		ps.Set("imagePullPolicy", p.ImagePullPolicy)
+	}
+	if p.ImagePullSecrets != nil {
+		ps.Set("imagePullSecrets", p.ImagePullSecrets)
+	}
+	if p.Labels != nil {
+		ps.Set("labels", p.Labels)
+	}
+	if p.Memory != nil {
+		ps.Set("memory", *p.Memory)
+	}
+	if p.Name != "" {
+		ps.Set("name", p.Name)
+	}
+	if p.Namespace != "" {
+		ps.Set("namespace", p.Namespace)
+	}
+	if p.NetworkPolicy != nil {
+		ps.Set("networkPolicy", *p.NetworkPolicy)
+	}
+	if p.NodeSelector != nil {
+		ps.Set("nodeSelector", p.NodeSelector)
+	}
+	if p.NprocPerNode != nil {
+		ps.Set("nprocPerNode", *p.NprocPerNode)
+	}
+	if p.Port != nil {
+		ps.Set("port", *p.Port)
+	}
+	if p.PriorityClassName != "" {
+		ps.Set("priorityClassName", p.PriorityClassName)
+	}
+	if p.RunAsGroup != nil {
+		ps.Set("runAsGroup", *p.RunAsGroup)
+	}
+	if p.RunAsUser != nil {
+		ps.Set("runAsUser", *p.RunAsUser)
+	}
+	if p.SchedulerName != "" {
+		ps.Set("schedulerName", p.SchedulerName)
+	}
+	if p.ServiceAccountName != "" {
+		ps.Set("serviceAccountName", p.ServiceAccountName)
+	}
+	if p.ShmSize != nil {
+		ps.Set("shmSize", *p.ShmSize)
+	}
+	p.Storage.setOn(ps)
+	if p.SupplementalGroups != nil {
+		ps.Set("supplementalGroups", p.SupplementalGroups)
+	}
+	if p.Tolerations != nil {
+		ps.Set("tolerations", p.Tolerations)
+	}
+	if p.TrainDir != "" {
+		ps.Set("trainDir", p.TrainDir)
+	}
+	if p.TTLSecondsAfterFinished != nil {
+		ps.Set("ttlSecondsAfterFinished", *p.TTLSecondsAfterFinished)
+	}
+	if p.VolumeMounts != nil {
+		ps.Set("volumeMounts", p.VolumeMounts)
+	}
+	if p.Volumes != nil {
+		ps.Set("volumes", p.Volumes)
+	}
+	if p.Workers != nil {
+		ps.Set("workers", *p.Workers)
+	}
+}
+
+func (p PyTorchElastic) setOn(ps *Params) {
+	if p.MaxNodes != nil {
+		ps.Set("elastic.maxNodes", *p.MaxNodes)
+	}
+	if p.MaxRestarts != nil {
+		ps.Set("elastic.maxRestarts", *p.MaxRestarts)
+	}
+	if p.MinNodes != nil {
+		ps.Set("elastic.minNodes", *p.MinNodes)
+	}
+}
+
+func (p PyTorchStorage) setOn(ps *Params) {
+	p.Azure.setOn(ps)
+	p.Claim.setOn(ps)
+	if p.MountPath != "" {
+		ps.Set("storage.mountPath", p.MountPath)
+	}
+	p.NFS.setOn(ps)
+}
+
+func (p PyTorchStorageAzure) setOn(ps *Params) {
+	if p.AccountBase64 != "" {
+		ps.Set("storage.azure.accountBase64", p.AccountBase64)
+	}
+	if p.KeyBase64 != "" {
+		ps.Set("storage.azure.keyBase64", p.KeyBase64)
+	}
+	if p.Secret != "" {
+		ps.Set("storage.azure.secret", p.Secret)
+	}
+	if p.ShareName != "" {
+		ps.Set("storage.azure.shareName", p.ShareName)
+	}
+}
+
+func (p PyTorchStorageClaim) setOn(ps *Params) {
+	if p.Name != "" {
+		ps.Set("storage.claim.name", p.Name)
+	}
+}
+
+func (p PyTorchStorageNFS) setOn(ps *Params) {
+	if p.Path != "" {
+		ps.Set("storage.nfs.path", p.Path)
+	}
+	if p.Server != "" {
+		ps.Set("storage.nfs.server", p.Server)
+	}
+}
+
 // Tensorboard holds the parameters of the tensorboard prototype: TensorBoard for a training job's logs: a Deployment and a Service (replaces the distributed TensorFlow charts' tensorboard chart).
 // A field left at its zero value (nil, "") takes the prototype's default.
 // Render it with g.Render(ctx, p.Params()).

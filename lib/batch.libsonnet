@@ -22,13 +22,19 @@ local ignoreDisruptions = {
     backoffLimit: params.int('Retries of ' + lead + '\'s pod before the job fails. With retries the other pods wait for the next attempt.', default=0, min=0, max=100),
   }),
 
-  // spec(p, backoffLimit): the lifetime fields of a batch/v1 Job spec.
-  // Disruptions (preemption, node drain) do not count as failures; the pod
-  // is simply replaced.
+  // spec(p, backoffLimit): the lifetime fields of a batch/v1 Job spec
+  // (backoffLimit null: left out, the API's default). Disruptions
+  // (preemption, node drain) do not count as failures; the pod is simply
+  // replaced.
   spec(p, backoffLimit):: {
-    backoffLimit: backoffLimit,
+    [if backoffLimit != null then 'backoffLimit']: backoffLimit,
     [if p.activeDeadlineSeconds != null then 'activeDeadlineSeconds']: p.activeDeadlineSeconds,
     [if p.ttlSecondsAfterFinished != null then 'ttlSecondsAfterFinished']: p.ttlSecondsAfterFinished,
-    podFailurePolicy: ignoreDisruptions,
+    podFailurePolicy: $.podFailurePolicy(),
   },
+
+  // podFailurePolicy(rules): the pod failure policy of spec, with rules of
+  // the prototype's own after the one that ignores disruptions (FailIndex
+  // on an exit code, with backoffLimitPerIndex; FailJob; Count).
+  podFailurePolicy(rules=[]):: { rules: ignoreDisruptions.rules + rules },
 }

@@ -24,7 +24,11 @@
 //                   job's headless Service (default: true for Jobs; a
 //                   Deployment of one replica may have it too, its pod's
 //                   host name <name>-<role>: give it strategy Recreate)
-//   backoffLimit    retries of a Job's pods (default 0)
+//   backoffLimit    retries of a Job's pods (default 0; null leaves it
+//                   out: the API's default, unlimited with backoffLimitPerIndex)
+//   job             extra fields of a Job's spec (backoffLimitPerIndex,
+//                   maxFailedIndexes, successPolicy, podFailurePolicy, ...),
+//                   merged over the lifetime fields of batch.libsonnet
 //   strategy        a Deployment's strategy (default: the API's, rolling)
 //   image, imagePullPolicy, command, args, env (a list), ports
 //                   ([{name, port}]), readinessProbe, resources, privileged
@@ -71,6 +75,7 @@ local defaults = {
   sidecars: [],
   container: {},
   pod: {},
+  job: {},
 };
 
 local digits(n) = std.length(std.toString(n));
@@ -202,7 +207,7 @@ local digits(n) = std.length(std.toString(n));
         [if r.kind == 'IndexedJob' then 'completions']: r.count,
         [if r.kind == 'IndexedJob' then 'parallelism']: r.count,
         template: template,
-      },
+      } + r.job,
     }
     else error 'role ' + r.name + ': kind must be Job, IndexedJob or Deployment, not ' + r.kind,
 

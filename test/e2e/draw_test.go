@@ -29,7 +29,8 @@ import (
 // unique per set, and namespace, which the sweep sets to its test
 // namespace; and, so that most sets are valid, a few rules of one
 // prototype's numbers that drawing them independently would nearly always
-// break (openmpi's nodeNetworks, horovod-spark's cores: agree).
+// break (openmpi's nodeNetworks, horovod-spark's cores, pytorch's elastic
+// nodes: agree).
 
 // sweepCountCap bounds every int parameter whose value scales the size of
 // the output (openmpi's workers: one hostfile line and one pod each): such
@@ -1000,6 +1001,26 @@ func (d *drawer) agree(values map[string]drawnValue) {
 			setInt("worker.dask.gpu", gpus/procs)
 		} else {
 			setInt("worker.dask.gpu", 0)
+		}
+	}
+	// pytorch: an elastic job runs with minNodes to maxNodes pods, and its
+	// workers lie between them. Drawn independently from [1, 1000],
+	// minNodes would nearly always exceed workers.
+	if lo, hi := values["elastic.minNodes"], values["elastic.maxNodes"]; (lo.param != nil || hi.param != nil) && d.IntN(100) < 90 {
+		workers, ok := intOf("workers")
+		if !ok {
+			workers = 2 // the prototype's default
+			for _, p := range d.leaves {
+				if n, isInt := p.Default.(int64); p.Path == "workers" && isInt {
+					workers = n
+				}
+			}
+		}
+		if n, ok := intOf("elastic.minNodes"); ok && n > workers {
+			setInt("elastic.minNodes", 1+d.Int64N(workers))
+		}
+		if n, ok := intOf("elastic.maxNodes"); ok && n < workers {
+			setInt("elastic.maxNodes", workers+d.Int64N(1001-workers))
 		}
 	}
 	if _, spark := values["taskCpus"]; !spark {

@@ -619,9 +619,25 @@ func countsText(m map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
+// boundCompanions are the values a bound b of p needs beside it, where a
+// rule of the prototype ties p to another parameter: pytorch's elastic
+// nodes bound its workers (minNodes <= workers <= maxNodes), so workers
+// takes the same value.
+func boundCompanions(pr *generator.Prototype, p *param.Param, b int64) []drawnValue {
+	if p.Path != "elastic.minNodes" && p.Path != "elastic.maxNodes" {
+		return nil
+	}
+	w := pr.Param("workers")
+	if w == nil {
+		return nil
+	}
+	return []drawnValue{{param: w, text: strconv.FormatInt(b, 10), value: b}}
+}
+
 // TestDeclaredBounds renders every int and seconds parameter of every
 // prototype at each bound it declares, one at a time (everything else at
-// its default), and sends each to the API server like a sweep set: a value
+// its default, but for the companions a rule ties it to: boundCompanions),
+// and sends each to the API server like a sweep set: a value
 // the declaration allows must not be one the server refuses. (The sweep
 // caps parameters that scale the output; this is where their maximum is
 // checked.)
@@ -651,10 +667,10 @@ func TestDeclaredBounds(t *testing.T) {
 				}
 				for _, b := range bounds {
 					name := "bounds-" + strconv.Itoa(len(sets))
-					sets = append(sets, &sweepSet{index: len(sets), proto: pr.Name, values: []drawnValue{
+					sets = append(sets, &sweepSet{index: len(sets), proto: pr.Name, values: append([]drawnValue{
 						{param: nameParam, text: name, value: name},
 						{param: p, text: strconv.FormatInt(b, 10), value: b},
-					}})
+					}, boundCompanions(pr, p, b)...)})
 				}
 			}
 			if len(sets) == 0 {

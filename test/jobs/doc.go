@@ -1,6 +1,6 @@
 // Package jobs is the end-to-end suite that runs the jobs trainsonnet
-// generates to completion on a real Kubernetes node (issues 4 and 5): the
-// openmpi and horovod prototypes, rendered in-process with the generator, applied with kubectl
+// generates to completion on a real Kubernetes node (issues 4, 5 and 27):
+// the prototypes, rendered in-process with the generator, applied with kubectl
 // to the one-node cluster of test/node (kubelet, containerd, CoreDNS and the
 // MPI test image localhost/trainsonnet-mpi:<tag>), each case in a namespace
 // of its own with the strictest Pod Security level its pods pass.
@@ -33,6 +33,14 @@
 //     env, both Jobs complete, the workers were stopped by the driver. The
 //     chart's second example (host network) needs a node per pod, so it is
 //     checked with the real scheduler on kwok nodes (test/e2e) instead.
+//
+// TestTraining (training_test.go) trains for real: PyTorch's
+// DistributedDataParallel over gloo, on 3 ranks, through openmpi's mpirun,
+// horovod's chart-shaped driver, pytorch's torchrun (static and elastic),
+// and eval reading the checkpoint on the shared storage; each case logs
+// "training: <prototype>: <N> ranks, loss <first> -> <last>, parameters
+// identical on every rank" once every rank agrees and the loss at least
+// halved.
 //
 // TestTFDistributed (tfdist_test.go) and TestHorovodSpark (spark_test.go)
 // run the non-MPI systems with stand-ins for what no reachable registry

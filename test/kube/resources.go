@@ -71,7 +71,19 @@ func (k *Kubectl) CreateNamespace(ctx context.Context, prefix string, level PodS
 // DeleteNamespace deletes a namespace and waits up to wait for it to be gone
 // (the namespace controller first deletes everything in it). A namespace
 // that does not exist is not an error.
+//
+// Its Jobs go first, as a user's `kubectl delete -f` would delete them:
+// since Kubernetes 1.33 the namespace controller deletes a namespace's pods
+// before anything else (OrderedNamespaceDeletion), and the Job controller
+// keeps a failed pod of an index that has retries left (backoffLimitPerIndex,
+// the pytorch prototype's) until it has made the pod's replacement, which a
+// terminating namespace refuses: the namespace would wait for ever. A
+// deleted Job lets go of its pods at once.
 func (k *Kubectl) DeleteNamespace(ctx context.Context, name string, wait time.Duration) error {
+	if _, err := k.run(ctx, wait, false, nil, "delete", "jobs", "--all", "--namespace", name,
+		"--ignore-not-found", "--wait=false"); err != nil {
+		return fmt.Errorf("delete the jobs of namespace %s: %w", name, err)
+	}
 	_, err := k.run(ctx, wait+30*time.Second, false, nil, "delete", "namespace", name,
 		"--ignore-not-found", "--wait=true", "--timeout="+wait.String())
 	if err != nil {

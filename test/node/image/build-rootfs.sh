@@ -23,7 +23,8 @@
 #   - /run/sshd, sshd's privilege-separation directory (Debian's init
 #     scripts would create it at boot; containers have no boot).
 # What is removed: apt caches and lists, documentation, man pages and
-# locales (314 MB -> about 160 MB), the ssh host keys, and the files the
+# locales, the files of the packages torch pulls in that nothing loads
+# (below), the ssh host keys, and the files the
 # container runtime provides (/etc/hostname, /etc/resolv.conf; /etc/hosts
 # is left empty).
 #
@@ -87,6 +88,20 @@ rm -rf "$work"/var/cache/apt/archives/*.deb "$work"/var/cache/apt/*.bin "$work"/
   "$work"/usr/share/doc/* "$work"/usr/share/man/* "$work"/usr/share/info/* \
   "$work"/var/log/*.log "$work"/var/log/apt/* "$work"/var/cache/debconf/*-old "$work"/var/lib/dpkg/*-old
 find "$work/usr/share/locale" -mindepth 1 -maxdepth 1 ! -name locale.alias -exec rm -rf {} +
+# The files of packages that python3-torch pulls in and nothing here loads
+# (about 280 MB): libtorch links OpenCV, whose GUI and codecs bring Mesa's
+# GL drivers and the LLVM they compile shaders with, and GDAL with its PROJ
+# data; libtorch-test and torch/bin hold PyTorch's C++ test programs
+# (torch_shm_manager stays: torch.multiprocessing runs it). dpkg keeps its
+# record of them; the checks below import torch afterwards.
+for pkg in libgl1-mesa-dri libllvm15 libz3-4 libtorch-test proj-data iso-codes; do
+  in_root dpkg-query -L "$pkg" 2>/dev/null | while IFS= read -r f; do
+    if [ -f "$work$f" ] || [ -L "$work$f" ]; then rm -f "$work$f"; fi
+  done
+done
+if [ -d "$work/usr/lib/python3/dist-packages/torch/bin" ]; then
+  find "$work/usr/lib/python3/dist-packages/torch/bin" -type f ! -name torch_shm_manager -delete
+fi
 rm -f "$work/etc/hostname" "$work/etc/resolv.conf"
 : >"$work/etc/hosts"
 find "$work/tmp" "$work/run" -mindepth 1 -maxdepth 1 ! -name sshd -exec rm -rf {} +
@@ -99,9 +114,13 @@ while IFS= read -r pkg; do
   in_root dpkg-query -W -f='${Status}\n' "$pkg" | grep -qx 'install ok installed' ||
     { echo "build-rootfs: package $pkg is not installed" >&2; exit 1; }
 done < <(tr ',' '\n' <<<"$packages")
-for cmd in sh bash timeout getent ps hostname mpirun orted sshd ssh ssh-keygen; do
+for cmd in sh bash timeout getent ps hostname mpirun orted sshd ssh ssh-keygen torchrun; do
   in_root sh -c "command -v $cmd" >/dev/null || { echo "build-rootfs: $cmd missing" >&2; exit 1; }
 done
+# What the training tests import, after the trim: PyTorch with gloo.
+# (-B: no bytecode files written into the image.)
+in_root python3 -B -c 'import torch, torch.distributed as d; assert d.is_gloo_available()' ||
+  { echo "build-rootfs: python3 cannot import torch with gloo" >&2; exit 1; }
 [ "$(in_root getent passwd mpiuser)" = "mpiuser:x:1000:1000::/home/mpiuser:/bin/sh" ] ||
   { echo "build-rootfs: mpiuser is not as expected: $(in_root getent passwd mpiuser)" >&2; exit 1; }
 
