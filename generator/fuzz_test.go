@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/trainsonnet/trainsonnet/generator"
+	"github.com/trainsonnet/trainsonnet/generator/format"
 	"github.com/trainsonnet/trainsonnet/generator/param"
-	"github.com/trainsonnet/trainsonnet/internal/format"
 )
 
 // FuzzParams feeds arbitrary params files and --set text to the resolver and

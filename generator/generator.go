@@ -17,7 +17,7 @@ import (
 	"github.com/google/go-jsonnet"
 	"github.com/google/go-jsonnet/ast"
 
-	"github.com/trainsonnet/trainsonnet/internal/suggest"
+	"github.com/trainsonnet/trainsonnet/generator/suggest"
 	"github.com/trainsonnet/trainsonnet/lib"
 	"github.com/trainsonnet/trainsonnet/prototypes"
 

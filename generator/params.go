@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/trainsonnet/trainsonnet/generator/param"
-	"github.com/trainsonnet/trainsonnet/internal/suggest"
+	"github.com/trainsonnet/trainsonnet/generator/suggest"
 )
 
 // Params collects the parameter values for one prototype from any number of

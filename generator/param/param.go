@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/trainsonnet/trainsonnet/internal/format"
+	"github.com/trainsonnet/trainsonnet/generator/format"
 )
 
 // Type is the declared type of a parameter.
@@ -48,7 +48,7 @@ type Param struct {
 	Max *int64 `json:"max,omitempty"`
 	// Values lists the allowed values of an enum.
 	Values []string `json:"values,omitempty"`
-	// Format checks strings, list items and map keys: a name in internal/format.
+	// Format checks strings, list items and map keys: a name in generator/format.
 	Format string `json:"format,omitempty"`
 	// ValueFormat checks map values ("quantity" makes a map of quantities).
 	ValueFormat string `json:"valueFormat,omitempty"`

@@ -4,7 +4,7 @@ import (
 	"maps"
 	"strings"
 
-	"github.com/trainsonnet/trainsonnet/internal/format"
+	"github.com/trainsonnet/trainsonnet/generator/format"
 )
 
 // Rule describes in words what values a parameter accepts, for describe

@@ -17,7 +17,7 @@ import (
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
-	"github.com/trainsonnet/trainsonnet/internal/format"
+	"github.com/trainsonnet/trainsonnet/generator/format"
 )
 
 // Values of parameters are normalized to these Go types before a prototype

@@ -19,8 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/trainsonnet/trainsonnet/generator"
+	"github.com/trainsonnet/trainsonnet/generator/format"
 	"github.com/trainsonnet/trainsonnet/generator/param"
-	"github.com/trainsonnet/trainsonnet/internal/format"
 )
 
 // This file draws random parameter sets from a prototype's declared
@@ -483,7 +483,7 @@ func (d *drawer) resourceQuantity(name string) string {
 }
 
 // formatted draws a string valid for a declared format, with the format's
-// own drawer (internal/format), absolute paths mostly under the ones in
+// own drawer (generator/format), absolute paths mostly under the ones in
 // absPathPool.
 func (d *drawer) formatted(name string, drawn map[string]drawnValue) (string, bool) {
 	f, ok := format.Lookup(name)

@@ -23,8 +23,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/trainsonnet/trainsonnet/generator"
+	"github.com/trainsonnet/trainsonnet/generator/format"
 	"github.com/trainsonnet/trainsonnet/generator/param"
-	"github.com/trainsonnet/trainsonnet/internal/format"
 	"github.com/trainsonnet/trainsonnet/test/kube"
 )
 
@@ -223,7 +223,7 @@ func (sw *sweep) run(t *testing.T, n int) {
 		sets[i] = &sweepSet{index: i, proto: sw.pr.Name, seed: sw.seed, sweepN: n, values: d.drawSet(sw.pr, i)}
 	}
 	for _, p := range sortedKeys(d.skipped) {
-		t.Logf("%s: %s is never set: no values for %s (add a drawer to draw_test.go, or a format to internal/format)", sw.pr.Name, p, d.skipped[p])
+		t.Logf("%s: %s is never set: no values for %s (add a drawer to draw_test.go, or a format to generator/format)", sw.pr.Name, p, d.skipped[p])
 	}
 	sw.evaluate(t, "e2e-sweep-"+sw.pr.Name, sets)
 	sw.summarize(t, sets)

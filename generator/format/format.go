@@ -4,8 +4,9 @@
 // the JSON Schema says of it and a drawer of random valid values for the
 // API-server sweep (test/e2e). Adding a format is adding one entry there.
 //
-// The package is internal: the generator checks values and writes the
-// schema with it, the end-to-end suite draws values with it.
+// The generator checks values and writes the schema with it (through
+// generator/param), the end-to-end suite and the fuzz tests draw values
+// with it; it imports no package of this module.
 package format
 
 import (
