@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/trainsonnet/trainsonnet/generator/param"
@@ -171,21 +170,12 @@ func (pr *Prototype) resolve(in *Params) (*resolved, []*param.Error) {
 				r.warnings = append(r.warnings, it.given+": "+renamed(it.path, prm.Path))
 				r.oldKeys = append(r.oldKeys, it.path)
 			}
-			v, rule := prm.Parse(it.text)
+			rd, rule := prm.ReadText(it.text)
 			if rule != "" {
-				if q, ok := byteSuffix(prm, it.text); ok {
-					if nq, rule2 := prm.Normalize(q); rule2 == "" {
-						// Dask and the charts wrote bytes as 2GB, on the
-						// command line as in a params file.
-						r.warnings = append(r.warnings, it.given+": "+strings.TrimSpace(it.text)+" is taken as "+nq.(string)+", its spelling as a Kubernetes quantity")
-						r.set(prm, nq, it.given)
-						continue
-					}
-				}
 				add(&param.Error{Param: prm.Path, Source: it.given, Value: param.Show(it.text), Rule: rule})
 				continue
 			}
-			r.set(prm, v, it.given)
+			r.take(prm, rd, it.given)
 		case inputTexts:
 			prm := pr.lookupKey(it.path)
 			if prm == nil {
@@ -196,19 +186,12 @@ func (pr *Prototype) resolve(in *Params) (*resolved, []*param.Error) {
 				// a flag of the replaced system's (ks generate openmpi --secret)
 				r.oldKeys = append(r.oldKeys, a)
 			}
-			v, text, rule := prm.ParseAll(it.texts)
+			rd, text, rule := prm.ReadTexts(it.texts)
 			if rule != "" {
-				if q, ok := byteSuffix(prm, text); ok && prm.Type == param.TypeQuantity {
-					if nq, rule2 := prm.Normalize(q); rule2 == "" {
-						r.warnings = append(r.warnings, it.given+": "+strings.TrimSpace(text)+" is taken as "+nq.(string)+", its spelling as a Kubernetes quantity")
-						r.set(prm, nq, it.given)
-						continue
-					}
-				}
 				add(&param.Error{Param: prm.Path, Source: it.given, Value: param.Show(text), Rule: rule})
 				continue
 			}
-			r.set(prm, v, it.given)
+			r.take(prm, rd, it.given)
 		case inputValue:
 			prm := pr.lookupKey(it.path)
 			if prm == nil {
@@ -321,46 +304,12 @@ func (pr *Prototype) applyValue(r *resolved, prm *param.Param, v any, given, wri
 		pr.applyMembers(r, prm, m, written, func(k string) string { return given + "." + k }, add)
 		return
 	}
-	if m, ok := v.(map[string]any); ok && len(m) == 0 && prm.Type == param.TypeList {
-		// The Helm charts' values files wrote an empty list as {} (the
-		// horovod chart's master.args: {}): it is taken for what it meant.
-		r.warnings = append(r.warnings, given+": {} is an empty map where a list is expected; taken as an empty list ("+prm.Path+": [])")
-		v = []any{}
-	}
-	nv, rule := prm.Normalize(v)
+	rd, rule := prm.Read(v)
 	if rule != "" {
-		if s, ok := v.(string); ok {
-			if s == "" {
-				// The Helm charts' values files left a value unset as ""
-				// (kolotoc's scheduler.schedulerPort: ""): the default.
-				r.warnings = append(r.warnings, given+": \"\" is taken as unset (the default) here, as the chart meant it; leave the key out")
-				r.set(prm, nil, given)
-				delete(r.given, prm.Path) // as if left out: a chart's default applies
-				return
-			}
-			if q, ok := quotedScalar(prm, s); ok {
-				// Helm rendered values into text, so the charts' values
-				// files quoted numbers and booleans freely (cluster.sh
-				// wrote ssh.port: "3222").
-				if nq, rule2 := prm.Normalize(q); rule2 == "" {
-					r.warnings = append(r.warnings, given+": "+strconv.Quote(s)+" is taken as "+fmt.Sprint(nq)+", as the chart took it; leave out the quotes")
-					r.set(prm, nq, given)
-					return
-				}
-			}
-			if q, ok := byteSuffix(prm, s); ok {
-				// Dask and the charts wrote bytes as 2GB or 512MiB.
-				if nq, rule2 := prm.Normalize(q); rule2 == "" {
-					r.warnings = append(r.warnings, given+": "+s+" is taken as "+nq.(string)+", its spelling as a Kubernetes quantity")
-					r.set(prm, nq, given)
-					return
-				}
-			}
-		}
 		add(&param.Error{Param: prm.Path, Source: given, Value: param.Show(v), Rule: rule})
 		return
 	}
-	r.set(prm, nv, given)
+	r.take(prm, rd, given)
 }
 
 func (pr *Prototype) applyFile(r *resolved, it input, add func(*param.Error)) {
@@ -551,6 +500,19 @@ func (pr *Prototype) setMapEntry(r *resolved, prm *param.Param, key string, it i
 	r.set(prm, v, it.given)
 }
 
+// take stores what a source gave a parameter (given labels it): a value,
+// or the default when the source's spelling means "left out"; a note of
+// how it was spelled becomes a warning.
+func (r *resolved) take(prm *param.Param, rd param.Reading, given string) {
+	if rd.Note != "" {
+		r.warnings = append(r.warnings, given+": "+rd.Note)
+	}
+	r.set(prm, rd.Value, given)
+	if rd.Unset {
+		delete(r.given, prm.Path) // as if left out: a chart's default applies
+	}
+}
+
 // set stores a normalized value at the parameter's path.
 func (r *resolved) set(prm *param.Param, v any, given string) {
 	parts := strings.Split(prm.Path, ".")
@@ -627,50 +589,3 @@ func (pr *Prototype) unknownIn(given string, group *param.Param, written, key st
 }
 
 func (pr *Prototype) allKeys() []string { return slices.Sorted(maps.Keys(pr.byKey)) }
-
-// quotedScalar: the number or boolean a quoted integer or boolean of a
-// chart's values file stands for, when prm takes one.
-func quotedScalar(prm *param.Param, s string) (any, bool) {
-	t := strings.TrimSpace(s)
-	switch prm.Type {
-	case param.TypeInt:
-		n, err := strconv.ParseInt(t, 10, 64)
-		return n, err == nil
-	case param.TypeBool:
-		switch t {
-		case "true":
-			return true, true
-		case "false":
-			return false, true
-		}
-	}
-	return nil, false
-}
-
-// byteSuffix: for a quantity of bytes written the way Dask and the charts
-// wrote memory (2GB, 512MiB, 1.5 GB), the Kubernetes spelling (2G, 512Mi,
-// 1.5G).
-func byteSuffix(prm *param.Param, s string) (string, bool) {
-	if prm.Type != param.TypeQuantity || prm.Format != "bytes" {
-		return "", false
-	}
-	t, ok := strings.CutSuffix(strings.TrimSpace(s), "B")
-	if !ok {
-		return "", false
-	}
-	t = strings.TrimSpace(t)
-	n := strings.TrimRight(t, "kKMGTPEi")
-	unit := t[len(n):]
-	switch unit {
-	case "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei":
-	case "K":
-		unit = "k"
-	default:
-		return "", false
-	}
-	n = strings.TrimSpace(n)
-	if n == "" {
-		return "", false
-	}
-	return n + unit, true
-}

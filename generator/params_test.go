@@ -94,31 +94,45 @@ func TestNullInAParamsFileMeansDefault(t *testing.T) {
 }
 
 // The charts' values files left values unset as "" and wrote memory as
-// Dask does (2GB): both are taken for what they meant, with a warning.
+// Dask does (2GB): a prototype that replaces a chart takes both for what
+// they meant, with a warning (its spellings); one that does not refuses
+// them.
 func TestChartSpellingsOfUnsetAndBytes(t *testing.T) {
 	g := newGenerator(t)
-	res, err := g.Render(context.Background(), generator.NewParams("openmpi").
-		AddFile("v.yaml", []byte("workers: 7\nmemory: 2GB\ncpu: \"\"\n")).
-		AddFile("w.yaml", []byte("workers: \"\"\nmemory: 1.5 GiB\n")))
+	res, err := g.Render(context.Background(), generator.NewParams("horovod").
+		AddFile("v.yaml", []byte("worker: {number: 7}\nmemory: 2GB\ncpu: \"\"\n")).
+		AddFile("w.yaml", []byte("worker: {number: \"\"}\nmemory: 1.5 GiB\nssh: {port: \"3222\"}\n")).
+		SetText("worker.memory", "3 GB", "--worker-memory"))
 	require.NoError(t, err)
 	assert.Subset(t, res.Warnings, []string{
 		`v.yaml: memory: 2GB is taken as 2G, its spelling as a Kubernetes quantity`,
 		`v.yaml: cpu: "" is taken as unset (the default) here, as the chart meant it; leave the key out`,
-		`w.yaml: workers: "" is taken as unset (the default) here, as the chart meant it; leave the key out`,
+		`w.yaml: worker.number: "" is taken as unset (the default) here, as the chart meant it; leave the key out`,
 		`w.yaml: memory: 1.5 GiB is taken as 1536Mi, its spelling as a Kubernetes quantity`,
+		`w.yaml: ssh.port: "3222" is taken as 3222, as the chart took it; leave out the quotes`,
+		`--worker-memory: 3 GB is taken as 3G, its spelling as a Kubernetes quantity`,
 	})
 	var worker string
 	for _, o := range res.Objects {
-		if o.Kind == "Job" && o.Name == "openmpi-worker" {
+		if o.Kind == "Job" && o.Name == "horovod-worker" {
 			worker = string(o.JSON())
 		}
 	}
-	assert.Contains(t, worker, `"completions":4`, "workers back to its default")
-	assert.Contains(t, worker, `"memory":"1536Mi"`, "the later file wins")
+	assert.Contains(t, worker, `"completions":3`, "worker.number back to its default")
+	assert.Contains(t, worker, `"memory":"3G"`, "the flag wins")
 
 	// Not every string ending in B is bytes.
-	_, err = g.Render(context.Background(), generator.NewParams("openmpi").AddFile("v.yaml", []byte("memory: 2XB\n")))
+	_, err = g.Render(context.Background(), generator.NewParams("horovod").AddFile("v.yaml", []byte("memory: 2XB\n")))
 	assert.Equal(t, []string{`v.yaml: memory: invalid value "2XB": must be a Kubernetes quantity such as 500m, 2 or 4Gi`}, validationProblems(t, err))
+
+	// openmpi replaces no chart: its values are written as declared.
+	_, err = g.Render(context.Background(), generator.NewParams("openmpi").
+		AddFile("v.yaml", []byte("memory: 2GB\ncpu: \"\"\n")).SetText("workers", "\"3\"", "--workers"))
+	assert.Equal(t, []string{
+		`v.yaml: cpu: invalid value "": must be a Kubernetes quantity such as 500m, 2 or 4Gi`,
+		`v.yaml: memory: invalid value "2GB": must be a Kubernetes quantity such as 500m, 2 or 4Gi`,
+		`--workers: invalid value "\"3\"": must be an integer from 1 to 5000`,
+	}, validationProblems(t, err))
 }
 
 func TestNullGroupResetsItsMembers(t *testing.T) {

@@ -146,7 +146,7 @@ func (p *Param) Normalize(v any) (any, string) {
 		if rule := textRule(s); rule != "" {
 			return nil, rule
 		}
-		if rule := format.Get(p.Format).Check(s); rule != "" {
+		if rule := p.FormatSpec().Check(s); rule != "" {
 			return nil, rule
 		}
 		return s, ""
@@ -228,7 +228,7 @@ func (p *Param) Normalize(v any) (any, string) {
 			if rule := textRule(s); rule != "" {
 				return nil, fmt.Sprintf("item %q: %s", s, rule)
 			}
-			if rule := format.Get(p.Format).Check(s); rule != "" {
+			if rule := p.FormatSpec().Check(s); rule != "" {
 				return nil, fmt.Sprintf("item %q: %s", s, rule)
 			}
 			if seen[s] {
@@ -253,7 +253,7 @@ func (p *Param) mapValue(v any) (any, string) {
 	}
 	out := make(map[string]string, len(m))
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		if rule := format.Get(p.Format).Check(k); rule != "" {
+		if rule := p.FormatSpec().Check(k); rule != "" {
 			return nil, fmt.Sprintf("key %q: %s", k, rule)
 		}
 		raw := m[k]
@@ -286,7 +286,7 @@ func (p *Param) mapValue(v any) (any, string) {
 		if rule := textRule(s); rule != "" {
 			return nil, fmt.Sprintf("key %q: %s", k, rule)
 		}
-		if rule := format.Get(p.ValueFormat).Check(s); rule != "" {
+		if rule := p.ValueFormatSpec().Check(s); rule != "" {
 			return nil, fmt.Sprintf("key %q: value %q: %s", k, s, rule)
 		}
 		out[k] = s
