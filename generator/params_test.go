@@ -385,3 +385,39 @@ func TestObjectFromGoTypes(t *testing.T) {
 		t.Errorf("the driver's GPUs are not its slots:\n%s", y)
 	}
 }
+
+// TestDeclaredFormat: a format a prototype declares in Jsonnet
+// (params.format) checks strings, list items and map keys and values like
+// a built-in one, with its rule in describe, its message and its pattern
+// in the schema; one name declared as two formats is refused at load.
+func TestDeclaredFormat(t *testing.T) {
+	g, err := generator.New(generator.Options{PrototypePaths: []string{"testdata/formatproto"}})
+	require.NoError(t, err)
+	pr, err := g.Lookup("formatted")
+	require.NoError(t, err)
+	assert.Equal(t, "a branch or tag name such as v1.2", pr.Param("revision").Rule())
+	assert.Equal(t, "items separated by commas (each a branch or tag name such as v1.2)", pr.Param("also").Rule())
+	assert.Equal(t, "gitRef", pr.Param("pins").Format)
+	schema, err := pr.JSONSchema()
+	require.NoError(t, err)
+	assert.Contains(t, string(schema), `"pattern": "^[A-Za-z0-9._/-]+$"`)
+
+	objs := render(t, g, generator.NewParams("formatted").SetText("revision", "v1.2", "--revision").
+		SetText("also", "a,b/c", "--also").SetText("pins", "web=v2", "--pins"))
+	assert.Contains(t, objs["ConfigMap/formatted"], `"revision":"v1.2"`)
+	assert.Contains(t, objs["ConfigMap/formatted"], `"web":"v2"`)
+
+	_, err = g.Render(context.Background(), generator.NewParams("formatted").
+		SetText("revision", "v 1", "--revision").
+		AddFile("f.yaml", []byte("also: [ok, 'no way']\npins: {'a b': v1, c: averyveryverylongrevision}\n")))
+	// (the first key at fault: "a b" before c's value, longer than 20)
+	assert.Equal(t, []string{
+		`--revision: invalid value "v 1": must be a branch or tag name such as v1.2`,
+		`f.yaml: also: invalid value "[\"ok\",\"no way\"]": item "no way": must be a branch or tag name such as v1.2`,
+		`f.yaml: pins: invalid value "{\"a b\":\"v1\",\"c\":\"averyveryverylongrevision\"}": key "a b": must be a branch or tag name such as v1.2`,
+	}, validationProblems(t, err))
+
+	_, err = g.Lookup("twice")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `format "tag" is declared twice, differently`)
+}

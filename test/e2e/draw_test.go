@@ -311,7 +311,7 @@ func isAbsPath(p *param.Param) bool {
 func (d *drawer) value(p *param.Param, drawn map[string]drawnValue) (drawnValue, bool) {
 	switch p.Type {
 	case param.TypeString:
-		s, ok := d.formatted(p.Format, drawn)
+		s, ok := d.formatted(p.FormatSpec(), drawn)
 		if !ok {
 			d.skipped[p.Path] = "string format " + strconv.Quote(p.Format)
 			return drawnValue{}, false
@@ -482,14 +482,10 @@ func (d *drawer) resourceQuantity(name string) string {
 	return d.quantity()
 }
 
-// formatted draws a string valid for a declared format, with the format's
-// own drawer (generator/format), absolute paths mostly under the ones in
-// absPathPool.
-func (d *drawer) formatted(name string, drawn map[string]drawnValue) (string, bool) {
-	f, ok := format.Lookup(name)
-	if !ok {
-		return "", false
-	}
+// formatted draws a string valid for a parameter's format (built in, or
+// declared by the prototype), with the format's own drawer
+// (generator/format), absolute paths mostly under the ones in absPathPool.
+func (d *drawer) formatted(f *format.Format, drawn map[string]drawnValue) (string, bool) {
 	d.Paths = d.absPathPool(drawn)
 	return f.Draw(d.Rand), true
 }
@@ -555,7 +551,7 @@ func (d *drawer) mapValue(p *param.Param, drawn map[string]drawnValue) (drawnVal
 			if strings.TrimSpace(k) != k || k == "" {
 				k = "k" + strconv.Itoa(i)
 			}
-		} else if k, ok = d.formatted(p.Format, drawn); !ok {
+		} else if k, ok = d.formatted(p.FormatSpec(), drawn); !ok {
 			d.skipped[p.Path] = "map key format " + strconv.Quote(p.Format)
 			return drawnValue{}, false
 		}
@@ -567,7 +563,7 @@ func (d *drawer) mapValue(p *param.Param, drawn map[string]drawnValue) (drawnVal
 		case p.ValueFormat == "":
 			v = d.Text(true)
 		default:
-			if v, ok = d.formatted(p.ValueFormat, drawn); !ok {
+			if v, ok = d.formatted(p.ValueFormatSpec(), drawn); !ok {
 				d.skipped[p.Path] = "map value format " + strconv.Quote(p.ValueFormat)
 				return drawnValue{}, false
 			}
@@ -594,7 +590,7 @@ func (d *drawer) listValue(p *param.Param, drawn map[string]drawnValue) (drawnVa
 			s = strconv.FormatInt(d.intIn(&param.Param{Type: param.TypeInt, Min: p.Min, Max: p.Max}), 10)
 		default:
 			var ok bool
-			if s, ok = d.formatted(p.Format, drawn); !ok {
+			if s, ok = d.formatted(p.FormatSpec(), drawn); !ok {
 				d.skipped[p.Path] = "list item format " + strconv.Quote(p.Format)
 				return drawnValue{}, false
 			}
