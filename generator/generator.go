@@ -316,10 +316,7 @@ func (g *Generator) run(w *pooledVM, pr *Prototype, r *resolved) (*run, error) {
 	}
 	res := &run{warnings: warnings, emitted: emitted, blobs: blobs, dollars: dollars}
 	seen := map[string]bool{}
-	for _, e := range reported {
-		m, _ := e.(map[string]any)
-		path, _ := m["param"].(string)
-		rule, _ := m["rule"].(string)
+	report := func(path, rule string) {
 		pe := &param.Error{Param: path, Rule: unmark(rule)}
 		if prm := pr.Param(path); prm != nil {
 			pe.Source = r.givenAs(prm) // "" when no input set it
@@ -331,6 +328,17 @@ func (g *Generator) run(w *pooledVM, pr *Prototype, r *resolved) (*run, error) {
 			seen[pe.Error()] = true
 			res.problems = append(res.problems, pe)
 		}
+	}
+	for _, e := range reported {
+		m, _ := e.(map[string]any)
+		path, _ := m["param"].(string)
+		rule, _ := m["rule"].(string)
+		report(path, rule)
+	}
+	// The relations its declarations state (params.atMost, atLeast),
+	// checked here, beside its own rules.
+	for _, e := range param.Related(pr.related, r.get) {
+		report(e.Param, e.Rule)
 	}
 	return res, nil
 }

@@ -391,7 +391,7 @@ func TestObjectFromGoTypes(t *testing.T) {
 // a built-in one, with its rule in describe, its message and its pattern
 // in the schema; one name declared as two formats is refused at load.
 func TestDeclaredFormat(t *testing.T) {
-	g, err := generator.New(generator.Options{PrototypePaths: []string{"testdata/formatproto"}})
+	g, err := generator.New(generator.Options{PrototypePaths: []string{"testdata/declproto"}})
 	require.NoError(t, err)
 	pr, err := g.Lookup("formatted")
 	require.NoError(t, err)
@@ -420,4 +420,27 @@ func TestDeclaredFormat(t *testing.T) {
 	_, err = g.Lookup("twice")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `format "tag" is declared twice, differently`)
+}
+
+// TestDeclaredRelations: params.atMost and atLeast hold a parameter to
+// another when both are set, beside the prototype's own rules, named as
+// the user wrote it; a relation that cannot hold is refused at load.
+func TestDeclaredRelations(t *testing.T) {
+	g, err := generator.New(generator.Options{PrototypePaths: []string{"testdata/declproto"}})
+	require.NoError(t, err)
+	render(t, g, generator.NewParams("related").SetText("pool.min", "4", "--pool-min"))
+	_, err = g.Render(context.Background(), generator.NewParams("related").
+		SetText("pool.min", "5", "--pool-min").AddFile("f.yaml", []byte("pool: {max: 3}\n")))
+	assert.Equal(t, []string{
+		`f.yaml: pool.max: invalid value "3": must be at least pool.min (5)`,
+		`--pool-min: invalid value "5": must be at most workers (4): some would wait forever`,
+	}, validationProblems(t, err))
+	// With workers invalid, a rule that names it is not reported.
+	_, err = g.Render(context.Background(), generator.NewParams("related").
+		SetText("pool.min", "5", "--pool-min").SetText("workers", "0", "--workers"))
+	assert.Equal(t, []string{`--workers: invalid value "0": must be an integer from 1 to 2147483647`}, validationProblems(t, err))
+
+	_, err = g.Lookup("badrelation")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `parameter "label": atMost relates ints or seconds, not a string`)
 }

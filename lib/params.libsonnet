@@ -103,6 +103,15 @@ local base(type, doc, default, aliases, replaces) =
     + (if maxLength == null then {} else { maxLength: maxLength })
     + (if examples == [] then {} else { examples: examples }),
 
+  // A relation of an int (or seconds) parameter to another, added to its
+  // declaration: params.int(...) + params.atMost('workers', why). When both
+  // are set, its value must be at most (atLeast: at least) the other's:
+  // trainsonnet checks it beside the prototype's validate ("must be at
+  // most workers (4): why"; the stock jsonnet binary does not), describe
+  // shows it, and the sweep of test/e2e draws values that keep it.
+  atMost(param, why=''):: { atMost: { param: param, why: why } },
+  atLeast(param, why=''):: { atLeast: { param: param, why: why } },
+
   // The other ways the Helm charts' values files wrote values, which a
   // prototype that replaces a chart takes with a warning
   // (generator/param/spelling.go): "" for unset (blankIsUnset), quoted

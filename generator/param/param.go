@@ -80,10 +80,23 @@ type Param struct {
 	// Spellings are the other ways of writing a value that the parameter
 	// takes with a warning, as the replaced system wrote them (spelling.go).
 	Spellings []Spelling `json:"spellings,omitempty"`
+	// AtMost and AtLeast relate an int or seconds parameter to another
+	// (params.atMost, params.atLeast): when both are set, its value is at
+	// most (at least) the other's. ts.prototype checks them.
+	AtMost  *Relation `json:"atMost,omitempty"`
+	AtLeast *Relation `json:"atLeast,omitempty"`
 
 	// The formats of Format and ValueFormat, when declared by the
 	// prototype (nil: by name, from generator/format).
 	format, valueFormat *format.Format
+}
+
+// A Relation names the parameter another one is held to, and why.
+type Relation struct {
+	// Param is the other parameter's dotted path.
+	Param string `json:"param"`
+	// Why is what breaking it would do, after the rule in the message.
+	Why string `json:"why,omitempty"`
 }
 
 // FormatSpec is the format of strings, list items and map keys (Format):
@@ -144,6 +157,8 @@ type Decl struct {
 	Common      bool             `json:"common"`
 	Replaces    string           `json:"replaces"`
 	Spellings   []Spelling       `json:"spellings"`
+	AtMost      *Relation        `json:"atMost"`
+	AtLeast     *Relation        `json:"atLeast"`
 	Params      map[string]*Decl `json:"params"`
 }
 
@@ -152,7 +167,82 @@ type Decl struct {
 // valid, so that a prototype bug shows when the prototype loads.
 func Build(decls map[string]*Decl) ([]*Param, error) {
 	b := &builder{declared: map[string]*declaredFormat{}}
-	return b.params("", nil, decls)
+	ps, err := b.params("", nil, decls)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkRelations(ps); err != nil {
+		return nil, err
+	}
+	return ps, nil
+}
+
+// checkRelations: a relation holds an int or seconds parameter to another
+// one of the same type.
+func checkRelations(ps []*Param) error {
+	numeric := func(p *Param) bool { return p != nil && (p.Type == TypeInt || p.Type == TypeDuration) }
+	for _, p := range Leaves(ps) {
+		for op, r := range map[string]*Relation{"atMost": p.AtMost, "atLeast": p.AtLeast} {
+			if r == nil {
+				continue
+			}
+			other := lookupPath(ps, r.Param)
+			switch {
+			case !numeric(p):
+				return fmt.Errorf("parameter %q: %s relates ints or seconds, not a %s", p.Path, op, p.Type)
+			case !numeric(other) || other.Type != p.Type:
+				return fmt.Errorf("parameter %q: %s %q: not a parameter of type %s", p.Path, op, r.Param, p.Type)
+			case other == p:
+				return fmt.Errorf("parameter %q: %s names itself", p.Path, op)
+			}
+		}
+	}
+	return nil
+}
+
+// Related checks the relations of the parameters ps (AtMost, AtLeast) on
+// their values (value returns the value at a dotted path, nil when
+// unset): a problem (its Param and Rule) for each value that breaks its
+// relation, in the order of ps. Relations hold between set values only.
+func Related(ps []*Param, value func(path string) any) []*Error {
+	var out []*Error
+	for _, p := range Leaves(ps) {
+		for _, c := range []struct {
+			r    *Relation
+			word string
+			ok   func(a, b int64) bool
+		}{
+			{p.AtMost, "at most", func(a, b int64) bool { return a <= b }},
+			{p.AtLeast, "at least", func(a, b int64) bool { return a >= b }},
+		} {
+			if c.r == nil {
+				continue
+			}
+			v, vok := value(p.Path).(int64)
+			other, ook := value(c.r.Param).(int64)
+			if !vok || !ook || c.ok(v, other) {
+				continue
+			}
+			rule := fmt.Sprintf("must be %s %s (%d)", c.word, c.r.Param, other)
+			if c.r.Why != "" {
+				rule += ": " + c.r.Why
+			}
+			out = append(out, &Error{Param: p.Path, Rule: rule})
+		}
+	}
+	return out
+}
+
+// lookupPath returns the parameter at a dotted path of ps, or nil.
+func lookupPath(ps []*Param, path string) *Param {
+	var p *Param
+	for _, part := range strings.Split(path, ".") {
+		if p = Find(ps, part); p == nil {
+			return nil
+		}
+		ps = p.Params
+	}
+	return p
 }
 
 // builder builds one prototype's parameters.
@@ -215,7 +305,7 @@ func (b *builder) params(prefix string, oldPrefixes []string, decls map[string]*
 			Name: n, Path: path, Type: d.Type, Doc: strings.TrimSpace(d.Doc), Separator: sep,
 			Min: d.Min, Max: d.Max, Values: d.Values, Format: d.Format.Name, ValueFormat: d.ValueFormat.Name,
 			Kind: d.Kind, List: d.List, Aliases: d.Aliases, Common: d.Common, Replaces: d.Replaces,
-			Spellings: d.Spellings,
+			Spellings: d.Spellings, AtMost: d.AtMost, AtLeast: d.AtLeast,
 		}
 		if p.Doc == "" {
 			return nil, fmt.Errorf("parameter %q: doc is empty; every parameter needs one", path)
