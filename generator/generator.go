@@ -288,13 +288,12 @@ type run struct {
 }
 
 func (g *Generator) run(w *pooledVM, pr *Prototype, r *resolved) (*run, error) {
-	values, dollars, problems := r.markedValues(pr)
-	if len(problems) > 0 {
-		return &run{problems: problems}, nil
-	}
-	tla, err := paramsNode(values)
+	tla, dollars, problems, err := r.tla(pr)
 	if err != nil {
 		return nil, fmt.Errorf("passing the parameters to %s: %w", pr.Name, err)
+	}
+	if len(problems) > 0 {
+		return &run{problems: problems}, nil
 	}
 	out, emitted, blobs, err := g.evaluate(w, pr.Source, tla, "full")
 	if err != nil {

@@ -149,62 +149,6 @@ func SpellingNames() []string {
 	return names
 }
 
-// A Reading is a value of a source read for a parameter.
-type Reading struct {
-	// Value is the normalized value; nil when Unset.
-	Value any
-	// Unset: the value stands for the key left out, so the default
-	// applies and no input counts as having set the parameter.
-	Unset bool
-	// Note says, when the value was read in one of the parameter's
-	// Spellings, what it was taken as, for a warning after the input's
-	// label ("" when it was written as declared).
-	Note string
-}
-
-// Read checks a decoded value (from a params file or a Go caller) against
-// the declared type and returns it normalized; a value that breaks the
-// type but is written in one of the parameter's Spellings is read as what
-// that spelling stands for, with a note. Otherwise it returns the rule the
-// value breaks.
-func (p *Param) Read(v any) (Reading, string) {
-	nv, rule := p.Normalize(v)
-	if rule == "" {
-		return Reading{Value: nv}, ""
-	}
-	if r, ok := p.spelled(v, v, false); ok {
-		return r, ""
-	}
-	return Reading{}, rule
-}
-
-// ReadText reads a value written as text (a flag, --set), as Parse does,
-// and in the parameter's Spellings that text may hold.
-func (p *Param) ReadText(s string) (Reading, string) {
-	v, rule := p.Parse(s)
-	if rule == "" {
-		return Reading{Value: v}, ""
-	}
-	if r, ok := p.spelled(s, strings.TrimSpace(s), true); ok {
-		return r, ""
-	}
-	return Reading{}, rule
-}
-
-// ReadTexts reads the texts of a repeated flag, as ParseAll does, and in
-// the parameter's Spellings that text may hold. On a problem it returns
-// the text at fault and the rule.
-func (p *Param) ReadTexts(texts []string) (Reading, string, string) {
-	v, text, rule := p.ParseAll(texts)
-	if rule == "" {
-		return Reading{Value: v}, "", ""
-	}
-	if r, ok := p.spelled(text, strings.TrimSpace(text), true); ok {
-		return r, "", ""
-	}
-	return Reading{}, text, rule
-}
-
 // spelled reads v, which breaks the declared type, in the first of the
 // parameter's Spellings (in the table's order) that it is written in (in
 // text only those read in text); written is v as the note shows it.
