@@ -26,11 +26,6 @@ import (
 // its type and its Spellings); params.go, which walks the sources in
 // order, asks here what each key means.
 
-// lookupKey finds a leaf parameter by declared path, alias or old path.
-func (pr *Prototype) lookupKey(key string) *param.Param {
-	return pr.byKey[key]
-}
-
 // mapEntry splits "nodeSelector.cloud.google.com/gpu" into a map parameter
 // and one of its keys, when the path starts with a map parameter.
 func (pr *Prototype) mapEntry(path string) (*param.Param, string) {

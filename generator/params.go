@@ -142,7 +142,7 @@ func (pr *Prototype) resolve(in *Params) (*resolved, []*param.Error) {
 			pr.applyFile(r, it, add)
 			r.source = nil
 		case inputText:
-			prm := pr.lookupKey(it.path)
+			prm := pr.byKey[it.path] // a declared path, an alias or an old path
 			if prm == nil {
 				if mp, key := pr.mapEntry(it.path); mp != nil {
 					// --set nodeSelector.pool=gpu sets one entry of a map.
@@ -175,7 +175,7 @@ func (pr *Prototype) resolve(in *Params) (*resolved, []*param.Error) {
 			}
 			r.take(prm, rd, it.given)
 		case inputTexts:
-			prm := pr.lookupKey(it.path)
+			prm := pr.byKey[it.path] // a declared path, an alias or an old path
 			if prm == nil {
 				add(pr.unknown(it.given, it.path))
 				continue
@@ -191,7 +191,7 @@ func (pr *Prototype) resolve(in *Params) (*resolved, []*param.Error) {
 			}
 			r.take(prm, rd, it.given)
 		case inputValue:
-			prm := pr.lookupKey(it.path)
+			prm := pr.byKey[it.path] // a declared path, an alias or an old path
 			if prm == nil {
 				add(pr.unknown(it.given, it.path))
 				continue
