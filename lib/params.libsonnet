@@ -5,7 +5,7 @@
 // (kebab-case and the declared camelCase spelling), params files, --set,
 // `describe`, `schema`, validation and the typed Go structs of the generator
 // package. The Go side reads the plain objects built here
-// (generator/param.go, type decl).
+// (generator/param/param.go, type Decl).
 //
 // Common options of every constructor:
 //   doc      what the parameter does (required; shown by describe and --help)
