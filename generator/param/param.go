@@ -127,7 +127,11 @@ type FormatRef struct {
 
 // UnmarshalJSON reads a name or a declared format.
 func (f *FormatRef) UnmarshalJSON(b []byte) error {
-	if len(b) > 0 && b[0] == '"' {
+	switch {
+	case string(b) == "null":
+		*f = FormatRef{}
+		return nil
+	case len(b) > 0 && b[0] == '"':
 		return json.Unmarshal(b, &f.Name)
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
