@@ -369,7 +369,7 @@ func (b *builder) formats(p *Param, d *Decl) error {
 			}
 		}
 	case d.Format.Declared != nil || d.ValueFormat.Declared != nil:
-		return fmt.Errorf("a %s takes no format", p.Type)
+		return fmt.Errorf("a parameter of type %s takes no format", p.Type)
 	}
 	return err
 }

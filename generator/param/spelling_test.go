@@ -80,7 +80,7 @@ func TestBuildRefuses(t *testing.T) {
 	for _, c := range []struct{ decls, want string }{
 		{`{"a": {"type": "int", "doc": "a", "spellings": ["twoGB"]}}`, `unknown spelling "twoGB"`},
 		{`{"a": {"type": "string", "doc": "a", "format": "nope"}}`, `unknown format "nope"`},
-		{`{"a": {"type": "int", "doc": "a", "format": {"name": "x", "rule": "r", "pattern": "x"}}}`, "a int takes no format"},
+		{`{"a": {"type": "int", "doc": "a", "format": {"name": "x", "rule": "r", "pattern": "x"}}}`, "a parameter of type int takes no format"},
 		{`{"a": {"type": "int", "doc": "a", "atMost": {"param": "b"}}}`, `atMost "b": not a parameter of type int`},
 		{`{"a": {"type": "int", "doc": "a", "atLeast": {"param": "a"}}}`, "atLeast names itself"},
 	} {
