@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/trainsonnet/trainsonnet/generator"
+	"github.com/trainsonnet/trainsonnet/generator/format"
 	"github.com/trainsonnet/trainsonnet/generator/param"
-	"github.com/trainsonnet/trainsonnet/internal/format"
 )
 
 // FuzzParams feeds arbitrary params files and --set text to the resolver and
@@ -219,7 +219,7 @@ func (d *sweepDrawer) value(p *param.Param) (any, string) {
 			// prototype's hostfile path
 			return asText(d.pick([]string{"[[ -f x ]] && source y", "mpirun --hostfile /kubeflow/openmpi/assets/hostfile hostname", "for i in {1..3}; do echo $i; done", "''"}))
 		}
-		return asText(format.Get(p.Format).Draw(d.Rand))
+		return asText(p.FormatSpec().Draw(d.Rand))
 	case param.TypeEnum:
 		if wrong || len(p.Values) == 0 {
 			return asText("bogus")
@@ -266,14 +266,14 @@ func (d *sweepDrawer) value(p *param.Param) (any, string) {
 	case param.TypeMap:
 		m := map[string]any{}
 		for range d.IntN(3) {
-			k := format.Get(p.Format).Draw(d.Rand)
+			k := p.FormatSpec().Draw(d.Rand)
 			if wrong {
 				k = d.pick([]string{"", "a b", "-x"})
 			}
 			if p.ValueFormat == "quantity" {
 				m[k] = d.pick(oddQuantities)
 			} else {
-				m[k] = format.Get(p.ValueFormat).Draw(d.Rand)
+				m[k] = p.ValueFormatSpec().Draw(d.Rand)
 			}
 		}
 		pairs := make([]string, 0, len(m))
@@ -293,7 +293,7 @@ func (d *sweepDrawer) value(p *param.Param) (any, string) {
 				n := int64(d.IntN(100))
 				l, texts = append(l, n), append(texts, strconv.FormatInt(n, 10))
 			} else {
-				s := format.Get(p.Format).Draw(d.Rand)
+				s := p.FormatSpec().Draw(d.Rand)
 				l, texts = append(l, s), append(texts, s)
 			}
 		}

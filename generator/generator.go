@@ -17,7 +17,7 @@ import (
 	"github.com/google/go-jsonnet"
 	"github.com/google/go-jsonnet/ast"
 
-	"github.com/trainsonnet/trainsonnet/internal/suggest"
+	"github.com/trainsonnet/trainsonnet/generator/suggest"
 	"github.com/trainsonnet/trainsonnet/lib"
 	"github.com/trainsonnet/trainsonnet/prototypes"
 
@@ -288,13 +288,12 @@ type run struct {
 }
 
 func (g *Generator) run(w *pooledVM, pr *Prototype, r *resolved) (*run, error) {
-	values, dollars, problems := r.markedValues(pr)
-	if len(problems) > 0 {
-		return &run{problems: problems}, nil
-	}
-	tla, err := paramsNode(values)
+	tla, dollars, problems, err := r.tla(pr)
 	if err != nil {
 		return nil, fmt.Errorf("passing the parameters to %s: %w", pr.Name, err)
+	}
+	if len(problems) > 0 {
+		return &run{problems: problems}, nil
 	}
 	out, emitted, blobs, err := g.evaluate(w, pr.Source, tla, "full")
 	if err != nil {
@@ -316,10 +315,7 @@ func (g *Generator) run(w *pooledVM, pr *Prototype, r *resolved) (*run, error) {
 	}
 	res := &run{warnings: warnings, emitted: emitted, blobs: blobs, dollars: dollars}
 	seen := map[string]bool{}
-	for _, e := range reported {
-		m, _ := e.(map[string]any)
-		path, _ := m["param"].(string)
-		rule, _ := m["rule"].(string)
+	report := func(path, rule string) {
 		pe := &param.Error{Param: path, Rule: unmark(rule)}
 		if prm := pr.Param(path); prm != nil {
 			pe.Source = r.givenAs(prm) // "" when no input set it
@@ -331,6 +327,17 @@ func (g *Generator) run(w *pooledVM, pr *Prototype, r *resolved) (*run, error) {
 			seen[pe.Error()] = true
 			res.problems = append(res.problems, pe)
 		}
+	}
+	for _, e := range reported {
+		m, _ := e.(map[string]any)
+		path, _ := m["param"].(string)
+		rule, _ := m["rule"].(string)
+		report(path, rule)
+	}
+	// The relations its declarations state (params.atMost, atLeast),
+	// checked here, beside its own rules.
+	for _, e := range param.Related(pr.related, r.get) {
+		report(e.Param, e.Rule)
 	}
 	return res, nil
 }

@@ -1,15 +1,12 @@
 package generator
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/trainsonnet/trainsonnet/generator/param"
-	"github.com/trainsonnet/trainsonnet/internal/suggest"
 )
 
 // Params collects the parameter values for one prototype from any number of
@@ -131,7 +128,8 @@ type oneSource struct {
 }
 
 // resolve applies every input in order and checks each value, collecting
-// all problems.
+// all problems. This file is about the sources and their precedence:
+// what a key means is keys.go's, how a value is read generator/param's.
 func (pr *Prototype) resolve(in *Params) (*resolved, []*param.Error) {
 	r := &resolved{values: param.Defaults(pr.Params), given: map[string]string{}}
 	var problems []*param.Error
@@ -144,7 +142,7 @@ func (pr *Prototype) resolve(in *Params) (*resolved, []*param.Error) {
 			pr.applyFile(r, it, add)
 			r.source = nil
 		case inputText:
-			prm := pr.lookupKey(it.path)
+			prm := pr.byKey[it.path] // a declared path, an alias or an old path
 			if prm == nil {
 				if mp, key := pr.mapEntry(it.path); mp != nil {
 					// --set nodeSelector.pool=gpu sets one entry of a map.
@@ -168,26 +166,16 @@ func (pr *Prototype) resolve(in *Params) (*resolved, []*param.Error) {
 				setKeys[prm.Path] = it.path
 			}
 			if slices.Contains(prm.OldPaths, it.path) && !slices.Contains(prm.Aliases, it.path) {
-				r.warnings = append(r.warnings, it.given+": "+renamed(it.path, prm.Path))
-				r.oldKeys = append(r.oldKeys, it.path)
+				r.renamedKey(it.given, it.path, prm)
 			}
-			v, rule := prm.Parse(it.text)
+			rd, rule := prm.ReadText(it.text)
 			if rule != "" {
-				if q, ok := byteSuffix(prm, it.text); ok {
-					if nq, rule2 := prm.Normalize(q); rule2 == "" {
-						// Dask and the charts wrote bytes as 2GB, on the
-						// command line as in a params file.
-						r.warnings = append(r.warnings, it.given+": "+strings.TrimSpace(it.text)+" is taken as "+nq.(string)+", its spelling as a Kubernetes quantity")
-						r.set(prm, nq, it.given)
-						continue
-					}
-				}
 				add(&param.Error{Param: prm.Path, Source: it.given, Value: param.Show(it.text), Rule: rule})
 				continue
 			}
-			r.set(prm, v, it.given)
+			r.take(prm, rd, it.given)
 		case inputTexts:
-			prm := pr.lookupKey(it.path)
+			prm := pr.byKey[it.path] // a declared path, an alias or an old path
 			if prm == nil {
 				add(pr.unknown(it.given, it.path))
 				continue
@@ -196,21 +184,14 @@ func (pr *Prototype) resolve(in *Params) (*resolved, []*param.Error) {
 				// a flag of the replaced system's (ks generate openmpi --secret)
 				r.oldKeys = append(r.oldKeys, a)
 			}
-			v, text, rule := prm.ParseAll(it.texts)
+			rd, text, rule := prm.ReadTexts(it.texts)
 			if rule != "" {
-				if q, ok := byteSuffix(prm, text); ok && prm.Type == param.TypeQuantity {
-					if nq, rule2 := prm.Normalize(q); rule2 == "" {
-						r.warnings = append(r.warnings, it.given+": "+strings.TrimSpace(text)+" is taken as "+nq.(string)+", its spelling as a Kubernetes quantity")
-						r.set(prm, nq, it.given)
-						continue
-					}
-				}
 				add(&param.Error{Param: prm.Path, Source: it.given, Value: param.Show(text), Rule: rule})
 				continue
 			}
-			r.set(prm, v, it.given)
+			r.take(prm, rd, it.given)
 		case inputValue:
-			prm := pr.lookupKey(it.path)
+			prm := pr.byKey[it.path] // a declared path, an alias or an old path
 			if prm == nil {
 				add(pr.unknown(it.given, it.path))
 				continue
@@ -222,76 +203,6 @@ func (pr *Prototype) resolve(in *Params) (*resolved, []*param.Error) {
 	}
 	pr.applyChart(r)
 	return r, problems
-}
-
-// applyChart: when the inputs gave a key of the replaced chart's values
-// (Prototype.Chart), what the chart's templates hard-wired is taken where
-// no input set it, and what differs on purpose is said.
-func (pr *Prototype) applyChart(r *resolved) {
-	c := pr.Chart
-	if c == nil || !slices.ContainsFunc(r.oldKeys, func(k string) bool {
-		return slices.ContainsFunc(c.Keys, func(ck string) bool { return k == ck || strings.HasPrefix(k, ck+".") })
-	}) {
-		return
-	}
-	for _, path := range slices.Sorted(maps.Keys(c.Defaults)) {
-		prm := pr.Param(path)
-		if r.given[prm.Path] != "" {
-			continue
-		}
-		d := c.Defaults[path]
-		r.set(prm, d.Value, "")
-		r.warnings = append(r.warnings, fmt.Sprintf("%s: %s, as %s had it (%s), since its values are in use; set %s to change it",
-			path, shown(d.Value), c.Name, d.Why, path))
-	}
-	for _, path := range slices.Sorted(maps.Keys(c.Differs)) {
-		if r.given[path] == "" {
-			r.warnings = append(r.warnings, path+": "+c.Differs[path])
-		}
-	}
-	for _, n := range c.Notes {
-		r.warnings = append(r.warnings, c.Name+": "+n)
-	}
-}
-
-// shown is a value as a user would write it: a scalar as is, anything
-// else as JSON.
-func shown(v any) string {
-	switch v.(type) {
-	case string, bool, int64, int:
-		return fmt.Sprint(v)
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
-}
-
-// removedKey warns about a key the replaced system had and trainsonnet no
-// longer takes, and reports whether path is one.
-func (pr *Prototype) removedKey(r *resolved, given, path string) bool {
-	msg, ok := pr.Removed[path]
-	if ok {
-		r.warnings = append(r.warnings, given+": not used: "+msg)
-		r.oldKeys = append(r.oldKeys, path)
-	}
-	return ok
-}
-
-// oldPath returns the parameter (or group) that one of paths, the replaced
-// system's, now stands for, or nil.
-func (pr *Prototype) oldPath(paths ...string) *param.Param {
-	for _, p := range paths {
-		if prm := pr.byOldPath[p]; prm != nil {
-			return prm
-		}
-	}
-	return nil
-}
-
-func renamed(old, path string) string {
-	return "now called " + path + "; " + old + " still works here, but rename it"
 }
 
 // applyValue sets one parameter (or, for a group, its members) from a
@@ -321,46 +232,12 @@ func (pr *Prototype) applyValue(r *resolved, prm *param.Param, v any, given, wri
 		pr.applyMembers(r, prm, m, written, func(k string) string { return given + "." + k }, add)
 		return
 	}
-	if m, ok := v.(map[string]any); ok && len(m) == 0 && prm.Type == param.TypeList {
-		// The Helm charts' values files wrote an empty list as {} (the
-		// horovod chart's master.args: {}): it is taken for what it meant.
-		r.warnings = append(r.warnings, given+": {} is an empty map where a list is expected; taken as an empty list ("+prm.Path+": [])")
-		v = []any{}
-	}
-	nv, rule := prm.Normalize(v)
+	rd, rule := prm.Read(v)
 	if rule != "" {
-		if s, ok := v.(string); ok {
-			if s == "" {
-				// The Helm charts' values files left a value unset as ""
-				// (kolotoc's scheduler.schedulerPort: ""): the default.
-				r.warnings = append(r.warnings, given+": \"\" is taken as unset (the default) here, as the chart meant it; leave the key out")
-				r.set(prm, nil, given)
-				delete(r.given, prm.Path) // as if left out: a chart's default applies
-				return
-			}
-			if q, ok := quotedScalar(prm, s); ok {
-				// Helm rendered values into text, so the charts' values
-				// files quoted numbers and booleans freely (cluster.sh
-				// wrote ssh.port: "3222").
-				if nq, rule2 := prm.Normalize(q); rule2 == "" {
-					r.warnings = append(r.warnings, given+": "+strconv.Quote(s)+" is taken as "+fmt.Sprint(nq)+", as the chart took it; leave out the quotes")
-					r.set(prm, nq, given)
-					return
-				}
-			}
-			if q, ok := byteSuffix(prm, s); ok {
-				// Dask and the charts wrote bytes as 2GB or 512MiB.
-				if nq, rule2 := prm.Normalize(q); rule2 == "" {
-					r.warnings = append(r.warnings, given+": "+s+" is taken as "+nq.(string)+", its spelling as a Kubernetes quantity")
-					r.set(prm, nq, given)
-					return
-				}
-			}
-		}
 		add(&param.Error{Param: prm.Path, Source: given, Value: param.Show(v), Rule: rule})
 		return
 	}
-	r.set(prm, nv, given)
+	r.take(prm, rd, given)
 }
 
 func (pr *Prototype) applyFile(r *resolved, it input, add func(*param.Error)) {
@@ -426,8 +303,7 @@ func (pr *Prototype) applyMembers(r *resolved, group *param.Param, m map[string]
 				continue
 			}
 			if r.onceIn(seen, prm, w, add) {
-				r.warnings = append(r.warnings, given+": "+renamed(w, prm.Path))
-				r.oldKeys = append(r.oldKeys, w)
+				r.renamedKey(given, w, prm)
 				pr.applyValue(r, prm, m[k], given, w, add)
 			}
 			continue
@@ -444,31 +320,6 @@ func dotted(path, key string) string {
 		return key
 	}
 	return path + "." + key
-}
-
-// applyOldGroup applies a map that the replaced system had under a key
-// that is no parameter or group here (the distrib-tensorflow chart's
-// clusterConfig), member by member: each is the old path of a parameter,
-// a removed key, or another such group. It reports whether written is such
-// a group; what else is in it is unknown.
-func (pr *Prototype) applyOldGroup(r *resolved, v any, written, given string, add func(*param.Error)) bool {
-	prefix := written + "."
-	var inside []string // the old keys under written
-	for _, k := range append(slices.Collect(maps.Keys(pr.byOldPath)), slices.Collect(maps.Keys(pr.Removed))...) {
-		if strings.HasPrefix(k, prefix) {
-			inside = append(inside, k)
-		}
-	}
-	if len(inside) == 0 {
-		return false
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		add(&param.Error{Source: given, Value: param.Show(v), Rule: "must be a map of keys such as " + slices.Min(inside)})
-		return true
-	}
-	pr.applyMembers(r, nil, m, written, func(k string) string { return given + "." + k }, add)
-	return true
 }
 
 // onceIn records that key, of one mapping of the source, sets prm (a
@@ -520,20 +371,6 @@ func (r *resolved) twice(prm *param.Param, a, b string) *param.Error {
 		Rule: fmt.Sprintf("%s and %s both set %s (%s); give it once, as %s", a, b, prm.Path, why, prm.Path)}
 }
 
-// mapEntry splits "nodeSelector.cloud.google.com/gpu" into a map parameter
-// and one of its keys, when the path starts with a map parameter.
-func (pr *Prototype) mapEntry(path string) (*param.Param, string) {
-	for i := 0; i < len(path); i++ {
-		if path[i] != '.' {
-			continue
-		}
-		if p := pr.Param(path[:i]); p != nil && p.Type == param.TypeMap {
-			return p, path[i+1:]
-		}
-	}
-	return nil, ""
-}
-
 // setMapEntry adds or replaces one entry of a map parameter's current value.
 func (pr *Prototype) setMapEntry(r *resolved, prm *param.Param, key string, it input, add func(*param.Error)) {
 	merged := map[string]any{}
@@ -549,6 +386,19 @@ func (pr *Prototype) setMapEntry(r *resolved, prm *param.Param, key string, it i
 		return
 	}
 	r.set(prm, v, it.given)
+}
+
+// take stores what a source gave a parameter (given labels it): a value,
+// or the default when the source's spelling means "left out"; a note of
+// how it was spelled becomes a warning.
+func (r *resolved) take(prm *param.Param, rd param.Reading, given string) {
+	if rd.Note != "" {
+		r.warnings = append(r.warnings, given+": "+rd.Note)
+	}
+	r.set(prm, rd.Value, given)
+	if rd.Unset {
+		delete(r.given, prm.Path) // as if left out: a chart's default applies
+	}
 }
 
 // set stores a normalized value at the parameter's path.
@@ -580,97 +430,3 @@ func (r *resolved) get(path string) any {
 
 // givenAs returns how the user wrote a parameter, or "" if no input set it.
 func (r *resolved) givenAs(prm *param.Param) string { return r.given[prm.Path] }
-
-// lookupKey finds a leaf parameter by declared path, alias or old path.
-func (pr *Prototype) lookupKey(key string) *param.Param {
-	return pr.byKey[key]
-}
-
-func (pr *Prototype) unknown(given, key string) *param.Error {
-	rule := fmt.Sprintf("unknown parameter %q for %s", key, pr.Name)
-	if s := suggest.Closest(key, pr.allKeys()); s != "" {
-		rule += fmt.Sprintf(" (did you mean %q?)", s)
-	}
-	if given == key {
-		return &param.Error{Param: key, Source: key, Rule: rule}
-	}
-	return &param.Error{Param: key, Source: given, Rule: rule}
-}
-
-// unknownIn reports an unknown key in a params file or a group value, and
-// suggests a declared name, or the declared name an alias stands for.
-func (pr *Prototype) unknownIn(given string, group *param.Param, written, key string) *param.Error {
-	if group == nil && written != "" { // in a group of the replaced system's keys
-		return &param.Error{Source: given, Rule: fmt.Sprintf("unknown parameter %q for %s", written+"."+key, pr.Name)}
-	}
-	scope := pr.Params
-	where := pr.Name
-	if group != nil {
-		scope = group.Params
-		where = group.Path
-	}
-	rule := fmt.Sprintf("unknown parameter %q for %s", key, where)
-	if p := pr.byKey[key]; p != nil && group == nil {
-		rule += fmt.Sprintf(" (params files use the declared names: write %q)", p.Path)
-	} else if p := pr.byOldPath[key]; p != nil {
-		rule += fmt.Sprintf(" (did you mean %q?)", p.Path)
-	} else {
-		names := make([]string, len(scope))
-		for i, p := range scope {
-			names[i] = p.Name
-		}
-		if s := suggest.Closest(key, names); s != "" {
-			rule += fmt.Sprintf(" (did you mean %q?)", s)
-		}
-	}
-	return &param.Error{Param: key, Source: given, Rule: rule}
-}
-
-func (pr *Prototype) allKeys() []string { return slices.Sorted(maps.Keys(pr.byKey)) }
-
-// quotedScalar: the number or boolean a quoted integer or boolean of a
-// chart's values file stands for, when prm takes one.
-func quotedScalar(prm *param.Param, s string) (any, bool) {
-	t := strings.TrimSpace(s)
-	switch prm.Type {
-	case param.TypeInt:
-		n, err := strconv.ParseInt(t, 10, 64)
-		return n, err == nil
-	case param.TypeBool:
-		switch t {
-		case "true":
-			return true, true
-		case "false":
-			return false, true
-		}
-	}
-	return nil, false
-}
-
-// byteSuffix: for a quantity of bytes written the way Dask and the charts
-// wrote memory (2GB, 512MiB, 1.5 GB), the Kubernetes spelling (2G, 512Mi,
-// 1.5G).
-func byteSuffix(prm *param.Param, s string) (string, bool) {
-	if prm.Type != param.TypeQuantity || prm.Format != "bytes" {
-		return "", false
-	}
-	t, ok := strings.CutSuffix(strings.TrimSpace(s), "B")
-	if !ok {
-		return "", false
-	}
-	t = strings.TrimSpace(t)
-	n := strings.TrimRight(t, "kKMGTPEi")
-	unit := t[len(n):]
-	switch unit {
-	case "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei":
-	case "K":
-		unit = "k"
-	default:
-		return "", false
-	}
-	n = strings.TrimSpace(n)
-	if n == "" {
-		return "", false
-	}
-	return n + unit, true
-}

@@ -94,31 +94,45 @@ func TestNullInAParamsFileMeansDefault(t *testing.T) {
 }
 
 // The charts' values files left values unset as "" and wrote memory as
-// Dask does (2GB): both are taken for what they meant, with a warning.
+// Dask does (2GB): a prototype that replaces a chart takes both for what
+// they meant, with a warning (its spellings); one that does not refuses
+// them.
 func TestChartSpellingsOfUnsetAndBytes(t *testing.T) {
 	g := newGenerator(t)
-	res, err := g.Render(context.Background(), generator.NewParams("openmpi").
-		AddFile("v.yaml", []byte("workers: 7\nmemory: 2GB\ncpu: \"\"\n")).
-		AddFile("w.yaml", []byte("workers: \"\"\nmemory: 1.5 GiB\n")))
+	res, err := g.Render(context.Background(), generator.NewParams("horovod").
+		AddFile("v.yaml", []byte("worker: {number: 7}\nmemory: 2GB\ncpu: \"\"\n")).
+		AddFile("w.yaml", []byte("worker: {number: \"\"}\nmemory: 1.5 GiB\nssh: {port: \"3222\"}\n")).
+		SetText("worker.memory", "3 GB", "--worker-memory"))
 	require.NoError(t, err)
 	assert.Subset(t, res.Warnings, []string{
 		`v.yaml: memory: 2GB is taken as 2G, its spelling as a Kubernetes quantity`,
 		`v.yaml: cpu: "" is taken as unset (the default) here, as the chart meant it; leave the key out`,
-		`w.yaml: workers: "" is taken as unset (the default) here, as the chart meant it; leave the key out`,
+		`w.yaml: worker.number: "" is taken as unset (the default) here, as the chart meant it; leave the key out`,
 		`w.yaml: memory: 1.5 GiB is taken as 1536Mi, its spelling as a Kubernetes quantity`,
+		`w.yaml: ssh.port: "3222" is taken as 3222, as the chart took it; leave out the quotes`,
+		`--worker-memory: 3 GB is taken as 3G, its spelling as a Kubernetes quantity`,
 	})
 	var worker string
 	for _, o := range res.Objects {
-		if o.Kind == "Job" && o.Name == "openmpi-worker" {
+		if o.Kind == "Job" && o.Name == "horovod-worker" {
 			worker = string(o.JSON())
 		}
 	}
-	assert.Contains(t, worker, `"completions":4`, "workers back to its default")
-	assert.Contains(t, worker, `"memory":"1536Mi"`, "the later file wins")
+	assert.Contains(t, worker, `"completions":3`, "worker.number back to its default")
+	assert.Contains(t, worker, `"memory":"3G"`, "the flag wins")
 
 	// Not every string ending in B is bytes.
-	_, err = g.Render(context.Background(), generator.NewParams("openmpi").AddFile("v.yaml", []byte("memory: 2XB\n")))
+	_, err = g.Render(context.Background(), generator.NewParams("horovod").AddFile("v.yaml", []byte("memory: 2XB\n")))
 	assert.Equal(t, []string{`v.yaml: memory: invalid value "2XB": must be a Kubernetes quantity such as 500m, 2 or 4Gi`}, validationProblems(t, err))
+
+	// openmpi replaces no chart: its values are written as declared.
+	_, err = g.Render(context.Background(), generator.NewParams("openmpi").
+		AddFile("v.yaml", []byte("memory: 2GB\ncpu: \"\"\n")).SetText("workers", "\"3\"", "--workers"))
+	assert.Equal(t, []string{
+		`v.yaml: cpu: invalid value "": must be a Kubernetes quantity such as 500m, 2 or 4Gi`,
+		`v.yaml: memory: invalid value "2GB": must be a Kubernetes quantity such as 500m, 2 or 4Gi`,
+		`--workers: invalid value "\"3\"": must be an integer from 1 to 5000`,
+	}, validationProblems(t, err))
 }
 
 func TestNullGroupResetsItsMembers(t *testing.T) {
@@ -370,4 +384,63 @@ func TestObjectFromGoTypes(t *testing.T) {
 	if !strings.Contains(string(y), "-driver.horovod slots=2") {
 		t.Errorf("the driver's GPUs are not its slots:\n%s", y)
 	}
+}
+
+// TestDeclaredFormat: a format a prototype declares in Jsonnet
+// (params.format) checks strings, list items and map keys and values like
+// a built-in one, with its rule in describe, its message and its pattern
+// in the schema; one name declared as two formats is refused at load.
+func TestDeclaredFormat(t *testing.T) {
+	g, err := generator.New(generator.Options{PrototypePaths: []string{"testdata/declproto"}})
+	require.NoError(t, err)
+	pr, err := g.Lookup("formatted")
+	require.NoError(t, err)
+	assert.Equal(t, "a branch or tag name such as v1.2", pr.Param("revision").Rule())
+	assert.Equal(t, "items separated by commas (each a branch or tag name such as v1.2)", pr.Param("also").Rule())
+	assert.Equal(t, "gitRef", pr.Param("pins").Format)
+	schema, err := pr.JSONSchema()
+	require.NoError(t, err)
+	assert.Contains(t, string(schema), `"pattern": "^[A-Za-z0-9._/-]+$"`)
+
+	objs := render(t, g, generator.NewParams("formatted").SetText("revision", "v1.2", "--revision").
+		SetText("also", "a,b/c", "--also").SetText("pins", "web=v2", "--pins"))
+	assert.Contains(t, objs["ConfigMap/formatted"], `"revision":"v1.2"`)
+	assert.Contains(t, objs["ConfigMap/formatted"], `"web":"v2"`)
+
+	_, err = g.Render(context.Background(), generator.NewParams("formatted").
+		SetText("revision", "v 1", "--revision").
+		AddFile("f.yaml", []byte("also: [ok, 'no way']\npins: {'a b': v1, c: averyveryverylongrevision}\n")))
+	// (the first key at fault: "a b" before c's value, longer than 20)
+	assert.Equal(t, []string{
+		`--revision: invalid value "v 1": must be a branch or tag name such as v1.2`,
+		`f.yaml: also: invalid value "[\"ok\",\"no way\"]": item "no way": must be a branch or tag name such as v1.2`,
+		`f.yaml: pins: invalid value "{\"a b\":\"v1\",\"c\":\"averyveryverylongrevision\"}": key "a b": must be a branch or tag name such as v1.2`,
+	}, validationProblems(t, err))
+
+	_, err = g.Lookup("twice")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `format "tag" is declared twice, differently`)
+}
+
+// TestDeclaredRelations: params.atMost and atLeast hold a parameter to
+// another when both are set, beside the prototype's own rules, named as
+// the user wrote it; a relation that cannot hold is refused at load.
+func TestDeclaredRelations(t *testing.T) {
+	g, err := generator.New(generator.Options{PrototypePaths: []string{"testdata/declproto"}})
+	require.NoError(t, err)
+	render(t, g, generator.NewParams("related").SetText("pool.min", "4", "--pool-min"))
+	_, err = g.Render(context.Background(), generator.NewParams("related").
+		SetText("pool.min", "5", "--pool-min").AddFile("f.yaml", []byte("pool: {max: 3}\n")))
+	assert.Equal(t, []string{
+		`f.yaml: pool.max: invalid value "3": must be at least pool.min (5)`,
+		`--pool-min: invalid value "5": must be at most workers (4): some would wait forever`,
+	}, validationProblems(t, err))
+	// With workers invalid, a rule that names it is not reported.
+	_, err = g.Render(context.Background(), generator.NewParams("related").
+		SetText("pool.min", "5", "--pool-min").SetText("workers", "0", "--workers"))
+	assert.Equal(t, []string{`--workers: invalid value "0": must be an integer from 1 to 2147483647`}, validationProblems(t, err))
+
+	_, err = g.Lookup("badrelation")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `parameter "label": atMost relates ints or seconds, not a string`)
 }

@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/trainsonnet/trainsonnet/internal/format"
+	"github.com/trainsonnet/trainsonnet/generator/format"
 )
 
 // The one check every rendered pod passes through, whoever wrote the
@@ -414,7 +414,7 @@ func (c *podChecker) checkImage(f, who, image string) {
 }
 
 // imageRule returns what is wrong with an image reference, or "": the
-// rule of the image format (internal/format).
+// rule of the image format (generator/format).
 func imageRule(image string) string { return format.Get("image").Check(image) }
 
 // checkPorts: valid numbers and names, names once per container, and

@@ -37,6 +37,7 @@ type Prototype struct {
 
 	byKey     map[string]*param.Param // path, aliases and old paths -> leaf param
 	byOldPath map[string]*param.Param // the replaced system's path -> param or group
+	related   []*param.Param          // the parameters with a relation (AtMost, AtLeast)
 }
 
 // spec is the shape of a prototype's declaration as Jsonnet emits it with
@@ -114,6 +115,9 @@ func parsePrototype(name, source string, builtin bool, specJSON string) (*Protot
 	}
 	index(params)
 	for _, p := range param.Leaves(params) {
+		if p.AtMost != nil || p.AtLeast != nil {
+			pr.related = append(pr.related, p)
+		}
 		for _, k := range append(append([]string{p.Path}, p.Aliases...), p.OldPaths...) {
 			if other := pr.byKey[k]; other != nil && other != p {
 				return nil, fmt.Errorf("%s: %q would mean both %q and %q", source, k, other.Path, p.Path)

@@ -5,13 +5,18 @@
 // (kebab-case and the declared camelCase spelling), params files, --set,
 // `describe`, `schema`, validation and the typed Go structs of the generator
 // package. The Go side reads the plain objects built here
-// (generator/param.go, type decl).
+// (generator/param/param.go, type Decl).
 //
 // Common options of every constructor:
 //   doc      what the parameter does (required; shown by describe and --help)
 //   aliases  extra flag spellings, such as the name the replaced system used
 //   replaces the dotted path the replaced system used for it (its values
 //            file, its flags): still accepted there, with a warning
+//
+// A declaration may also carry spellings: [...] (+ { spellings: [...] }):
+// other ways of writing its value that it takes, with a warning, because
+// the replaced system wrote values so (chartSpellings below; a prototype
+// gives all its parameters the same with spellings in ts.prototype).
 
 local int32Max = 2147483647;
 
@@ -21,9 +26,11 @@ local base(type, doc, default, aliases, replaces) =
   + (if replaces == null then {} else { replaces: replaces });
 
 {
-  // Text. format names a check: nonEmpty, dns1035Label, dns1123Label,
-  // dns1123Subdomain, labelKey, userLabelKey, labelValue, resourceName, envName, image,
-  // absPath, s3URI.
+  // Text. format names a check (generator/format): nonEmpty, dns1035Label,
+  // dns1123Label, dns1123Subdomain, labelKey, userLabelKey, labelValue,
+  // resourceName, envName, image, imageTag, imageRepository, absPath,
+  // s3URI, ... (trainsonnet describe lists each parameter's in words), or
+  // is a format of the prototype's own, made with format below.
   string(doc, default=null, format='', aliases=[], replaces=null)::
     base('string', doc, default, aliases, replaces) + { format: format },
 
@@ -80,6 +87,48 @@ local base(type, doc, default, aliases, replaces) =
   group(doc, params, replaces=null)::
     { type: 'group', doc: doc, params: params }
     + (if replaces == null then {} else { replaces: replaces }),
+
+  // A format of the prototype's own, for what a pattern says: its name
+  // (camelCase, not one of the built-in ones), the values it takes in
+  // words (a value that breaks it "must be" that), a pattern (RE2, as Go's
+  // regexp matches: anywhere in the value unless anchored with ^ and $; the
+  // JSON Schema carries it as is, so keep to the syntax both share), at
+  // most maxLength characters, and examples of valid values. Use it as
+  // format= of a string, items= of a list, keys= or values= of a map:
+  //   local gitRef = params.format('gitRef', 'a branch or tag name such as v1.2', '^[A-Za-z0-9._/-]+$', maxLength=255);
+  //   revision: params.string('The revision to check out.', format=gitRef),
+  // The sweep of test/e2e draws values from the pattern (and the examples).
+  format(name, rule, pattern, maxLength=null, examples=[])::
+    { name: name, rule: rule, pattern: pattern }
+    + (if maxLength == null then {} else { maxLength: maxLength })
+    + (if examples == [] then {} else { examples: examples }),
+
+  // A relation of an int (or seconds) parameter to another, added to its
+  // declaration: params.int(...) + params.atMost('workers', why). When both
+  // are set, its value must be at most (atLeast: at least) the other's:
+  // trainsonnet checks it beside the prototype's validate ("must be at
+  // most workers (4): why"; the stock jsonnet binary does not), describe
+  // shows it, and the sweep of test/e2e draws values that keep it.
+  atMost(param, why=''):: { atMost: { param: param, why: why } },
+  atLeast(param, why=''):: { atLeast: { param: param, why: why } },
+
+  // The other ways the Helm charts' values files wrote values, which a
+  // prototype that replaces a chart takes with a warning
+  // (generator/param/spelling.go): "" for unset (blankIsUnset), quoted
+  // numbers and booleans (quotedScalars), bytes as 2GB (byteUnits, on
+  // the command line too) and {} for an empty list (emptyMapList).
+  chartSpellings:: ['blankIsUnset', 'quotedScalars', 'byteUnits', 'emptyMapList'],
+
+  // spelled(decls, spellings): every declaration in decls (in groups too)
+  // takes spellings, but those that declare spellings of their own.
+  spelled(decls, spellings):: {
+    [k]:
+      local d = decls[k];
+      if d.type == 'group' then d { params: $.spelled(d.params, spellings) }
+      else if std.objectHas(d, 'spellings') then d
+      else d { spellings: spellings }
+    for k in std.objectFields(decls)
+  },
 
   // Marks every declaration in an object as common to all prototypes, so
   // describe can list them apart.

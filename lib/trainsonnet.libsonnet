@@ -7,6 +7,7 @@
 //     validate(p):: [ts.check(p.workers < 10, 'workers', 'must be below 10')],
 //     warnings(p):: [],
 //     removed: { 'ssh.hostKey': 'what to do instead' },  // old keys, ignored with a warning
+//     spellings: ts.params.chartSpellings,  // the replaced chart's spellings of values, taken with a warning
 //     chart: {                       // the replaced chart's values in use (any of keys given):
 //       name: 'the eval-tensorflow chart', keys: ['traindir', 'storage.sharename'],
 //       defaults: { gpu: { value: 1, why: 'it gave the evaluator one GPU' } },  // taken when not set
@@ -39,14 +40,14 @@ local nativeAssetBytes = std.native('assetBytes');
   params:: params,
 
   prototype(spec)::
-    local s = { description: '', replaces: null, removed: {}, chart: null, validate(p):: [], warnings(p):: [] } + spec;
+    local s = { description: '', replaces: null, removed: {}, chart: null, spellings: [], validate(p):: [], warnings(p):: [] } + spec;
     function(params={}, output='objects')
       if output == 'spec' then {
         name: s.name,
         summary: s.summary,
         description: s.description,
         [if s.replaces != null then 'replaces']: s.replaces,
-        params: s.params,
+        params: if s.spellings == [] then s.params else $.params.spelled(s.params, s.spellings),
         removed: s.removed,
         [if s.chart != null then 'chart']: { defaults: {}, differs: {}, notes: [] } + s.chart,
       }

@@ -97,6 +97,8 @@ ts.prototype({
   name: proto,
   summary: 'One Job that evaluates a training job\'s checkpoints (replaces the distributed TensorFlow charts\' eval-tensorflow chart)',
   replaces: 'the eval-tensorflow chart of the distributed TensorFlow charts (CatalystCode/autonomous-vehicle-control-development, 2017)',
+  // Its values files' spellings ("" for unset, quoted numbers, 2GB, {}), taken with a warning.
+  spellings: ts.params.chartSpellings,
   description: |||
     One Job, <name>-eval, that evaluates the checkpoints in trainDir and writes its results to
     evalDir, both on the shared storage (storage.*: an existing claim, NFS, or an Azure Files

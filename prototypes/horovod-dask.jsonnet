@@ -267,6 +267,8 @@ ts.prototype({
   name: proto,
   summary: 'A Horovod ring and a Dask cluster in the shape of the kolotoc chart: a scheduler pod (Dask, Jupyter, TensorBoard) and N workers serving ssh and running Dask workers',
   replaces: 'the kolotoc Helm chart (nmatare/kolotoc, 2019)',
+  // Its values files' spellings ("" for unset, quoted numbers, 2GB, {}), taken with a warning.
+  spellings: ts.params.chartSpellings,
   description: |||
     The chart's values as typed parameters: worker.number, worker.dask.{number, threads,
     memory, gpu}, scheduler.{schedulerPort, dashboardPort, jupyterPort, tensorboardPort, args},

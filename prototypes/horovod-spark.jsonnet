@@ -19,6 +19,15 @@ local defaultImage = 'horovod/horovod:0.28.1';
 local discoveryScript = 'gpu-discovery.sh';
 local defaultScript = '/horovod/examples/spark/keras/keras_spark_mnist.py';
 
+// A Spark property of spark-defaults.conf, such as spark.executor.memory:
+// one token, no blanks or "=" (a format of this prototype's own).
+local sparkConfKey = params.format(
+  'sparkConfKey',
+  "a Spark property name such as spark.executor.memory (spark. then letters, digits, '.', '_' and '-')",
+  @'^spark\.[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$',
+  examples=['spark.executor.memory', 'spark.sql.shuffle.partitions', 'spark.executor.extraJavaOptions'],
+);
+
 local params_ = common.params('spark', defaultImage) + batch.params('the driver') + storage.params(['storeDir']) + {
   master: params.group('The Spark standalone master: one pod, reached at spark://<name>-master:<master.port> through the Service <name>-master.', roles.params('the master', gpu=0) + {
     port: params.int('Port of the master (spark://).', default=7077, min=1024, max=65535),
@@ -42,7 +51,7 @@ local params_ = common.params('spark', defaultImage) + batch.params('the driver'
   }),
   taskCpus: params.int('Spark cores per task (spark.task.cpus): with GPUs, the GPUs of each Horovod process (spark.task.resource.gpu.amount too); without, as your ETL and training need.', default=1, min=1, max=1024),
   gpuResource: params.string('Extended resource that counts GPUs.', default='nvidia.com/gpu', format='extendedResourceName'),
-  sparkConf: params.map('More Spark properties, in spark-defaults.conf (spark.executor.memory=8g). trainsonnet\'s own are refused: set their parameters.', keys='sparkConfKey', values='line'),
+  sparkConf: params.map('More Spark properties, in spark-defaults.conf (spark.executor.memory=8g). trainsonnet\'s own are refused: set their parameters.', keys=sparkConfKey, values='line'),
   longLived: params.bool('A long-lived cluster for interactive use: the master, the workers and the driver pod as Deployments that run until deleted. The driver pod runs no script: open a session in it (kubectl exec -it deploy/<name>-driver -- pyspark), whose executors reach it at its stable address, or have it serve driver.exec.', default=false),
   ui: params.group('The master\'s web UI.', {
     serviceType: params.enum('Type of the Service <name>-ui of the UI port alone: ClusterIP (reach it with kubectl port-forward), NodePort or LoadBalancer. The master\'s Service <name>-master is always ClusterIP: Spark\'s port has no authentication.', ['ClusterIP', 'NodePort', 'LoadBalancer'], default='ClusterIP'),

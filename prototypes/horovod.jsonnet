@@ -73,6 +73,8 @@ ts.prototype({
   name: proto,
   summary: 'A Horovod job over ssh in the shape of the Helm stable/horovod chart: a driver and N workers',
   replaces: 'the Helm stable/horovod chart (helm/charts:stable/horovod, 2018-2020)',
+  // Its values files' spellings ("" for unset, quoted numbers, 2GB, {}), taken with a warning.
+  spellings: ts.params.chartSpellings,
   description: |||
     The chart's values as typed parameters: worker.number, worker.image, driver.args,
     resources, ssh.port, useHostNetwork, ... The chart called the driver "master"; Horovod

@@ -55,8 +55,10 @@ local params_ = common.params('train', defaultImage) + batch.params('each worker
   ),
   port: params.int('Port of the rendezvous on worker 0 (torchrun\'s --master_port or --rdzv_endpoint, MASTER_PORT).', default=29500, min=1, max=65535, replaces='elasticPolicy.rdzvPort'),
   elastic: params.group('Elastic training: torchrun\'s c10d rendezvous on worker 0, which starts the training with any number of pods between minNodes and maxNodes and, when one fails, restarts it with those left (maxRestarts times). Unset (all three): the workers meet in a static rendezvous, all or none.', {
-    minNodes: params.int('Fewest pods the training runs with (--nnodes=MIN:MAX). Unset: workers.', min=1, max=1000, replaces='elasticPolicy.minReplicas'),
-    maxNodes: params.int('Most pods the training runs with. Unset: workers. Above workers, the Job can be scaled up to it (change its completions and parallelism together); the rendezvous then waits 30 s for more pods than it has.', min=1, max=1000, replaces='elasticPolicy.maxReplicas'),
+    minNodes: params.int('Fewest pods the training runs with (--nnodes=MIN:MAX). Unset: workers.', min=1, max=1000, replaces='elasticPolicy.minReplicas')
+              + params.atMost('workers', 'the training would wait for pods that never come'),
+    maxNodes: params.int('Most pods the training runs with. Unset: workers. Above workers, the Job can be scaled up to it (change its completions and parallelism together); the rendezvous then waits 30 s for more pods than it has.', min=1, max=1000, replaces='elasticPolicy.maxReplicas')
+              + params.atLeast('workers', 'the rendezvous would turn pods of the job away'),
     maxRestarts: params.int('How often torchrun restarts the training of every pod (a new rendezvous) after a process failed or a pod came or went (--max_restarts). Unset: 0.', min=0, max=1000, replaces='elasticPolicy.maxRestarts'),
   }),
   gpuResource: params.string('Extended resource that counts GPUs.', default='nvidia.com/gpu', format='extendedResourceName'),
@@ -189,10 +191,6 @@ ts.prototype({
 
   validate(p):: storage.validate(p, ['trainDir']) + [
     roles.nameFits(p, [worker(p)]),
-    ts.check(p.elastic.minNodes == null || p.elastic.minNodes <= p.workers, 'elastic.minNodes',
-             'must be at most workers (' + p.workers + '): the training would wait for pods that never come'),
-    ts.check(p.elastic.maxNodes == null || p.elastic.maxNodes >= p.workers, 'elastic.maxNodes',
-             'must be at least workers (' + p.workers + '): the rendezvous would turn pods of the job away'),
     ts.check(p.shmSize == null || ownShm(p), 'shmSize', 'your volumeMounts mount /dev/shm: size that volume instead'),
     roles.nonRootPort(p, 'port', p.port, 'worker 0\'s rendezvous'),
   ],

@@ -122,6 +122,8 @@ ts.prototype({
   name: proto,
   summary: 'TensorBoard for a training job\'s logs: a Deployment and a Service (replaces the distributed TensorFlow charts\' tensorboard chart)',
   replaces: 'the tensorboard chart of the distributed TensorFlow charts (CatalystCode/autonomous-vehicle-control-development, 2017) and Kubeflow\'s tensorboard ksonnet prototype',
+  // Its values files' spellings ("" for unset, quoted numbers, 2GB, {}), taken with a warning.
+  spellings: ts.params.chartSpellings,
   description: |||
     A Deployment running `tensorboard --logdir=<logDir> --port=<targetPort> --bind_all` and a
     Service <name>-tensorboard, port servicePort (80, as the chart had) to targetPort (6006):

@@ -229,6 +229,8 @@ ts.prototype({
   name: proto,
   summary: 'Distributed TensorFlow with parameter servers that stop when training ends (replaces the distributed TensorFlow charts\' distrib-tensorflow chart)',
   replaces: 'the distrib-tensorflow chart of the distributed TensorFlow charts (CatalystCode/autonomous-vehicle-control-development, 2017)',
+  // Its values files' spellings ("" for unset, quoted numbers, 2GB, {}), taken with a warning.
+  spellings: ts.params.chartSpellings,
   description: |||
     Parameter servers (ps), workers, and optionally a chief and an evaluator, each an
     Indexed Job (ps, workers) or a Job of one pod (chief, evaluator), found by stable DNS

@@ -1,8 +1,10 @@
 // Package param is trainsonnet's parameter system: the typed declarations
 // a prototype makes in Jsonnet (Decl, built into Param trees by Build), how
-// a value of each type is read (Parse for text, ParseAll for a repeated
-// flag, Normalize for a decoded or Go value, ReadFile for a params file),
-// the rules it must follow (formats, bounds, the API server's rules for
+// a value of each type is read (ReadText for text, ReadTexts for a
+// repeated flag, Read for a decoded or Go value, each in the declared
+// type or one of the declaration's Spellings, spelling.go; ReadFile for a
+// params file), the rules it must follow (formats, the prototype's own
+// among them, bounds, declared relations, the API server's rules for
 // pass-through objects and resources), their words (Rule) and their JSON
 // Schema (Schema, GroupSchema), and the one kind of problem: Error.
 //

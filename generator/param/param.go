@@ -1,14 +1,16 @@
 package param
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"unicode"
 
-	"github.com/trainsonnet/trainsonnet/internal/format"
+	"github.com/trainsonnet/trainsonnet/generator/format"
 )
 
 // Type is the declared type of a parameter.
@@ -48,9 +50,13 @@ type Param struct {
 	Max *int64 `json:"max,omitempty"`
 	// Values lists the allowed values of an enum.
 	Values []string `json:"values,omitempty"`
-	// Format checks strings, list items and map keys: a name in internal/format.
+	// Format checks strings, list items and map keys: the name of a format
+	// of generator/format, or of one the prototype declares in Jsonnet
+	// (params.format); FormatSpec is the format itself. (A quantity's is
+	// its unit: "" or "bytes".)
 	Format string `json:"format,omitempty"`
-	// ValueFormat checks map values ("quantity" makes a map of quantities).
+	// ValueFormat checks map values, as Format does ("quantity" makes a
+	// map of quantities); ValueFormatSpec is the format itself.
 	ValueFormat string `json:"valueFormat,omitempty"`
 	// Separator splits a list given as text; "" makes each flag one item.
 	Separator string `json:"separator,omitempty"`
@@ -71,6 +77,71 @@ type Param struct {
 	// OldPaths are the paths the replaced system used for the parameter,
 	// from its own Replaces and its groups': still accepted, with a warning.
 	OldPaths []string `json:"oldPaths,omitempty"`
+	// Spellings are the other ways of writing a value that the parameter
+	// takes with a warning, as the replaced system wrote them (spelling.go).
+	Spellings []Spelling `json:"spellings,omitempty"`
+	// AtMost and AtLeast relate an int or seconds parameter to another
+	// (params.atMost, params.atLeast): when both are set, its value is at
+	// most (at least) the other's. ts.prototype checks them.
+	AtMost  *Relation `json:"atMost,omitempty"`
+	AtLeast *Relation `json:"atLeast,omitempty"`
+
+	// The formats of Format and ValueFormat, when declared by the
+	// prototype (nil: by name, from generator/format).
+	format, valueFormat *format.Format
+}
+
+// A Relation names the parameter another one is held to, and why.
+type Relation struct {
+	// Param is the other parameter's dotted path.
+	Param string `json:"param"`
+	// Why is what breaking it would do, after the rule in the message.
+	Why string `json:"why,omitempty"`
+}
+
+// FormatSpec is the format of strings, list items and map keys (Format):
+// one of generator/format's, or one the prototype declares.
+func (p *Param) FormatSpec() *format.Format { return formatOr(p.format, p.Format) }
+
+// ValueFormatSpec is the format of a map's values (ValueFormat), as
+// FormatSpec is of its keys; any text for "quantity", which is no format.
+func (p *Param) ValueFormatSpec() *format.Format { return formatOr(p.valueFormat, p.ValueFormat) }
+
+func formatOr(f *format.Format, name string) *format.Format {
+	if f != nil {
+		return f
+	}
+	if f, ok := format.Lookup(name); ok {
+		return f
+	}
+	return format.Get("")
+}
+
+// FormatRef is a declaration's format: the name of one of
+// generator/format's ("absPath"), or, as an object, a format the
+// prototype declares (params.format: format.Declared).
+type FormatRef struct {
+	Name     string
+	Declared *format.Declared
+}
+
+// UnmarshalJSON reads a name or a declared format.
+func (f *FormatRef) UnmarshalJSON(b []byte) error {
+	switch {
+	case string(b) == "null":
+		*f = FormatRef{}
+		return nil
+	case len(b) > 0 && b[0] == '"':
+		return json.Unmarshal(b, &f.Name)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var d format.Declared
+	if err := dec.Decode(&d); err != nil {
+		return fmt.Errorf("a format is a name or a declared format (params.format): %w", err)
+	}
+	f.Name, f.Declared = d.Name, &d
+	return nil
 }
 
 // Decl is the shape of one declaration as lib/params.libsonnet emits it.
@@ -81,14 +152,17 @@ type Decl struct {
 	Min         *int64           `json:"min"`
 	Max         *int64           `json:"max"`
 	Values      []string         `json:"values"`
-	Format      string           `json:"format"`
-	ValueFormat string           `json:"valueFormat"`
+	Format      FormatRef        `json:"format"`
+	ValueFormat FormatRef        `json:"valueFormat"`
 	Separator   *string          `json:"separator"`
 	Kind        string           `json:"kind"`
 	List        bool             `json:"list"`
 	Aliases     []string         `json:"aliases"`
 	Common      bool             `json:"common"`
 	Replaces    string           `json:"replaces"`
+	Spellings   []Spelling       `json:"spellings"`
+	AtMost      *Relation        `json:"atMost"`
+	AtLeast     *Relation        `json:"atLeast"`
 	Params      map[string]*Decl `json:"params"`
 }
 
@@ -96,12 +170,123 @@ type Decl struct {
 // Params, checking that each declaration is well formed and its default
 // valid, so that a prototype bug shows when the prototype loads.
 func Build(decls map[string]*Decl) ([]*Param, error) {
-	return buildParamsOld("", nil, decls)
+	b := &builder{declared: map[string]*declaredFormat{}}
+	ps, err := b.params("", nil, decls)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkRelations(ps); err != nil {
+		return nil, err
+	}
+	return ps, nil
 }
 
-// buildParamsOld builds a group's members; oldPrefixes are the paths the
+// checkRelations: a relation holds an int or seconds parameter to another
+// one of the same type.
+func checkRelations(ps []*Param) error {
+	numeric := func(p *Param) bool { return p != nil && (p.Type == TypeInt || p.Type == TypeDuration) }
+	for _, p := range Leaves(ps) {
+		for op, r := range map[string]*Relation{"atMost": p.AtMost, "atLeast": p.AtLeast} {
+			if r == nil {
+				continue
+			}
+			other := lookupPath(ps, r.Param)
+			switch {
+			case !numeric(p):
+				return fmt.Errorf("parameter %q: %s relates ints or seconds, not a %s", p.Path, op, p.Type)
+			case !numeric(other) || other.Type != p.Type:
+				return fmt.Errorf("parameter %q: %s %q: not a parameter of type %s", p.Path, op, r.Param, p.Type)
+			case other == p:
+				return fmt.Errorf("parameter %q: %s names itself", p.Path, op)
+			}
+		}
+	}
+	return nil
+}
+
+// Related checks the relations of the parameters ps (AtMost, AtLeast) on
+// their values (value returns the value at a dotted path, nil when
+// unset): a problem (its Param and Rule) for each value that breaks its
+// relation, in the order of ps. Relations hold between set values only.
+func Related(ps []*Param, value func(path string) any) []*Error {
+	var out []*Error
+	for _, p := range Leaves(ps) {
+		for _, c := range []struct {
+			r    *Relation
+			word string
+			ok   func(a, b int64) bool
+		}{
+			{p.AtMost, "at most", func(a, b int64) bool { return a <= b }},
+			{p.AtLeast, "at least", func(a, b int64) bool { return a >= b }},
+		} {
+			if c.r == nil {
+				continue
+			}
+			v, vok := value(p.Path).(int64)
+			other, ook := value(c.r.Param).(int64)
+			if !vok || !ook || c.ok(v, other) {
+				continue
+			}
+			rule := fmt.Sprintf("must be %s %s (%d)", c.word, c.r.Param, other)
+			if c.r.Why != "" {
+				rule += ": " + c.r.Why
+			}
+			out = append(out, &Error{Param: p.Path, Rule: rule})
+		}
+	}
+	return out
+}
+
+// lookupPath returns the parameter at a dotted path of ps, or nil.
+func lookupPath(ps []*Param, path string) *Param {
+	var p *Param
+	for _, part := range strings.Split(path, ".") {
+		if p = Find(ps, part); p == nil {
+			return nil
+		}
+		ps = p.Params
+	}
+	return p
+}
+
+// builder builds one prototype's parameters.
+type builder struct {
+	// declared are the formats the prototype declares, by name: one name
+	// is one format.
+	declared map[string]*declaredFormat
+}
+
+type declaredFormat struct {
+	decl   format.Declared
+	format *format.Format
+}
+
+// format resolves a declaration's format: a built-in one by name (nil,
+// found by name later), or a declared one, made once per name.
+func (b *builder) format(ref FormatRef) (*format.Format, error) {
+	if ref.Declared == nil {
+		if _, ok := format.Lookup(ref.Name); !ok {
+			return nil, fmt.Errorf("unknown format %q (known: %s; or declare one with params.format)", ref.Name, strings.Join(format.Names(), ", "))
+		}
+		return nil, nil
+	}
+	if prev, ok := b.declared[ref.Name]; ok {
+		if !reflect.DeepEqual(prev.decl, *ref.Declared) {
+			return nil, fmt.Errorf("format %q is declared twice, differently", ref.Name)
+		}
+		return prev.format, nil
+	}
+	f, err := ref.Declared.Format()
+	if err != nil {
+		return nil, err
+	}
+	b.declared[ref.Name] = &declaredFormat{decl: *ref.Declared, format: f}
+	return f, nil
+}
+
+// params builds a group's members; oldPrefixes are the paths the
 // replaced system used for the group, if it was renamed.
-func buildParamsOld(prefix string, oldPrefixes []string, decls map[string]*Decl) ([]*Param, error) {
+func (b *builder) params(prefix string, oldPrefixes []string, decls map[string]*Decl) ([]*Param, error) {
 	names := slices.Sorted(maps.Keys(decls))
 	out := make([]*Param, 0, len(names))
 	for _, n := range names {
@@ -122,11 +307,15 @@ func buildParamsOld(prefix string, oldPrefixes []string, decls map[string]*Decl)
 		}
 		p := &Param{
 			Name: n, Path: path, Type: d.Type, Doc: strings.TrimSpace(d.Doc), Separator: sep,
-			Min: d.Min, Max: d.Max, Values: d.Values, Format: d.Format, ValueFormat: d.ValueFormat,
+			Min: d.Min, Max: d.Max, Values: d.Values, Format: d.Format.Name, ValueFormat: d.ValueFormat.Name,
 			Kind: d.Kind, List: d.List, Aliases: d.Aliases, Common: d.Common, Replaces: d.Replaces,
+			Spellings: d.Spellings, AtMost: d.AtMost, AtLeast: d.AtLeast,
 		}
 		if p.Doc == "" {
 			return nil, fmt.Errorf("parameter %q: doc is empty; every parameter needs one", path)
+		}
+		if err := b.formats(p, d); err != nil {
+			return nil, fmt.Errorf("parameter %q: %w", path, err)
 		}
 		if err := p.checkDecl(); err != nil {
 			return nil, fmt.Errorf("parameter %q: %w", path, err)
@@ -141,7 +330,7 @@ func buildParamsOld(prefix string, oldPrefixes []string, decls map[string]*Decl)
 			if len(d.Params) == 0 {
 				return nil, fmt.Errorf("parameter %q: a group needs params", path)
 			}
-			kids, err := buildParamsOld(path, p.OldPaths, d.Params)
+			kids, err := b.params(path, p.OldPaths, d.Params)
 			if err != nil {
 				return nil, err
 			}
@@ -162,21 +351,34 @@ func buildParamsOld(prefix string, oldPrefixes []string, decls map[string]*Decl)
 	return out, nil
 }
 
+// formats resolves the formats the declaration d of p names: of strings,
+// list items (but integers) and map keys, and of map values (but
+// quantities).
+func (b *builder) formats(p *Param, d *Decl) error {
+	var err error
+	switch {
+	case p.Type == TypeString || p.Type == TypeList:
+		p.format, err = b.format(d.Format)
+	case p.Type == TypeMap:
+		if p.format, err = b.format(d.Format); err != nil {
+			return fmt.Errorf("keys: %w", err)
+		}
+		if p.ValueFormat != "quantity" {
+			if p.valueFormat, err = b.format(d.ValueFormat); err != nil {
+				return fmt.Errorf("values: %w", err)
+			}
+		}
+	case d.Format.Declared != nil || d.ValueFormat.Declared != nil:
+		return fmt.Errorf("a parameter of type %s takes no format", p.Type)
+	}
+	return err
+}
+
 // checkDecl rejects declarations that cannot work, so that a prototype bug
 // shows when the prototype loads, not when a user hits it.
 func (p *Param) checkDecl() error {
 	switch p.Type {
-	case TypeString, TypeList:
-		if _, ok := format.Lookup(p.Format); !ok {
-			return fmt.Errorf("unknown format %q (known: %s)", p.Format, strings.Join(format.Names(), ", "))
-		}
-	case TypeMap:
-		if _, ok := format.Lookup(p.Format); !ok {
-			return fmt.Errorf("unknown key format %q (known: %s)", p.Format, strings.Join(format.Names(), ", "))
-		}
-		if _, ok := format.Lookup(p.ValueFormat); !ok && p.ValueFormat != "quantity" {
-			return fmt.Errorf("unknown value format %q", p.ValueFormat)
-		}
+	case TypeString, TypeList, TypeMap: // formats: builder.formats
 	case TypeEnum:
 		if len(p.Values) == 0 {
 			return fmt.Errorf("an enum needs values")
@@ -199,6 +401,11 @@ func (p *Param) checkDecl() error {
 	for _, a := range p.Aliases {
 		if !isKeyName(a) {
 			return fmt.Errorf("alias %q is not a valid name (letters, digits, - and .)", a)
+		}
+	}
+	for _, sp := range p.Spellings {
+		if spellingNamed(sp) == nil {
+			return fmt.Errorf("unknown spelling %q (known: %s)", sp, strings.Join(SpellingNames(), ", "))
 		}
 	}
 	return nil

@@ -3,8 +3,6 @@ package param
 import (
 	"maps"
 	"strings"
-
-	"github.com/trainsonnet/trainsonnet/internal/format"
 )
 
 // Rule describes in words what values a parameter accepts, for describe
@@ -15,7 +13,7 @@ func (p *Param) Rule() string {
 		if p.Format == "" {
 			return "text"
 		}
-		return format.Get(p.Format).Rule
+		return p.FormatSpec().Rule
 	case TypeInt:
 		return "an integer" + p.boundsText()
 	case TypeBool:
@@ -27,10 +25,10 @@ func (p *Param) Rule() string {
 	case TypeDuration:
 		return "seconds (300, 300s or 5m)" + p.boundsText()
 	case TypeMap:
-		k := "keys: " + format.Get(p.Format).Rule
+		k := "keys: " + p.FormatSpec().Rule
 		v := "values: quantities"
 		if p.ValueFormat != "quantity" {
-			v = "values: " + format.Get(p.ValueFormat).Rule
+			v = "values: " + p.ValueFormatSpec().Rule
 		}
 		return "key=value pairs (" + k + "; " + v + ")"
 	case TypeList:
@@ -38,9 +36,9 @@ func (p *Param) Rule() string {
 			return "integers separated by commas"
 		}
 		if p.Separator == "" {
-			return "one item per flag (each " + format.Get(p.Format).Rule + ")"
+			return "one item per flag (each " + p.FormatSpec().Rule + ")"
 		}
-		return "items separated by commas (each " + format.Get(p.Format).Rule + ")"
+		return "items separated by commas (each " + p.FormatSpec().Rule + ")"
 	case TypeObject:
 		return "YAML or JSON: a " + p.kindText()
 	case TypeGroup:
@@ -75,7 +73,7 @@ func (p *Param) Schema() map[string]any {
 		return s
 	case TypeString:
 		s["type"] = "string"
-		maps.Copy(s, format.Get(p.Format).Schema)
+		maps.Copy(s, p.FormatSpec().Schema)
 	case TypeInt:
 		s["type"] = "integer"
 		addBounds(s, p)
@@ -120,40 +118,14 @@ func (p *Param) Schema() map[string]any {
 			s["type"] = "object"
 		}
 	}
-	return withChartSpellings(s, p.chartSpellings())
+	// null is the default too (an empty key in YAML).
+	return withSpellings(s, append([]any{map[string]any{"type": "null"}}, p.spellingSchemas()...))
 }
 
-// chartSpellings are the other ways a params file may write a value of
-// the parameter, which trainsonnet takes with a warning because the Helm
-// charts' values files wrote them (generator/params.go): "" for unset, a
-// quoted integer or boolean, bytes as 2GB, and {} for an empty list; and
-// null, the default. An editor that uses the schema must not flag a file
-// that gen takes.
-func (p *Param) chartSpellings() []any {
-	// null is "the default" too (an empty key in YAML).
-	alt := []any{map[string]any{"type": "null"}}
-	if p.Type != TypeString || format.Get(p.Format).Check("") != "" {
-		alt = append(alt, map[string]any{"const": "", "description": "unset, as the charts wrote it: the default"})
-	}
-	switch p.Type {
-	case TypeInt:
-		alt = append(alt, map[string]any{"type": "string", "pattern": `^\s*[-+]?[0-9]+\s*$`, "description": "a quoted integer, as the charts wrote them"})
-	case TypeBool:
-		alt = append(alt, map[string]any{"type": "string", "pattern": `^\s*(true|false)\s*$`, "description": "a quoted boolean, as the charts wrote them"})
-	case TypeQuantity:
-		if p.Format == "bytes" {
-			alt = append(alt, map[string]any{"type": "string", "pattern": `^\s*[0-9.]+\s*([kKMGTPE]i?)\s*B\s*$`, "description": "bytes as Dask and the charts wrote them (2GB)"})
-		}
-	case TypeList:
-		alt = append(alt, map[string]any{"type": "object", "maxProperties": 0, "description": "{}, as the charts wrote an empty list"})
-	}
-	return alt
-}
-
-// withChartSpellings turns s, the schema of the declared type, into one
-// that also takes the charts' spellings: anyOf the declared type and
-// them, with the annotations kept on top.
-func withChartSpellings(s map[string]any, alt []any) map[string]any {
+// withSpellings turns s, the schema of the declared type, into one that
+// also takes the values of alt (null, the parameter's Spellings): anyOf
+// the declared type and them, with the annotations kept on top.
+func withSpellings(s map[string]any, alt []any) map[string]any {
 	if len(alt) == 0 {
 		return s
 	}

@@ -17,13 +17,69 @@ import (
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
-	"github.com/trainsonnet/trainsonnet/internal/format"
+	"github.com/trainsonnet/trainsonnet/generator/format"
 )
 
 // Values of parameters are normalized to these Go types before a prototype
 // sees them (as JSON): string (string, enum, quantity in canonical form),
 // int64 (int, duration in seconds), bool, map[string]string, []string, and
 // for objects the decoded JSON (map[string]any or []any).
+
+// A Reading is a value of a source read for a parameter.
+type Reading struct {
+	// Value is the normalized value; nil when Unset.
+	Value any
+	// Unset: the value stands for the key left out, so the default
+	// applies and no input counts as having set the parameter.
+	Unset bool
+	// Note says, when the value was read in one of the parameter's
+	// Spellings, what it was taken as, for a warning after the input's
+	// label ("" when it was written as declared).
+	Note string
+}
+
+// Read checks a decoded value (from a params file or a Go caller) against
+// the declared type and returns it normalized; a value that breaks the
+// type but is written in one of the parameter's Spellings is read as what
+// that spelling stands for, with a note. Otherwise it returns the rule the
+// value breaks.
+func (p *Param) Read(v any) (Reading, string) {
+	nv, rule := p.Normalize(v)
+	if rule == "" {
+		return Reading{Value: nv}, ""
+	}
+	if r, ok := p.spelled(v, v, false); ok {
+		return r, ""
+	}
+	return Reading{}, rule
+}
+
+// ReadText reads a value written as text (a flag, --set), as Parse does,
+// and in the parameter's Spellings that text may hold.
+func (p *Param) ReadText(s string) (Reading, string) {
+	v, rule := p.Parse(s)
+	if rule == "" {
+		return Reading{Value: v}, ""
+	}
+	if r, ok := p.spelled(s, strings.TrimSpace(s), true); ok {
+		return r, ""
+	}
+	return Reading{}, rule
+}
+
+// ReadTexts reads the texts of a repeated flag, as ParseAll does, and in
+// the parameter's Spellings that text may hold. On a problem it returns
+// the text at fault and the rule.
+func (p *Param) ReadTexts(texts []string) (Reading, string, string) {
+	v, text, rule := p.ParseAll(texts)
+	if rule == "" {
+		return Reading{Value: v}, "", ""
+	}
+	if r, ok := p.spelled(text, strings.TrimSpace(text), true); ok {
+		return r, "", ""
+	}
+	return Reading{}, text, rule
+}
 
 // Parse parses a value written as text (a command-line flag, --set) by
 // the parameter's declared type. It returns the normalized value, or the
@@ -146,7 +202,7 @@ func (p *Param) Normalize(v any) (any, string) {
 		if rule := textRule(s); rule != "" {
 			return nil, rule
 		}
-		if rule := format.Get(p.Format).Check(s); rule != "" {
+		if rule := p.FormatSpec().Check(s); rule != "" {
 			return nil, rule
 		}
 		return s, ""
@@ -228,7 +284,7 @@ func (p *Param) Normalize(v any) (any, string) {
 			if rule := textRule(s); rule != "" {
 				return nil, fmt.Sprintf("item %q: %s", s, rule)
 			}
-			if rule := format.Get(p.Format).Check(s); rule != "" {
+			if rule := p.FormatSpec().Check(s); rule != "" {
 				return nil, fmt.Sprintf("item %q: %s", s, rule)
 			}
 			if seen[s] {
@@ -253,7 +309,7 @@ func (p *Param) mapValue(v any) (any, string) {
 	}
 	out := make(map[string]string, len(m))
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		if rule := format.Get(p.Format).Check(k); rule != "" {
+		if rule := p.FormatSpec().Check(k); rule != "" {
 			return nil, fmt.Sprintf("key %q: %s", k, rule)
 		}
 		raw := m[k]
@@ -286,7 +342,7 @@ func (p *Param) mapValue(v any) (any, string) {
 		if rule := textRule(s); rule != "" {
 			return nil, fmt.Sprintf("key %q: %s", k, rule)
 		}
-		if rule := format.Get(p.ValueFormat).Check(s); rule != "" {
+		if rule := p.ValueFormatSpec().Check(s); rule != "" {
 			return nil, fmt.Sprintf("key %q: value %q: %s", k, s, rule)
 		}
 		out[k] = s

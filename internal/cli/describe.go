@@ -190,6 +190,12 @@ func describeParams(w io.Writer, ps []*param.Param, indent string) {
 		} else if p.Default == nil {
 			facts = append([]string{"unset by default"}, facts...)
 		}
+		if p.AtMost != nil {
+			facts = append(facts, "at most "+p.AtMost.Param)
+		}
+		if p.AtLeast != nil {
+			facts = append(facts, "at least "+p.AtLeast.Param)
+		}
 		if p.Replaces != "" {
 			facts = append(facts, "was "+p.Replaces)
 		}

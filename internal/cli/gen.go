@@ -12,7 +12,7 @@ import (
 
 	"github.com/trainsonnet/trainsonnet/generator"
 	"github.com/trainsonnet/trainsonnet/generator/param"
-	"github.com/trainsonnet/trainsonnet/internal/suggest"
+	"github.com/trainsonnet/trainsonnet/generator/suggest"
 )
 
 const genUse = "gen <prototype> [parameter flags] [-f FILE]... [--set key=value]... [-o yaml|json] [--output-dir DIR]"

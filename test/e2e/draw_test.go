@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -19,18 +18,23 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/trainsonnet/trainsonnet/generator"
+	"github.com/trainsonnet/trainsonnet/generator/format"
 	"github.com/trainsonnet/trainsonnet/generator/param"
-	"github.com/trainsonnet/trainsonnet/internal/format"
 )
 
-// This file draws random parameter sets from a prototype's declared
-// parameters (param.Leaves): nothing here knows a prototype's parameters
-// except the two every prototype has (lib/common.libsonnet): name, drawn
-// unique per set, and namespace, which the sweep sets to its test
-// namespace; and, so that most sets are valid, a few rules of one
-// prototype's numbers that drawing them independently would nearly always
-// break (openmpi's nodeNetworks, horovod-spark's cores, pytorch's elastic
-// nodes: agree).
+// This file draws random parameter sets from a prototype's declarations
+// (param.Leaves: types, bounds, formats, the prototype's own formats among
+// them, and relations such as pytorch's elastic.minNodes atMost workers),
+// and from what rendering measures (the parameters that scale the output,
+// where a path parameter without a default mounts). Nothing here knows a
+// prototype: no parameter is named but the two every prototype has
+// (lib/common.libsonnet): name, drawn unique per set, and namespace, which
+// the sweep sets to its test namespace. The rules between parameters that
+// a prototype's validate keeps (horovod-dask's Dask GPUs within the
+// worker's, horovod-spark's cores and task size, sshd's port with
+// runAsUser, a port used twice) are not repeated here: a set the
+// prototype refuses is usually fixed as its user fixes it, by drawing
+// again what the refusal names (fix).
 
 // sweepCountCap bounds every int parameter whose value scales the size of
 // the output (openmpi's workers: one hostfile line and one pod each): such
@@ -74,12 +78,43 @@ type drawer struct {
 	*format.Rand
 	leaves []*param.Param
 	caps   map[string]int64 // int parameters that scale the output -> max
+	// perStep is, per capped parameter, the bytes each step adds.
+	perStep map[string]int
 	// pathDefaults are the measured defaults of path parameters declared
 	// without one (mountPathDefaults).
 	pathDefaults map[string]string
 	// skipped records parameters no value can be drawn for (a format or
 	// object kind this file does not know); they stay unset.
 	skipped map[string]string
+	// refused renders a set and returns the generator's refusal, or nil
+	// (fix).
+	refused func([]drawnValue) *generator.ValidationError
+}
+
+// fixPct is how often a refused set is fixed (fix); the rest stay
+// refused, for the sweep to check that each refusal names a declared
+// parameter.
+const fixPct = 80
+
+// newDrawer makes the drawer of one prototype's sets: its caps and path
+// defaults measured by rendering, its random numbers from seed.
+func newDrawer(ctx context.Context, g *generator.Generator, pr *generator.Prototype, seed uint64) *drawer {
+	caps, perStep := sizeScalingInts(ctx, g, pr)
+	return &drawer{
+		Rand:         format.NewRand(rand.New(rand.NewPCG(seed, protoHash(pr.Name)))),
+		caps:         caps,
+		perStep:      perStep,
+		pathDefaults: mountPathDefaults(ctx, g, pr),
+		skipped:      map[string]string{},
+		refused: func(values []drawnValue) *generator.ValidationError {
+			_, err := g.Render(ctx, (&sweepSet{proto: pr.Name, values: values}).params(pr, ""))
+			var verr *generator.ValidationError
+			if errors.As(err, &verr) {
+				return verr
+			}
+			return nil // valid, or a failure the caller's render reports
+		},
+	}
 }
 
 // sizeScalingInts measures which int parameters scale the output: each is
@@ -178,9 +213,11 @@ func mountPathDefaults(ctx context.Context, g *generator.Generator, pr *generato
 // probability 0.4. A group (ssh, s3, launcher) is, as a whole, left unset
 // (50%), set completely (40%: "all of s3 set or none") or set member by
 // member (10%, each member 50%). Values are valid for their declared type
-// and format; combinations may break the prototype's own rules (a mount
+// and format, and usually keep the relations declared between them
+// (relate); combinations may break the prototype's own rules (a mount
 // without its volume, s3.downloadFrom without s3.downloadTo, host network
-// with ssh port 22), which the generator reports as a ValidationError.
+// with ssh port 22), which the generator reports as a ValidationError,
+// and which a set usually has fixed before it is returned (fix).
 func (d *drawer) drawSet(pr *generator.Prototype, index int) []drawnValue {
 	set := map[string]bool{}
 	d.decide(pr.Params, "each", 40, set, false)
@@ -204,12 +241,6 @@ func (d *drawer) drawSet(pr *generator.Prototype, index int) []drawnValue {
 				}
 			}
 		}
-	}
-	// Host network with a NetworkPolicy needs the nodes' networks
-	// (openmpi's nodeNetworks): usually (90%) drawn with it, and only with
-	// it (they would be unused otherwise).
-	if slices.ContainsFunc(leaves, func(p *param.Param) bool { return p.Path == "nodeNetworks" }) {
-		set["nodeNetworks"] = set["useHostNetwork"] && d.IntN(100) < 90
 	}
 	values := map[string]drawnValue{}
 	// Objects referring to others come after them (volume mounts after
@@ -245,14 +276,131 @@ func (d *drawer) drawSet(pr *generator.Prototype, index int) []drawnValue {
 			}
 		}
 	}
-	d.agree(values)
+	d.relate(values)
+	d.fix(index, values)
+	return d.ordered(values)
+}
+
+// ordered is a set's values in the order of the declarations.
+func (d *drawer) ordered(values map[string]drawnValue) []drawnValue {
 	out := make([]drawnValue, 0, len(values))
-	for _, p := range leaves {
+	for _, p := range d.leaves {
 		if v, ok := values[p.Path]; ok {
 			out = append(out, v)
 		}
 	}
 	return out
+}
+
+// relate makes a drawn value that breaks a relation its declaration
+// states (param.Relation: pytorch's elastic.minNodes at most workers)
+// usually (90%) keep it, as a user's do (drawn independently from
+// [1, 1000], minNodes would nearly always exceed workers), leaving the
+// rest to break it, which the generator must refuse.
+func (d *drawer) relate(values map[string]drawnValue) {
+	valueOf := func(p *param.Param) (int64, bool) {
+		if v, ok := values[p.Path]; ok {
+			n, rule := p.Parse(v.text)
+			return asInt64(n), rule == ""
+		}
+		n, ok := p.Default.(int64)
+		return n, ok
+	}
+	for _, p := range d.leaves {
+		v, drawn := values[p.Path]
+		if !drawn {
+			continue
+		}
+		for _, rel := range []struct {
+			r      *param.Relation
+			atMost bool
+		}{{p.AtMost, true}, {p.AtLeast, false}} {
+			var other *param.Param
+			if rel.r != nil {
+				other = d.param(rel.r.Param)
+			}
+			if other == nil {
+				continue
+			}
+			n, ok := valueOf(p)
+			bound, bok := valueOf(other)
+			if !ok || !bok || (rel.atMost && n <= bound) || (!rel.atMost && n >= bound) || d.IntN(100) >= 90 {
+				continue
+			}
+			within := *p // the declared bounds, narrowed by the relation
+			if rel.atMost {
+				within.Max = &bound
+			} else {
+				within.Min = &bound
+			}
+			if within.Min != nil && within.Max != nil && *within.Min > *within.Max {
+				continue // no value keeps it
+			}
+			n = d.intIn(&within)
+			values[p.Path] = drawnValue{v.param, strconv.FormatInt(n, 10), n}
+		}
+	}
+}
+
+// fix does with a refused set what its user usually (fixPct) does: draws
+// again what the refusal names and tries again, three times, then leaves
+// out what is still named (three times more: leaving one out may break a
+// rule of another). The rules of one prototype's numbers
+// (horovod-spark's cores and task size, horovod-dask's Dask GPUs) and of
+// every job (sshd's port with runAsUser, each port once, directories on
+// the storage, a limit set once) are the prototype's, in its validate and
+// the pod check; the refusal names the parameter at fault.
+func (d *drawer) fix(index int, values map[string]drawnValue) {
+	if d.refused == nil || d.IntN(100) >= fixPct {
+		return
+	}
+	for round := range 6 {
+		verr := d.refused(d.ordered(values))
+		if verr == nil {
+			return
+		}
+		changed := false
+		for _, pb := range verr.Problems {
+			v, drawn := values[pb.Param]
+			switch {
+			case !drawn:
+				continue
+			case pb.Param == "name":
+				n := d.name(index)
+				values["name"] = drawnValue{v.param, n, n}
+			case round < 3:
+				nv, ok := d.value(v.param, values)
+				if !ok {
+					delete(values, pb.Param)
+				} else {
+					values[pb.Param] = nv
+				}
+			default:
+				delete(values, pb.Param)
+			}
+			changed = true
+		}
+		if !changed {
+			return // what is at fault was not drawn: a default's rule
+		}
+		d.relate(values)
+	}
+}
+
+// param is the leaf at path, or nil.
+func (d *drawer) param(path string) *param.Param {
+	for _, p := range d.leaves {
+		if p.Path == path {
+			return p
+		}
+	}
+	return nil
+}
+
+// asInt64: a normalized int or seconds value.
+func asInt64(v any) int64 {
+	n, _ := v.(int64)
+	return n
 }
 
 // decide marks which leaves get a value (see drawSet). Within a group,
@@ -311,7 +459,7 @@ func isAbsPath(p *param.Param) bool {
 func (d *drawer) value(p *param.Param, drawn map[string]drawnValue) (drawnValue, bool) {
 	switch p.Type {
 	case param.TypeString:
-		s, ok := d.formatted(p.Format, drawn)
+		s, ok := d.formatted(p.FormatSpec(), drawn)
 		if !ok {
 			d.skipped[p.Path] = "string format " + strconv.Quote(p.Format)
 			return drawnValue{}, false
@@ -482,14 +630,10 @@ func (d *drawer) resourceQuantity(name string) string {
 	return d.quantity()
 }
 
-// formatted draws a string valid for a declared format, with the format's
-// own drawer (internal/format), absolute paths mostly under the ones in
-// absPathPool.
-func (d *drawer) formatted(name string, drawn map[string]drawnValue) (string, bool) {
-	f, ok := format.Lookup(name)
-	if !ok {
-		return "", false
-	}
+// formatted draws a string valid for a parameter's format (built in, or
+// declared by the prototype), with the format's own drawer
+// (generator/format), absolute paths mostly under the ones in absPathPool.
+func (d *drawer) formatted(f *format.Format, drawn map[string]drawnValue) (string, bool) {
 	d.Paths = d.absPathPool(drawn)
 	return f.Draw(d.Rand), true
 }
@@ -555,7 +699,7 @@ func (d *drawer) mapValue(p *param.Param, drawn map[string]drawnValue) (drawnVal
 			if strings.TrimSpace(k) != k || k == "" {
 				k = "k" + strconv.Itoa(i)
 			}
-		} else if k, ok = d.formatted(p.Format, drawn); !ok {
+		} else if k, ok = d.formatted(p.FormatSpec(), drawn); !ok {
 			d.skipped[p.Path] = "map key format " + strconv.Quote(p.Format)
 			return drawnValue{}, false
 		}
@@ -567,7 +711,7 @@ func (d *drawer) mapValue(p *param.Param, drawn map[string]drawnValue) (drawnVal
 		case p.ValueFormat == "":
 			v = d.Text(true)
 		default:
-			if v, ok = d.formatted(p.ValueFormat, drawn); !ok {
+			if v, ok = d.formatted(p.ValueFormatSpec(), drawn); !ok {
 				d.skipped[p.Path] = "map value format " + strconv.Quote(p.ValueFormat)
 				return drawnValue{}, false
 			}
@@ -594,7 +738,7 @@ func (d *drawer) listValue(p *param.Param, drawn map[string]drawnValue) (drawnVa
 			s = strconv.FormatInt(d.intIn(&param.Param{Type: param.TypeInt, Min: p.Min, Max: p.Max}), 10)
 		default:
 			var ok bool
-			if s, ok = d.formatted(p.Format, drawn); !ok {
+			if s, ok = d.formatted(p.FormatSpec(), drawn); !ok {
 				d.skipped[p.Path] = "list item format " + strconv.Quote(p.Format)
 				return drawnValue{}, false
 			}
@@ -822,15 +966,10 @@ func TestDrawnSetsAreMostlyValid(t *testing.T) {
 		t.Run(pr.Name, func(t *testing.T) {
 			t.Parallel()
 			ctx := t.Context()
-			caps, _ := sizeScalingInts(ctx, g, pr)
-			d := &drawer{
-				Rand:         format.NewRand(rand.New(rand.NewPCG(seed, protoHash(pr.Name)))),
-				caps:         caps,
-				pathDefaults: mountPathDefaults(ctx, g, pr),
-				skipped:      map[string]string{},
-			}
+			d := newDrawer(ctx, g, pr, seed)
 			const n = 200
 			invalid := map[string]int{}
+			inValid := map[string]int{} // parameter -> valid sets that set it
 			refused := 0
 			for i := range n {
 				s := &sweepSet{index: i, proto: pr.Name, values: d.drawSet(pr, i)}
@@ -844,218 +983,28 @@ func TestDrawnSetsAreMostlyValid(t *testing.T) {
 					}
 				case err != nil:
 					t.Errorf("set %d: %v\nreplay: %s", i, err, s.command())
+				default:
+					for _, v := range s.values {
+						inValid[v.param.Path]++
+					}
 				}
 			}
 			t.Logf("%s: %d of %d refused (by parameter: %s)", pr.Name, refused, n, countsText(invalid))
-			assert.Lessf(t, refused, n/2, "%s: refused sets must be a minority (by parameter: %s)", pr.Name, countsText(invalid))
-		})
-	}
-}
-
-// distinctPorts: the ports of one job must differ (horovod-spark lists
-// them all on one Service), and drawn independently from the same
-// interesting values (1024, 8080, 65535) they often do not: a drawn port
-// equal to another of the set (drawn, or a default) is usually (90%) drawn
-// again, from the unprivileged range.
-// onStorage: a directory the declaration says must be "under
-// storage.mountPath or a volumeMount" (the storage's trainDir, evalDir,
-// logDir, storeDir) is usually (90%) drawn there, when it was drawn under
-// another directory of the pool (a prototype's node-local scratch space,
-// such as eval's /mnt): the pool holds every directory a prototype mounts.
-func (d *drawer) onStorage(values map[string]drawnValue) {
-	base := d.pathDefaults["storage.mountPath"]
-	if v, ok := values["storage.mountPath"]; ok {
-		base = v.text
-	}
-	if base == "" {
-		return
-	}
-	under := func(dir, p string) bool { return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/") }
-	var mounts []string
-	if v, ok := values["volumeMounts"]; ok {
-		for _, m := range asList(v.value) {
-			if mp, ok := asMap(m)["mountPath"].(string); ok {
-				mounts = append(mounts, mp)
-			}
-		}
-	}
-	for _, p := range d.leaves {
-		v, ok := values[p.Path]
-		if !ok || !strings.Contains(p.Doc, "under storage.mountPath or a volumeMount") || !strings.HasPrefix(v.text, "/") {
-			continue
-		}
-		if under(base, v.text) || slices.ContainsFunc(mounts, func(m string) bool { return under(m, v.text) }) || d.IntN(100) >= 90 {
-			continue
-		}
-		dir := base + "/" + d.DNS1035Label(1+d.IntN(12))
-		values[p.Path] = drawnValue{v.param, dir, dir}
-	}
-}
-
-// typedOnce: customResources usually (90%) leaves out what a typed
-// parameter sets (cpu, memory, the GPU resource), as a user would, who is
-// told to set each once.
-func (d *drawer) typedOnce(values map[string]drawnValue) {
-	v, ok := values["customResources"]
-	m, isMap := v.value.(map[string]any)
-	if !ok || !isMap || d.IntN(100) >= 90 {
-		return
-	}
-	gpuResource := "nvidia.com/gpu"
-	if g, ok := values["gpuResource"]; ok {
-		gpuResource = g.text
-	}
-	out := map[string]any{}
-	for k, x := range m {
-		if k == gpuResource || k == "cpu" || k == "memory" {
-			continue
-		}
-		out[k] = x
-	}
-	if len(out) == 0 {
-		delete(values, "customResources")
-		return
-	}
-	keys := slices.Sorted(maps.Keys(out))
-	pairs := make([]string, len(keys))
-	for i, k := range keys {
-		pairs[i] = k + "=" + out[k].(string)
-	}
-	values["customResources"] = drawnValue{v.param, strings.Join(pairs, ","), out}
-}
-
-func (d *drawer) distinctPorts(values map[string]drawnValue) {
-	isPort := func(p *param.Param) bool {
-		return p.Type == param.TypeInt && (p.Name == "port" || strings.HasSuffix(p.Name, "Port"))
-	}
-	taken := map[int64]bool{}
-	for _, p := range d.leaves {
-		if _, drawn := values[p.Path]; !drawn && isPort(p) {
-			if n, ok := p.Default.(int64); ok {
-				taken[n] = true
-			}
-		}
-	}
-	for _, p := range d.leaves {
-		v, drawn := values[p.Path]
-		n, ok := v.value.(int64)
-		if !drawn || !ok || !isPort(p) {
-			continue
-		}
-		for taken[n] && d.IntN(100) < 90 && (p.Max == nil || *p.Max >= 65535) {
-			n = 1024 + d.Int64N(65535-1024+1)
-			values[p.Path] = drawnValue{p, strconv.FormatInt(n, 10), n}
-		}
-		taken[n] = true
-	}
-}
-
-// agree makes numbers that a prototype requires to agree usually (90%)
-// agree, as a user's do, leaving the rest to break the rule, which the
-// prototype must refuse (drawn independently they would nearly always
-// break it, and the sweep would test little else). horovod-spark: with
-// GPUs, a worker's Spark cores are its GPUs and the cores of a task
-// divide them; without, neither a worker's cores nor a task's exceed the
-// worker's CPU limit.
-func (d *drawer) agree(values map[string]drawnValue) {
-	d.distinctPorts(values)
-	d.onStorage(values)
-	d.typedOnce(values)
-	// A user who sets runAsUser gives sshd a port it may listen on: the
-	// privileged ports are refused then (usually, 90%, drawn above them).
-	if port, ok := values["ssh.port"].value.(int64); ok && port < 1024 && d.IntN(100) < 90 {
-		if _, ok := values["runAsUser"]; ok {
-			n := 1024 + d.Int64N(64511)
-			values["ssh.port"] = drawnValue{values["ssh.port"].param, strconv.FormatInt(n, 10), n}
-		}
-	}
-	setInt := func(path string, n int64) {
-		if v, ok := values[path]; ok {
-			values[path] = drawnValue{v.param, strconv.FormatInt(n, 10), n}
-		}
-	}
-	intOf := func(path string) (int64, bool) {
-		n, ok := values[path].value.(int64)
-		return n, ok
-	}
-	// horovod and horovod-dask: the chart's worker.podManagementPolicy
-	// also names OrderedReady, which an Indexed Job cannot honour and the
-	// prototypes refuse; users keep the chart's Parallel. Drawn like any
-	// enum (half the time the default) it made a quarter of horovod-dask's
-	// drawn sets invalid on its own, and the sweep's share of refused sets
-	// passed one half with some seeds (251693811: 103 of 200).
-	if v, ok := values["worker.podManagementPolicy"]; ok && d.IntN(100) < 90 {
-		values["worker.podManagementPolicy"] = drawnValue{v.param, "Parallel", "Parallel"}
-	}
-	// horovod-dask: the GPUs of a worker's Dask processes are its own.
-	if dgpu, ok := intOf("worker.dask.gpu"); ok && dgpu > 0 && d.IntN(100) < 90 {
-		gpus, gpuSet := intOf("worker.gpu")
-		if !gpuSet {
-			gpus, gpuSet = intOf("gpu")
-		}
-		procs, procsSet := intOf("worker.dask.number")
-		if !procsSet {
-			procs = 1
-		}
-		if gpuSet {
-			setInt("worker.dask.gpu", gpus/procs)
-		} else {
-			setInt("worker.dask.gpu", 0)
-		}
-	}
-	// pytorch: an elastic job runs with minNodes to maxNodes pods, and its
-	// workers lie between them. Drawn independently from [1, 1000],
-	// minNodes would nearly always exceed workers.
-	if lo, hi := values["elastic.minNodes"], values["elastic.maxNodes"]; (lo.param != nil || hi.param != nil) && d.IntN(100) < 90 {
-		workers, ok := intOf("workers")
-		if !ok {
-			workers = 2 // the prototype's default
-			for _, p := range d.leaves {
-				if n, isInt := p.Default.(int64); p.Path == "workers" && isInt {
-					workers = n
+			// How well the valid sets cover the parameters: the fewest
+			// valid sets that set one, and the parameters in fewer than 10.
+			var rare []string
+			fewest := n
+			for _, p := range param.Leaves(pr.Params) {
+				if p.Path == "namespace" || d.skipped[p.Path] != "" {
+					continue
+				}
+				fewest = min(fewest, inValid[p.Path])
+				if inValid[p.Path] < 10 {
+					rare = append(rare, p.Path+" "+strconv.Itoa(inValid[p.Path]))
 				}
 			}
-		}
-		if n, ok := intOf("elastic.minNodes"); ok && n > workers {
-			setInt("elastic.minNodes", 1+d.Int64N(workers))
-		}
-		if n, ok := intOf("elastic.maxNodes"); ok && n < workers {
-			setInt("elastic.maxNodes", workers+d.Int64N(1001-workers))
-		}
-	}
-	if _, spark := values["taskCpus"]; !spark {
-		if _, spark = values["worker.cores"]; !spark {
-			return
-		}
-	}
-	if d.IntN(100) >= 90 {
-		return
-	}
-	if gpus, ok := intOf("worker.gpu"); ok && gpus > 0 {
-		setInt("worker.cores", gpus)
-		var divisors []int64
-		for n := int64(1); n <= gpus && n <= 1024; n++ {
-			if gpus%n == 0 {
-				divisors = append(divisors, n)
-			}
-		}
-		setInt("taskCpus", divisors[d.IntN(len(divisors))])
-		return
-	}
-	cores, coresSet := intOf("worker.cores")
-	if cpu, ok := values["worker.cpu"].value.(string); ok {
-		if q, err := resource.ParseQuantity(cpu); err == nil {
-			limit := (q.MilliValue() + 999) / 1000       // cores may reach the limit rounded up
-			if coresSet && cores > limit && limit >= 1 { // (a limit of 0 stays refused)
-				cores = 1 + d.Int64N(limit)
-				setInt("worker.cores", cores)
-			}
-			if !coresSet {
-				cores, coresSet = max(1, q.MilliValue()/1000), true // the prototype's default
-			}
-		}
-	}
-	if n, ok := intOf("taskCpus"); ok && coresSet && n > cores {
-		setInt("taskCpus", 1+d.Int64N(cores))
+			t.Logf("%s: coverage: every parameter in at least %d valid sets; in fewer than 10: %s", pr.Name, fewest, strings.Join(rare, ", "))
+			assert.Lessf(t, refused, n/2, "%s: refused sets must be a minority (by parameter: %s)", pr.Name, countsText(invalid))
+		})
 	}
 }

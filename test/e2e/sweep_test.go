@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"math/rand/v2"
 	"os"
 	"regexp"
 	"slices"
@@ -24,7 +23,6 @@ import (
 
 	"github.com/trainsonnet/trainsonnet/generator"
 	"github.com/trainsonnet/trainsonnet/generator/param"
-	"github.com/trainsonnet/trainsonnet/internal/format"
 	"github.com/trainsonnet/trainsonnet/test/kube"
 )
 
@@ -208,22 +206,16 @@ func (s *sweepSet) report() string {
 
 func (sw *sweep) run(t *testing.T, n int) {
 	ctx := t.Context()
-	caps, perStep := sizeScalingInts(ctx, sw.g, sw.pr)
-	for _, p := range sortedKeys(caps) {
-		t.Logf("%s: %s scales the output (%d bytes per step): drawn from at most %d", sw.pr.Name, p, perStep[p], caps[p])
-	}
-	d := &drawer{
-		Rand:         format.NewRand(rand.New(rand.NewPCG(sw.seed, protoHash(sw.pr.Name)))),
-		caps:         caps,
-		pathDefaults: mountPathDefaults(ctx, sw.g, sw.pr),
-		skipped:      map[string]string{},
+	d := newDrawer(ctx, sw.g, sw.pr, sw.seed)
+	for _, p := range sortedKeys(d.caps) {
+		t.Logf("%s: %s scales the output (%d bytes per step): drawn from at most %d", sw.pr.Name, p, d.perStep[p], d.caps[p])
 	}
 	sets := make([]*sweepSet, n)
 	for i := range sets {
 		sets[i] = &sweepSet{index: i, proto: sw.pr.Name, seed: sw.seed, sweepN: n, values: d.drawSet(sw.pr, i)}
 	}
 	for _, p := range sortedKeys(d.skipped) {
-		t.Logf("%s: %s is never set: no values for %s (add a drawer to draw_test.go, or a format to internal/format)", sw.pr.Name, p, d.skipped[p])
+		t.Logf("%s: %s is never set: no values for %s (add a drawer to draw_test.go, or a format to generator/format)", sw.pr.Name, p, d.skipped[p])
 	}
 	sw.evaluate(t, "e2e-sweep-"+sw.pr.Name, sets)
 	sw.summarize(t, sets)
@@ -619,28 +611,32 @@ func countsText(m map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-// boundCompanions are the values a bound b of p needs beside it, where a
-// rule of the prototype ties p to another parameter: pytorch's elastic
-// nodes bound its workers (minNodes <= workers <= maxNodes), so workers
-// takes the same value.
+// boundCompanions are the values a bound b of p needs beside it, where p
+// is declared related to another parameter (param.Relation: pytorch's
+// elastic.minNodes at most workers, 2 by default): the other takes the
+// same value, so that the bound itself is what the API server is shown.
 func boundCompanions(pr *generator.Prototype, p *param.Param, b int64) []drawnValue {
-	if p.Path != "elastic.minNodes" && p.Path != "elastic.maxNodes" {
-		return nil
+	var out []drawnValue
+	for _, r := range []*param.Relation{p.AtMost, p.AtLeast} {
+		if r == nil {
+			continue
+		}
+		other := pr.Param(r.Param)
+		if other == nil || (other.Min != nil && b < *other.Min) || (other.Max != nil && b > *other.Max) {
+			continue
+		}
+		out = append(out, drawnValue{param: other, text: strconv.FormatInt(b, 10), value: b})
 	}
-	w := pr.Param("workers")
-	if w == nil {
-		return nil
-	}
-	return []drawnValue{{param: w, text: strconv.FormatInt(b, 10), value: b}}
+	return out
 }
 
 // TestDeclaredBounds renders every int and seconds parameter of every
 // prototype at each bound it declares, one at a time (everything else at
-// its default, but for the companions a rule ties it to: boundCompanions),
-// and sends each to the API server like a sweep set: a value
-// the declaration allows must not be one the server refuses. (The sweep
-// caps parameters that scale the output; this is where their maximum is
-// checked.)
+// its default, but for the parameter a declared relation ties it to:
+// boundCompanions), and sends each to the API server like a sweep set: a
+// value the declaration allows must not be one the server refuses. (The
+// sweep caps parameters that scale the output; this is where their
+// maximum is checked.)
 func TestDeclaredBounds(t *testing.T) {
 	k := kube.E2E(t)
 	t.Parallel()

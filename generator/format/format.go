@@ -1,11 +1,16 @@
 // Package format is the vocabulary of string formats a parameter
 // declaration can name (params.string(..., format='absPath')): for each
-// format, in one entry of formats.go, the rule in words, the check, what
-// the JSON Schema says of it and a drawer of random valid values for the
-// API-server sweep (test/e2e). Adding a format is adding one entry there.
+// format the rule in words, the check, what the JSON Schema says of it and
+// a drawer of random valid values for the API-server sweep (test/e2e).
+// The built-in ones are one entry each in formats.go, in Go, for what a
+// pattern cannot say (parsing an image reference, a CIDR, base64); a
+// format that is a pattern is declared in Jsonnet beside the parameters
+// that use it (params.format: Declared), its drawer drawn from the
+// pattern.
 //
-// The package is internal: the generator checks values and writes the
-// schema with it, the end-to-end suite draws values with it.
+// The generator checks values and writes the schema with it (through
+// generator/param), the end-to-end suite and the fuzz tests draw values
+// with it; it imports no package of this module.
 package format
 
 import (

@@ -159,17 +159,6 @@ var formats = []Format{
 		},
 	},
 	{
-		// A Spark property of spark-defaults.conf, such as
-		// spark.executor.memory: one token, no blanks or "=".
-		Name:   "sparkConfKey",
-		Rule:   "a Spark property name such as spark.executor.memory (spark. then letters, digits, '.', '_' and '-')",
-		Check:  checkSparkConfKey,
-		Schema: map[string]any{"pattern": sparkConfKey.String()},
-		Draw: func(r *Rand) string {
-			return "spark." + r.DNS1123Label(1+r.IntN(12)) + "." + r.From("abcdefghijklmnopqrstuvwxyz", 1+r.IntN(10))
-		},
-	},
-	{
 		Name:   "s3URI",
 		Rule:   "an s3:// URI",
 		Check:  checkS3URI,
@@ -446,15 +435,6 @@ func checkCIDR(s string) string {
 	}
 	if n.String() != s {
 		return "must have no bits set after the prefix (" + n.String() + ")"
-	}
-	return ""
-}
-
-var sparkConfKey = regexp.MustCompile(`^spark\.[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$`)
-
-func checkSparkConfKey(s string) string {
-	if !sparkConfKey.MatchString(s) {
-		return "must be a Spark property name such as spark.executor.memory (spark. then letters, digits, '.', '_' and '-')"
 	}
 	return ""
 }
