@@ -409,10 +409,10 @@ stop_port_says() {
 }
 
 # The stop port's server with python3: it answers every connection with
-# its line and closes it; it exits once N workers (distinct addresses; the
-# first from 127.0.0.1 is the launcher's own check) have connected, or
-# after LINGER seconds, printing how many did. It serves IPv6 and IPv4
-# where it can.
+# its line and closes it; it exits once the launcher's own check (the
+# first connection from 127.0.0.1) and N workers (distinct addresses) have
+# connected, or after LINGER seconds, printing how many workers did. It
+# serves IPv6 and IPv4 where it can.
 # shellcheck disable=SC2016 # python's text
 PY_STOP_PORT='import socket, sys, time
 port, line = int(sys.argv[1]), (sys.argv[2] + "\r\n").encode()
@@ -428,7 +428,7 @@ except OSError:
     s.bind(("", port))
 s.listen(128)
 seen, own = set(), True
-while len(seen) < want and time.time() < end:
+while (own or len(seen) < want) and time.time() < end:
     s.settimeout(max(0.01, end - time.time()))
     try:
         c, a = s.accept()
