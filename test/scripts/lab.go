@@ -281,8 +281,8 @@ func (l *Lab) KillAllIn(h Host) {
 	}
 }
 
-// AssertNothingLeft: after a case, no process (sshd, orted...) is left in
-// any host; kills what is, so that the next case starts clean.
+// AssertNothingLeft checks that, after a case, no process (sshd, orted...)
+// is left in any host; it kills what is, so that the next case starts clean.
 func (l *Lab) AssertNothingLeft(t T) {
 	t.Helper()
 	for _, h := range l.all() {
@@ -338,9 +338,9 @@ func (l *Lab) RootEnv(t T) map[string]string {
 	return l.env("keys-root", "home-root")
 }
 
-// UserEnv: the same as an unprivileged user that exists only inside the
-// hosts (bind-mounted passwd/group), reading the keys through a
-// supplementary group as with fsGroup.
+// UserEnv is RootEnv's counterpart for an unprivileged user that exists
+// only inside the hosts (bind-mounted passwd/group), reading the keys
+// through a supplementary group as with fsGroup.
 func (l *Lab) UserEnv(t T) map[string]string {
 	uid := freeID(t, "/etc/passwd", 23456)
 	gid := freeID(t, "/etc/group", uid)
