@@ -327,11 +327,15 @@ wait_for_workers() {
     fi
     _ww_rc=124
     WAIT_PORT=$TS_SSH_PORT
-    if ! tcp_tool; then
-        wait_all worker "over ssh on port $TS_SSH_PORT" probe_ssh "$1" && return 0
-    elif wait_all worker "on ssh port $TS_SSH_PORT" "$(tcp_wait | awk '{ sub(/tcp_probe/, "probe_port") } 1')" "$1"; then
-        check_login "$(head -n 1 "$1")" && return 0
-        _ww_rc=1
+    if tcp_tool; then
+        _ww_probe=sweep
+        [ "$TCP_TOOL" != nc ] || _ww_probe=probe_port
+        if wait_all worker "on ssh port $TS_SSH_PORT" "$_ww_probe" "$1"; then
+            check_login "$(head -n 1 "$1")" && return 0
+            _ww_rc=1
+        fi
+    elif wait_all worker "over ssh on port $TS_SSH_PORT" probe_ssh "$1"; then
+        return 0
     fi
     # The job has failed: let the workers that did answer end now rather
     # than when they notice the launcher is gone.
@@ -468,7 +472,7 @@ open_stop_port() {
         { "$SSHD" -D -f "$SSHD_CONFIG" -p "$STOP_PORT" -o "VersionAddendum=$STOP_BANNER" \
             -o PidFile=none -o LogLevel=QUIET </dev/null & } >"$_op_out" 2>&1
     else
-        log "cannot open the stop port: no python3 or sshd here"
+        log "cannot open the stop port: no python3 here, and no sshd that can run"
         return 1
     fi
     LISTEN_PID=$!

@@ -385,11 +385,6 @@ tcp_tool() {
     return 1
 }
 
-# tcp_wait: wait_all's PROBE for TCP endpoints with TCP_TOOL.
-tcp_wait() {
-    if [ "$TCP_TOOL" = nc ]; then echo tcp_probe; else echo sweep; fi
-}
-
 # tcp_probe HOST:PORT SECS: whether it accepts a TCP connection.
 tcp_probe() {
     # shellcheck disable=SC2016 # $0 and $1 are that bash's
@@ -565,8 +560,9 @@ cmd_run() {
         _cr_f=${TMPDIR:-/tmp}/trainsonnet-wait.$$
         # shellcheck disable=SC2086 # endpoints have no blanks: split on purpose
         printf '%s\n' $_cr_tcp | awk '!seen[$0]++' >"$_cr_f" || die 1 "cannot write $_cr_f (TMPDIR)"
-        WAIT_PORT=''
-        wait_all endpoint "over TCP" "$(tcp_wait)" "$_cr_f"
+        WAIT_PORT='' _cr_probe=sweep
+        [ "$TCP_TOOL" != nc ] || _cr_probe=tcp_probe
+        wait_all endpoint "over TCP" "$_cr_probe" "$_cr_f"
         _cr_rc=$?
         rm -f "$_cr_f" "$_cr_f.ok" "$_cr_f.pending"
         [ "$_cr_rc" = 0 ] || exit 124
