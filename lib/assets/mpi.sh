@@ -482,7 +482,7 @@ open_stop_port() {
         stop_port_says 127.0.0.1 && break
         if [ "$_op_try" = 3 ] || ! kill -0 "$LISTEN_PID" 2>/dev/null; then
             log "could not open port $STOP_PORT with $_op_by: $(awk 'END { print }' "$_op_out" 2>/dev/null)"
-            kill "$LISTEN_PID" 2>/dev/null
+            terminate "$LISTEN_PID" 3
             LISTEN_PID=''
             return 1
         fi
@@ -494,7 +494,7 @@ open_stop_port() {
         log "$(awk 'END { print }' "$_op_out") of $1 worker(s) read port $STOP_PORT within $(($(now) - _op_start))s"
     else
         while [ "$(now)" -lt $((_op_start + _op_linger)) ]; do nap 1; done
-        kill "$LISTEN_PID" 2>/dev/null
+        terminate "$LISTEN_PID" 3
     fi
     LISTEN_PID=''
     return 0

@@ -218,7 +218,7 @@ func (b *bench) do(fn func()) (err error) {
 		}
 		b.cleanups = b.cleanups[:mark]
 		if r := recover(); r != nil {
-			if r != errFailed { //nolint:errorlint // the sentinel itself, as panicked
+			if e, ok := r.(error); !ok || !errors.Is(e, errFailed) {
 				panic(r)
 			}
 			err = errFailed
