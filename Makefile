@@ -1,6 +1,6 @@
 # trainsonnet: the commands a contributor needs. `make test` is what CI runs
 # (.ci/run); `make check` is the fast, hermetic part of it.
-.PHONY: build run check vet fmt shellcheck lint modgraph update-flag unit e2e test golden generate bench bench-cli clean
+.PHONY: build run check vet fmt shellcheck lint modgraph update-flag unit e2e test golden generate bench bench-cli bench-runtime clean
 
 GO ?= go
 
@@ -78,6 +78,12 @@ bench:
 # (issue 15's targets); run it on an idle machine.
 bench-cli:
 	$(GO) run ./test/benchcli
+
+# The pods' runtime (lib/assets/mpi.sh) at 100, 1,000 and 5,000 simulated
+# workers: start and stop times, the launcher's peak processes and memory
+# (issue 28's targets). Root, and test/scripts' packages; an idle machine.
+bench-runtime:
+	$(GO) run ./test/benchruntime
 
 clean:
 	rm -rf bin

@@ -207,7 +207,7 @@ func runWaitTCPGivesUp(t *testing.T, f *fixture) {
 func runWaitTCPWithoutATool(t *testing.T, f *fixture) {
 	code, p := f.run("run", "--wait-tcp", listen(t), "--", "true")
 	require.Equal(t, 127, code, p.output())
-	assert.Contains(t, p.output(), "trainsonnet: --wait-tcp needs bash, python3 or nc (with -z) in PATH to try TCP ports; none found")
+	assert.Contains(t, p.output(), "trainsonnet: --wait-tcp needs python3, bash or nc (with -z) in PATH to try TCP ports; none found")
 }
 
 // Debian's busybox nc has no -z (it would connect and wait for input).

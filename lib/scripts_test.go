@@ -46,7 +46,7 @@ const (
 
 // systemTools are the utilities the script (and the stubs) may call besides
 // the stubbed ones; `sh` (for TS_EXEC) is linked to the shell under test.
-var systemTools = []string{"date", "sleep", "cat", "cp", "mv", "chmod", "mkdir", "rm", "touch", "id", "sed", "timeout", "awk", "wc", "head", "od", "tr", "uname", "mktemp"}
+var systemTools = []string{"date", "sleep", "cat", "cp", "mv", "chmod", "mkdir", "rm", "touch", "id", "sed", "timeout", "awk", "wc", "head", "od", "tr", "uname", "mktemp", "cksum"}
 
 var stubs = []string{"ssh", "sshd", "ssh-keygen", "getent", "aws"}
 
@@ -200,6 +200,9 @@ func newFixture(t *testing.T, sh shell) *fixture {
 		"TS_RUN_DIR":       f.runDir,
 		"TS_POLL_INTERVAL": "1",
 		"TS_LAUNCHER":      launcher,
+		// The stop port has cases of its own (stopport_sh_test.go); the
+		// rest tell the workers over ssh, as without one.
+		"TS_STOP_PORT": "0",
 	}
 	return f
 }

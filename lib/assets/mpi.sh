@@ -7,11 +7,18 @@
 # runtime.sh (the lifecycle it builds on: logging, bounded waits, the DNS
 # watchdog, signals, exit codes), the hostfile, and the ssh configuration
 # trainsonnet rendered (ssh_config, sshd_config: port, options, paths).
-# Pods never talk to the Kubernetes API: the launcher learns that the
-# workers are up by reaching them over ssh, and workers learn that the job
-# is over from a stop file the launcher writes over ssh, or - when the
-# launcher died without saying so - from the launcher's DNS name (a headless
-# Service of the launcher that publishes ready pods only) disappearing.
+# Pods never talk to the Kubernetes API. The launcher learns that the
+# workers are up by connecting to their ssh port (one process sweeps them
+# all) and logging in to one of them. The workers learn that the job is
+# over from the launcher's stop port: once its command has ended, the
+# launcher answers there, for a while, with a line that no other server
+# sends (the stop banner); every worker reads that port of the launcher's
+# address every FINAL_EVERY seconds (STOP_RATE connections a second in all,
+# refused by the kernel while the job runs). A launcher that cannot open
+# the port (no python3, no sshd) writes a stop file into each worker over
+# ssh instead. When the launcher died without saying so, the workers stop
+# once its DNS name (a headless Service of the launcher that publishes
+# ready pods only) has been gone for TS_LAUNCHER_GRACE.
 #
 # What exists only at run time is made here, in $TS_RUN_DIR/ssh (0700, the
 # paths the configs name): copies of the key that only this user may read
@@ -28,10 +35,13 @@
 #   TS_RUN_DIR       [/var/run/trainsonnet]    writable, shared by the pod's
 #                                              containers (emptyDir)
 #   TS_SSH_PORT      [2022]  for messages: the port is in the configs
+#   TS_STOP_PORT     [TS_SSH_PORT + 1, or - 1 at 65535] the launcher's stop
+#                    port, the same in every pod; 0: none, the launcher
+#                    tells each worker over ssh
 #   TS_SSH_ENV       names of variables of this pod's environment that ssh
 #                    sessions into it get too (the processes mpirun starts
 #                    here over ssh); sshd itself passes none
-#   TS_INIT_TIMEOUT, TS_POLL_INTERVAL, TS_PARALLEL: see runtime.sh
+#   TS_INIT_TIMEOUT, TS_POLL_INTERVAL, TS_PARALLEL, TS_TCP_TOOL: see runtime.sh
 # launcher:    TS_EXEC (sh -c string; empty = stay up until SIGTERM),
 #              TS_SELF (optional: this pod's own hostfile entry; it runs sshd),
 #              TS_STOP_WORKERS_ON_FAILURE [1; 0 leaves the workers up when
@@ -61,12 +71,17 @@ unset TS_RUNTIME_LIB
 # long before either bound.
 STOP_MAX=20
 STOP_MAX_AGAIN=40
+# Connections a second that reach the launcher's stop port from all the
+# workers, whatever their number: each reads it every FINAL_EVERY =
+# workers/STOP_RATE seconds (at least TS_POLL_INTERVAL).
+STOP_RATE=250
+FINAL_MAX=3 # seconds one read of the stop port may take
 
 usage() {
     cat <<'EOF'
 usage: sh mpi.sh <subcommand>
-  launcher     wait for the workers over ssh, run TS_EXEC, then stop the workers
-  worker       serve ssh until the launcher says stop or goes away
+  launcher     wait for the workers, run TS_EXEC, then tell the workers it is over
+  worker       serve ssh until the launcher says the job is over or goes away
 Configuration is read from TS_* environment variables (see the script header).
 EOF
 }
@@ -79,6 +94,19 @@ load_config() {
     TS_LAUNCHER_GRACE=${TS_LAUNCHER_GRACE:-60}
     runtime_config
     seconds TS_LAUNCHER_GRACE
+    case $TS_SSH_PORT in
+    '' | *[!0-9]*) die 2 "TS_SSH_PORT must be a port number, got '$TS_SSH_PORT'" ;;
+    esac
+    STOP_PORT=${TS_STOP_PORT-}
+    if [ -z "$STOP_PORT" ]; then
+        STOP_PORT=$((TS_SSH_PORT + 1))
+        [ "$STOP_PORT" -le 65535 ] || STOP_PORT=$((TS_SSH_PORT - 1))
+    fi
+    case $STOP_PORT in
+    '' | *[!0-9]*) die 2 "TS_STOP_PORT must be a port number (0: none), got '$STOP_PORT'" ;;
+    esac
+    [ "$STOP_PORT" -le 65535 ] || die 2 "TS_STOP_PORT must be a port number (0: none), got '$STOP_PORT'"
+    [ "$STOP_PORT" != "$TS_SSH_PORT" ] || die 2 "TS_STOP_PORT must not be the ssh port, $TS_SSH_PORT"
     SSH_DIR=$TS_RUN_DIR/ssh
     SSH_CONFIG=$TS_CONFIG_DIR/ssh_config
     SSHD_CONFIG=$TS_CONFIG_DIR/sshd_config
@@ -155,13 +183,18 @@ link_home_ssh_config() {
 
 # find_sshd: an absolute path (sshd refuses to re-exec itself otherwise).
 find_sshd() {
+    sshd_path || die 127 "sshd not found in PATH or /usr/sbin (install openssh-server in the image)"
+    need ssh-keygen "install openssh-client in the image"
+}
+
+# sshd_path: sets SSHD; returns 1 when there is none.
+sshd_path() {
     SSHD=$(command -v sshd 2>/dev/null)
     case $SSHD in
     /*) ;;
     *) SSHD=/usr/sbin/sshd ;;
     esac
-    [ -x "$SSHD" ] || die 127 "sshd not found in PATH or /usr/sbin (install openssh-server in the image)"
-    need ssh-keygen "install openssh-client in the image"
+    [ -x "$SSHD" ]
 }
 
 # write_session: when TS_SSH_ENV names variables, the script every ssh
@@ -210,11 +243,19 @@ session_script() {
         'exec "${SHELL:-/bin/sh}" -l'
 }
 
-# check_sshd ARGS...: `sshd -t ARGS`. As root, sshd needs its privilege
-# separation directory (/run/sshd on Debian/Ubuntu), which a fresh container
-# may lack: create whatever sshd names and try once more. Non-root sshd
-# needs none.
+# check_sshd ARGS...: `sshd -t ARGS`, or exit 1 with what sshd said.
 check_sshd() {
+    test_sshd "$@" && return 0
+    log "sshd rejected $SSHD_CONFIG:"
+    cat "$SSH_DIR/sshd-t.err" >&2
+    exit 1
+}
+
+# test_sshd ARGS...: `sshd -t ARGS`; sshd's words in $SSH_DIR/sshd-t.err.
+# As root, sshd needs its privilege separation directory (/run/sshd on
+# Debian/Ubuntu), which a fresh container may lack: create whatever sshd
+# names and try once more. Non-root sshd needs none.
+test_sshd() {
     _cs_err=$SSH_DIR/sshd-t.err
     "$SSHD" -t "$@" >"$_cs_err" 2>&1 && return 0
     # OpenSSH ends its stderr lines with \r\n: take the path up to a blank.
@@ -222,9 +263,14 @@ check_sshd() {
     if [ -n "$_cs_dir" ] && mkdir -p "$_cs_dir" 2>/dev/null && chmod 755 "$_cs_dir"; then
         "$SSHD" -t "$@" >"$_cs_err" 2>&1 && return 0
     fi
-    log "sshd rejected $SSHD_CONFIG:"
-    cat "$_cs_err" >&2
-    exit 1
+    return 1
+}
+
+# host_key: a fresh ed25519 host key of this pod, where sshd_config says.
+host_key() {
+    rm -f "$SSH_DIR/ssh_host_ed25519_key" "$SSH_DIR/ssh_host_ed25519_key.pub"
+    ssh-keygen -q -t ed25519 -N '' -C "trainsonnet-host-key" \
+        -f "$SSH_DIR/ssh_host_ed25519_key" </dev/null >/dev/null
 }
 
 # start_sshd: a fresh ed25519 host key per pod, then sshd with the rendered
@@ -235,10 +281,8 @@ start_sshd() {
     find_sshd
     # sshd.pid too: the readiness probe reads it (sshd writes it once it
     # listens); one left by an earlier run of the container would lie.
-    rm -f "$SSH_DIR/ssh_host_ed25519_key" "$SSH_DIR/ssh_host_ed25519_key.pub" "$SSH_DIR/sshd.pid"
-    ssh-keygen -q -t ed25519 -N '' -C "trainsonnet-host-key" \
-        -f "$SSH_DIR/ssh_host_ed25519_key" </dev/null >/dev/null ||
-        die 1 "ssh-keygen could not create a host key in $SSH_DIR"
+    rm -f "$SSH_DIR/sshd.pid"
+    host_key || die 1 "ssh-keygen could not create a host key in $SSH_DIR"
     write_session
     set -- -f "$SSHD_CONFIG"
     [ -n "$SESSION" ] && set -- "$@" -o "ForceCommand=sh $SESSION"
@@ -269,10 +313,12 @@ probe_ssh() {
 probe_port() { tcp_probe "$1:$TS_SSH_PORT" "$2"; }
 
 # wait_for_workers FILE: returns once every host of FILE (one a line)
-# accepts connections on the ssh port and one of them an ssh login (the
-# key, the user and the configs are the same everywhere; a login costs
-# both ends far more CPU than a connection), or, without a TCP tool, once
-# every host answers `ssh host true`. Exits 124 when TS_INIT_TIMEOUT
+# accepts connections on the ssh port - tried by one sweep a round
+# (runtime.sh's wait_all) - and one of them an ssh login (the key, the
+# user and the configs are the same everywhere; a login costs both ends
+# far more CPU than a connection), or, without a TCP tool, once every host
+# answers `ssh host true`. A worker is up once its sshd listens, which is
+# also when its readiness probe passes. Exits 124 when TS_INIT_TIMEOUT
 # seconds have passed, naming those that never did; 1 when the login
 # fails. Every attempt is bounded by the time left.
 wait_for_workers() {
@@ -281,15 +327,21 @@ wait_for_workers() {
         return 0
     fi
     _ww_rc=124
-    if ! tcp_tool; then
-        wait_all worker "over ssh on port $TS_SSH_PORT" probe_ssh "$1" && return 0
-    elif wait_all worker "on ssh port $TS_SSH_PORT" probe_port "$1"; then
-        check_login "$(head -n 1 "$1")" && return 0
-        _ww_rc=1
+    WAIT_PORT=$TS_SSH_PORT
+    if tcp_tool; then
+        _ww_probe=sweep
+        [ "$TCP_TOOL" != nc ] || _ww_probe=probe_port
+        if wait_all worker "on ssh port $TS_SSH_PORT" "$_ww_probe" "$1"; then
+            check_login "$(head -n 1 "$1")" && return 0
+            _ww_rc=1
+        fi
+    elif wait_all worker "over ssh on port $TS_SSH_PORT" probe_ssh "$1"; then
+        return 0
     fi
     # The job has failed: let the workers that did answer end now rather
     # than when they notice the launcher is gone.
-    [ "${TS_STOP_WORKERS_ON_FAILURE:-1}" = 0 ] || stop_workers "$1.ok"
+    SIGNAL_EXIT=$_ww_rc
+    [ "${TS_STOP_WORKERS_ON_FAILURE:-1}" = 0 ] || end_workers "$1.ok"
     exit "$_ww_rc"
 }
 
@@ -338,6 +390,117 @@ tell_stop() {
     run_bounded "$STOP_BOUND" ssh -n -F "$SSH_CONFIG" "$1" "touch '$TS_RUN_DIR/stop'" >/dev/null 2>"$STOP_ERR.$1"
 }
 
+# end_workers FILE: the job is over for the workers of FILE: the stop port
+# tells them (open_stop_port), or, where it cannot be opened, a call to
+# each over ssh (stop_workers).
+end_workers() {
+    [ -s "$1" ] || return 0
+    [ "$STOP_PORT" != 0 ] && open_stop_port "$(wc -l <"$1")" && return 0
+    stop_workers "$1"
+}
+
+# stop_banner: sets STOP_BANNER, the line that says the job is over: the
+# same in every pod of the job (from its public key), unlike any other
+# server's.
+stop_banner() {
+    STOP_BANNER="trainsonnet-stop-$(cksum <"$SSH_DIR/id.pub" 2>/dev/null | awk '{ print $1 }')"
+}
+
+# stop_port_says ADDRESS: whether STOP_PORT at ADDRESS answers with the
+# stop banner, read as the workers read it (read_banner).
+stop_port_says() {
+    read_banner "$1" "$STOP_PORT" "$FINAL_MAX" >"$SSH_DIR/stop-port.read" 2>&1
+    awk -v b="$STOP_BANNER" 'index($0, b) { f = 1 } END { exit !f }' "$SSH_DIR/stop-port.read"
+}
+
+# The stop port's server with python3: it answers every connection with
+# its line and closes it; it exits once the launcher's own check (the
+# first connection from 127.0.0.1) and N workers (distinct addresses) have
+# connected, or after LINGER seconds, printing how many workers did. It
+# serves IPv6 and IPv4 where it can.
+# shellcheck disable=SC2016 # python's text
+PY_STOP_PORT='import socket, sys, time
+port, line = int(sys.argv[1]), (sys.argv[2] + "\r\n").encode()
+want, end = int(sys.argv[3]), time.time() + float(sys.argv[4])
+try:
+    s = socket.socket(socket.AF_INET6)
+    s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("::", port))
+except OSError:
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("", port))
+s.listen(128)
+seen, own = set(), True
+while (own or len(seen) < want) and time.time() < end:
+    s.settimeout(max(0.01, end - time.time()))
+    try:
+        c, a = s.accept()
+    except socket.timeout:
+        break
+    try:
+        c.settimeout(1)
+        c.sendall(line)
+    except OSError:
+        pass
+    c.close()
+    h = a[0][7:] if a[0].startswith("::ffff:") else a[0]
+    if own and h == "127.0.0.1":
+        own = False
+    else:
+        seen.add(h)
+print(len(seen))
+'
+
+# open_stop_port N: opens STOP_PORT, checks that it answers as the N
+# workers will read it, and keeps it open until each can have read it:
+# FINAL_EVERY, a tick and a read's bound (python3 closes it as soon as all
+# N have). Its server is python3, or a second sshd whose banner carries
+# the stop banner (VersionAddendum). Returns 1 when it cannot open it
+# (neither, the port taken, no way to read it back): stop_workers then.
+open_stop_port() {
+    banner_tool || return 1
+    stop_banner
+    _op_linger=$((FINAL_EVERY + TS_POLL_INTERVAL + FINAL_MAX + 3))
+    _op_out=$SSH_DIR/stop-port.out
+    if command -v python3 >/dev/null 2>&1 && python3 -c 'import socket' >/dev/null 2>&1; then
+        _op_by=python3
+        { python3 -c "$PY_STOP_PORT" "$STOP_PORT" "SSH-2.0-trainsonnet $STOP_BANNER" "$1" "$_op_linger" & } >"$_op_out" 2>&1
+    elif sshd_path && { [ -e "$SSH_DIR/ssh_host_ed25519_key" ] || host_key; } 2>/dev/null &&
+        test_sshd -f "$SSHD_CONFIG"; then
+        _op_by=sshd
+        { "$SSHD" -D -f "$SSHD_CONFIG" -p "$STOP_PORT" -o "VersionAddendum=$STOP_BANNER" \
+            -o PidFile=none -o LogLevel=QUIET </dev/null & } >"$_op_out" 2>&1
+    else
+        log "cannot open the stop port: no python3 here, and no sshd that can run"
+        return 1
+    fi
+    LISTEN_PID=$!
+    _op_start=$(now)
+    # Read back as a worker does: then it is up, and the workers can read it.
+    for _op_try in 1 2 3; do
+        stop_port_says 127.0.0.1 && break
+        if [ "$_op_try" = 3 ] || ! kill -0 "$LISTEN_PID" 2>/dev/null; then
+            log "could not open port $STOP_PORT with $_op_by: $(awk 'END { print }' "$_op_out" 2>/dev/null)"
+            terminate "$LISTEN_PID" 3
+            LISTEN_PID=''
+            return 1
+        fi
+        nap 1
+    done
+    log "the job is over: port $STOP_PORT says so for up to ${_op_linger}s; each of the $1 worker(s) reads it every ${FINAL_EVERY}s"
+    if [ "$_op_by" = python3 ]; then
+        while kill -0 "$LISTEN_PID" 2>/dev/null; do wait "$LISTEN_PID"; done
+        log "$(awk 'END { print }' "$_op_out") of $1 worker(s) read port $STOP_PORT within $(($(now) - _op_start))s"
+    else
+        while [ "$(now)" -lt $((_op_start + _op_linger)) ]; do nap 1; done
+        terminate "$LISTEN_PID" 3
+    fi
+    LISTEN_PID=''
+    return 0
+}
+
 launcher_cleanup() {
     stop_helpers
     stop_sshd
@@ -358,6 +521,7 @@ cmd_launcher() {
     ssh_setup
     HOSTS=$SSH_DIR/workers
     hosts "${TS_SELF:-}" >"$HOSTS" || die 1 "cannot write $HOSTS"
+    final_every "$(hosts | wc -l)"
     [ -n "${TS_SELF:-}" ] && start_sshd
     wait_for_workers "$HOSTS"
     if [ -z "$TS_EXEC" ]; then
@@ -383,8 +547,16 @@ cmd_launcher() {
         log "leaving the workers up for a retry of the launcher (TS_STOP_WORKERS_ON_FAILURE=0)"
         exit "$_cl_rc"
     fi
-    stop_workers "$HOSTS"
+    # A signal from here on ends the launcher with TS_EXEC's code.
+    SIGNAL_EXIT=$_cl_rc
+    end_workers "$HOSTS"
     exit "$_cl_rc"
+}
+
+# final_every N: FINAL_EVERY for a job of N hosts, as every pod computes it.
+final_every() {
+    FINAL_EVERY=$(($1 / STOP_RATE))
+    [ "$FINAL_EVERY" -ge "$TS_POLL_INTERVAL" ] || FINAL_EVERY=$TS_POLL_INTERVAL
 }
 
 # ------------------------------------------------------------------ worker
@@ -426,17 +598,29 @@ cmd_worker() {
     # The launcher's name resolves through its headless Service as long as
     # its container runs.
     # Every worker asks DNS: the more of them, the less often each.
+    _cw_n=$(hosts 2>/dev/null | wc -l)
+    final_every "$_cw_n"
     # TS_LAUNCHER_GRACE=0: the worker outlives the launcher, which comes
     # back to it (an interactive cluster, deleted as a whole).
     if [ "$TS_LAUNCHER_GRACE" = 0 ]; then
         watch_init '' 0
         log "launcher watchdog off (TS_LAUNCHER_GRACE=0): this worker serves until it is told to stop or deleted, whether $TS_LAUNCHER is there or not"
-    elif watch_init "$TS_LAUNCHER" "$TS_LAUNCHER_GRACE" "$(hosts 2>/dev/null | wc -l)"; then
-        log "launcher watchdog: $TS_LAUNCHER must resolve within ${TS_INIT_TIMEOUT}s; once it has not resolved for ${TS_LAUNCHER_GRACE}s the job counts as ended (asked every ${WATCH_EVERY}s)"
+    elif watch_init "$TS_LAUNCHER" "$TS_LAUNCHER_GRACE" "$_cw_n" "$FINAL_EVERY"; then
+        log "launcher watchdog: $TS_LAUNCHER must resolve within ${TS_INIT_TIMEOUT}s; once it has not resolved for ${TS_LAUNCHER_GRACE}s the job counts as ended (asked every ${WATCH_EVERY}s, every ${WATCH_EARLY}s until it first resolves)"
     else
-        log "warning: getent not found; launcher watchdog disabled, only the stop file ends this container"
+        log "warning: getent not found; launcher watchdog disabled, only the launcher's word ends this container"
     fi
     ssh_setup
+    WATCH_OUT=$SSH_DIR/launcher
+    stop_banner
+    if [ "$STOP_PORT" = 0 ]; then
+        :
+    elif banner_tool; then
+        log "the launcher says when the job is over on its port $STOP_PORT, read every ${FINAL_EVERY}s (with $BANNER_TOOL)"
+    else
+        log "warning: no bash, python3, nc or ssh to read the launcher's port $STOP_PORT with; only its stop file, or its going away, ends this container"
+    fi
+    FINAL_NEXT=0
     start_sshd
     # A stop file left by an earlier run of this container in the same pod
     # means that the job is over: exiting at once is right.
@@ -446,6 +630,10 @@ cmd_worker() {
             exit 0
         fi
         sshd_alive || die 1 "sshd (pid $SSHD_PID) exited unexpectedly; see its messages above"
+        if final_check; then
+            log "the launcher says the job is over (its port $STOP_PORT); exiting"
+            exit 0
+        fi
         watch_check
         case $WATCH in
         never) die 124 "gave up after ${TS_INIT_TIMEOUT}s waiting for the launcher: $TS_LAUNCHER never resolved" ;;
@@ -458,9 +646,23 @@ cmd_worker() {
     done
 }
 
+# final_check: whether the launcher's stop port says that the job is
+# over; asked every FINAL_EVERY seconds, at the launcher's address once
+# the watchdog has resolved it (by name without a watchdog).
+final_check() {
+    [ -n "$BANNER_TOOL" ] && [ "$STOP_PORT" != 0 ] || return 1
+    _fc_to=$WATCH_ADDR
+    [ -n "$WATCH_NAME" ] || _fc_to=$TS_LAUNCHER
+    [ -n "$_fc_to" ] || return 1
+    _fc_now=$(now)
+    [ "$_fc_now" -ge "$FINAL_NEXT" ] || return 1
+    FINAL_NEXT=$((_fc_now + FINAL_EVERY))
+    stop_port_says "$_fc_to"
+}
+
 # ------------------------------------------------------------------- main
 
-SSHD_PID=''
+SSHD_PID='' STOP_PORT=0 FINAL_EVERY=2 FINAL_NEXT=0 STOP_BANNER=''
 
 # No pathname expansion anywhere: host lists are split on blanks on purpose
 # and must never be globbed. (TS_EXEC runs in its own sh.)

@@ -14,14 +14,18 @@
 #   TS_RUNTIME_LIB=1; . "$TS_CONFIG_DIR/runtime.sh"
 #     the functions below, for the role scripts (mpi.sh, s3.sh).
 #
-# HOST is a DNS name or an IPv4 address. TCP is tried with the first of bash
-# (/dev/tcp), python3 and nc (with -z) in PATH; --watch needs getent.
+# HOST is a DNS name or an IP address. The endpoints are tried by one
+# process a round, a sweep: python3 (TS_PARALLEL connections in flight, at
+# most SWEEP_RATE started a second) or bash (/dev/tcp, one after the
+# other); with neither, one nc (with -z) per endpoint, TS_PARALLEL at a
+# time. TS_TCP_TOOL (python3, bash or nc) picks one of those in PATH.
+# --watch needs getent.
 #
 # Environment, whole seconds [default]: TS_INIT_TIMEOUT [300] bounds every
 # start-up wait; TS_WATCH_TIMEOUT [TS_INIT_TIMEOUT] bounds the wait for
 # --watch's NAME to first resolve (0: no bound, the job's own deadline is
 # the bound); TS_WATCH_GRACE [60]; TS_POLL_INTERVAL [2] between checks.
-# TS_PARALLEL [32]: probes (or, in mpi.sh, stop calls) at a time.
+# TS_PARALLEL [32]: connections, probes (or, in mpi.sh, stop calls) at a time.
 #
 # Exit codes: 0 done; 1 runtime failure; 2 usage or configuration error;
 # 124 a start-up wait ran out of time (the message names what never
@@ -37,6 +41,12 @@
 PROG=trainsonnet
 PROBE_MAX=10  # seconds one probe may take, even with time to spare
 KILL_AFTER=30 # seconds a stopped CMD has before SIGKILL
+# Endpoints a python3 sweep starts a second, at most: each a DNS lookup
+# of its host (A and AAAA) when it is a name.
+SWEEP_RATE=500
+# Seconds a sweep may go without an answer before it counts as stuck (bash
+# waits for as long as the kernel tries to connect, over 2 minutes).
+STALL_MAX=$((PROBE_MAX + 2))
 
 log() { printf '%s: %s\n' "$PROG" "$*" >&2; }
 
@@ -81,6 +91,10 @@ runtime_config() {
     TS_WATCH_TIMEOUT=${TS_WATCH_TIMEOUT:-$TS_INIT_TIMEOUT}
     seconds TS_INIT_TIMEOUT TS_WATCH_GRACE TS_POLL_INTERVAL TS_PARALLEL TS_WATCH_TIMEOUT
     [ "$TS_PARALLEL" -gt 0 ] || die 2 "TS_PARALLEL must be at least 1"
+    case ${TS_TCP_TOOL:-} in
+    '' | python3 | bash | nc) ;;
+    *) die 2 "TS_TCP_TOOL must be python3, bash or nc, got '$TS_TCP_TOOL'" ;;
+    esac
 }
 
 # nap SECS: sleep in the background and wait for it, so that a trapped signal
@@ -179,13 +193,16 @@ lane() {
     done <"$2" >"$2.out"
 }
 
-# wait_all NOUN VIA PROBE FILE: returns once `PROBE TARGET SECS` (SECS
-# bounds it) has succeeded for every TARGET, a line of FILE (no blanks,
-# no duplicates), TS_PARALLEL at a time, those that failed tried again a
-# second after each round. After TS_INIT_TIMEOUT seconds it names those
-# that never did, apart from those never tried for lack of time, and
-# returns 1; FILE.ok then lists those that did. NOUN is singular
-# ("worker"), VIA how they are reached ("over ssh on port 2022").
+# wait_all NOUN VIA PROBE FILE: returns once every TARGET, a line of FILE
+# (no blanks, no duplicates), has answered. PROBE sweep tries them all in
+# one process a round (sweep: TCP, with TCP_TOOL python3 or bash; WAIT_PORT
+# is the port of targets that are bare hosts); any other PROBE is a
+# function, `PROBE TARGET SECS` (SECS bounds it), run TS_PARALLEL at a time
+# (lanes). Those that failed are tried again a second after each round.
+# After TS_INIT_TIMEOUT seconds it names those that never answered, apart
+# from those never tried for lack of time, and returns 1; FILE.ok then
+# lists those that did. NOUN is singular ("worker"), VIA how they are
+# reached ("over ssh on port 2022").
 wait_all() {
     _wa_noun=$1 _wa_via=$2 WAIT_PROBE=$3 _wa_f=$4
     _wa_start=$(now)
@@ -193,11 +210,20 @@ wait_all() {
     _wa_n=$(wc -l <"$_wa_f")
     _wa_what="$_wa_n ${_wa_noun}s"
     [ "$_wa_n" -eq 1 ] && _wa_what="1 $_wa_noun"
-    log "waiting up to ${TS_INIT_TIMEOUT}s for $_wa_what to answer $_wa_via, $TS_PARALLEL at a time"
+    case $WAIT_PROBE/$TCP_TOOL in
+    sweep/python3) _wa_how="by python3: $TS_PARALLEL connections at a time, at most $SWEEP_RATE started a second" ;;
+    sweep/*) _wa_how="by $TCP_TOOL, one after the other" ;;
+    *) _wa_how="$TS_PARALLEL at a time" ;;
+    esac
+    log "waiting up to ${TS_INIT_TIMEOUT}s for $_wa_what to answer $_wa_via, $_wa_how"
     cp "$_wa_f" "$_wa_f.pending" || die 1 "cannot write next to $_wa_f"
     : >"$_wa_f.ok" && : >"$_wa_f.tried" && _wa_last=''
     while :; do
-        lanes "$TS_PARALLEL" wait_try "$_wa_f.pending" "$_wa_f.round"
+        if [ "$WAIT_PROBE" = sweep ]; then
+            sweep "$_wa_f.pending" "$_wa_f.round"
+        else
+            lanes "$TS_PARALLEL" wait_try "$_wa_f.pending" "$_wa_f.round"
+        fi
         awk -v t="$_wa_f.tried" '{ print $2 >>t } $1 == 0 { print $2 }' "$_wa_f.round" >>"$_wa_f.ok"
         awk 'FILENAME == ARGV[1] { ok[$0]; next } !($0 in ok)' "$_wa_f.ok" "$_wa_f.pending" >"$_wa_f.next"
         mv "$_wa_f.next" "$_wa_f.pending"
@@ -214,8 +240,9 @@ wait_all() {
             log "gave up after ${TS_INIT_TIMEOUT}s waiting for ${_wa_noun}s; ${_wa_no:+not reachable $_wa_via: $_wa_no}${_wa_no:+${_wa_never:+; }}${_wa_never:+no time left to try: $_wa_never}"
             break
         fi
+        # Who is still awaited, by name while they are few.
         [ "$_wa_left" = "$_wa_last" ] ||
-            log "$((_wa_n - _wa_left)) of $_wa_what answered after $(($(now) - _wa_start))s; trying the other $_wa_left again"
+            log "$((_wa_n - _wa_left)) of $_wa_what answered after $(($(now) - _wa_start))s; trying the other $_wa_left again: $(awk 'NR <= 10 { printf "%s%s", s, $0; s = " " } END { if (NR > 10) printf " and %d more", NR - 10 }' "$_wa_f.pending")"
         _wa_last=$_wa_left
         nap 1
     done
@@ -231,14 +258,133 @@ wait_try() {
     "$WAIT_PROBE" "$1" "$_wt_left"
 }
 
-# tcp_tool: sets TCP_TOOL to the first of bash, python3 and nc (with -z)
-# in PATH for tcp_probe; returns 1 without any.
-tcp_tool() {
-    for TCP_TOOL in bash python3 nc; do
-        command -v "$TCP_TOOL" >/dev/null 2>&1 || continue
-        [ "$TCP_TOOL" != nc ] || nc -h 2>&1 | grep -q -e '-[0-9A-Za-z]*z' || continue
+# sweep IN OUT: one round of wait_all: every target of IN (HOST, with
+# WAIT_PORT, or HOST:PORT) tried for a TCP connection by one process, the
+# sweeper, which writes "RC TARGET" to OUT as it goes (RC 0: connected).
+# A sweeper that goes STALL_MAX seconds without a new line, or runs into
+# WAIT_DEADLINE, is stopped: the target it hung on counts as failed (RC
+# 124) and, while time is left, a new one goes on after it. Targets never
+# tried get no line. Its processes do not grow with the targets: one
+# sweeper, one stall_watch.
+sweep() {
+    : >"$2"
+    cp "$1" "$1.todo" || die 1 "cannot write next to $1"
+    while [ -s "$1.todo" ]; do
+        { sweeper "$1.todo" & } >>"$2" 2>/dev/null
+        SWEEP_PID=$!
+        { stall_watch "$SWEEP_PID" "$2" & } >/dev/null 2>&1
+        SWEEP_WATCH=$!
+        while :; do
+            # 2>/dev/null: dash reports a sweeper stopped by a signal.
+            wait "$SWEEP_PID" 2>/dev/null
+            _sw_rc=$?
+            [ "$_sw_rc" -gt 128 ] && kill -0 "$SWEEP_PID" 2>/dev/null && continue
+            break
+        done
+        kill "$SWEEP_WATCH" 2>/dev/null
+        wait "$SWEEP_WATCH" 2>/dev/null
+        SWEEP_PID='' SWEEP_WATCH=''
+        awk 'FILENAME == ARGV[1] { done[$2]; next } !($0 in done)' "$2" "$1.todo" >"$1.left"
+        mv "$1.left" "$1.todo"
+        # Ended by itself: every target tried, or no time left to start one.
+        if [ "$_sw_rc" -le 128 ]; then
+            [ "$_sw_rc" = 0 ] || log "warning: the $TCP_TOOL sweep failed (exit code $_sw_rc); trying again"
+            break
+        fi
+        [ -s "$1.todo" ] || break
+        read -r _sw_hung <"$1.todo"
+        echo "124 $_sw_hung" >>"$2"
+        sed 1d "$1.todo" >"$1.left"
+        mv "$1.left" "$1.todo"
+        [ "$(now)" -lt "$WAIT_DEADLINE" ] || break
+    done
+    rm -f "$1.todo"
+}
+
+# stall_watch PID OUT: stops PID, a sweeper, once OUT has not grown for
+# STALL_MAX seconds, or at WAIT_DEADLINE.
+stall_watch() {
+    _st_lines=-1 _st_since=$(now)
+    while sleep 1 && kill -0 "$1" 2>/dev/null; do
+        _st_now=$(now) _st_n=$(wc -l <"$2")
+        [ "$_st_n" = "$_st_lines" ] || _st_lines=$_st_n _st_since=$_st_now
+        [ $((_st_now - _st_since)) -lt "$STALL_MAX" ] && [ "$_st_now" -lt "$WAIT_DEADLINE" ] && continue
+        kill -TERM "$1" 2>/dev/null
         return 0
     done
+}
+
+# The sweepers, run with the file of targets: python3 keeps TS_PARALLEL
+# connections in flight, each bounded by PROBE_MAX and the time left, and
+# starts at most SWEEP_RATE a second (a name costs a DNS lookup); bash
+# tries one after the other, as fast as each answers (no bound of its
+# own: stall_watch is its bound). Both stop starting new ones at the
+# deadline.
+# shellcheck disable=SC2016 # python's and bash's own text
+PY_SWEEP='import socket, sys, threading, time
+path, port = sys.argv[1], sys.argv[2]
+lanes, rate, end, most = int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5]), float(sys.argv[6])
+todo = [l.strip() for l in open(path) if l.strip()]
+lock, nxt, t0 = threading.Lock(), [0], time.time()
+def lane():
+    while True:
+        with lock:
+            i = nxt[0]
+            if i >= len(todo):
+                return
+            nxt[0] = i + 1
+        t = todo[i]
+        pause = t0 + i / rate - time.time()
+        if pause > 0:
+            time.sleep(pause)
+        left = end - time.time()
+        if left <= 0:
+            return
+        host, p = (t, port) if port else t.rsplit(":", 1)
+        try:
+            socket.create_connection((host, int(p)), min(most, left)).close()
+            rc = 0
+        except Exception:
+            rc = 1
+        with lock:
+            sys.stdout.write("%d %s\n" % (rc, t))
+            sys.stdout.flush()
+ls = [threading.Thread(target=lane) for _ in range(max(1, min(lanes, len(todo))))]
+for l in ls:
+    l.start()
+for l in ls:
+    l.join()
+'
+# shellcheck disable=SC2016
+BASH_SWEEP='p=$1 left=$2
+while IFS= read -r t; do
+    [ "$SECONDS" -lt "$left" ] || exit 0
+    if [ -n "$p" ]; then h=$t q=$p; else h=${t%:*} q=${t##*:}; fi
+    if : 2>/dev/null <>"/dev/tcp/$h/$q"; then echo "0 $t"; else echo "1 $t"; fi
+done'
+
+# sweeper FILE: run in the background, becomes TCP_TOOL's sweep of FILE.
+sweeper() {
+    if [ "$TCP_TOOL" = python3 ]; then
+        exec python3 -c "$PY_SWEEP" "$1" "$WAIT_PORT" "$TS_PARALLEL" "$SWEEP_RATE" "$WAIT_DEADLINE" "$PROBE_MAX"
+    fi
+    exec bash -c "$BASH_SWEEP" sweep "$WAIT_PORT" "$((WAIT_DEADLINE - $(now)))" <"$1"
+}
+
+# tcp_tool: sets TCP_TOOL to the first of TS_TCP_TOOL (default: python3,
+# bash, nc) in PATH that works (nc: one with -z); returns 1 without any.
+# python3 and bash sweep (wait_all's PROBE sweep), nc probes one endpoint
+# at a time (tcp_probe).
+tcp_tool() {
+    for TCP_TOOL in ${TS_TCP_TOOL:-python3 bash nc}; do
+        command -v "$TCP_TOOL" >/dev/null 2>&1 || continue
+        case $TCP_TOOL in
+        python3) python3 -c 'import socket, threading' >/dev/null 2>&1 || continue ;;
+        nc) nc -h 2>&1 | grep -q -e '-[0-9A-Za-z]*z' || continue ;;
+        esac
+        return 0
+    done
+    TCP_TOOL=''
     return 1
 }
 
@@ -253,20 +399,56 @@ socket.create_connection((sys.argv[1], int(sys.argv[2])), int(sys.argv[3])).clos
     esac >/dev/null 2>&1
 }
 
-# The DNS watchdog. watch_init NAME GRACE [PODS] starts watching NAME
-# (empty: none; returns 1 without getent); then watch_check, every tick,
-# sets WATCH to ok, never (NAME did not resolve within TS_WATCH_TIMEOUT) or
-# gone (it resolved, then not for GRACE seconds in a row). DNS is asked
-# every TS_POLL_INTERVAL seconds, or, when PODS pods watch NAME, every
-# PODS/50 (at most GRACE/3) seconds: about 50 queries a second in all;
-# the first at a random point of the first interval, so that pods started
-# together do not ask together.
+# banner_tool: sets BANNER_TOOL for read_banner, the first of bash,
+# python3, nc (with -z: an nc of the usual kind) and ssh in PATH; returns
+# 1 without any.
+banner_tool() {
+    for BANNER_TOOL in bash python3 nc ssh; do
+        command -v "$BANNER_TOOL" >/dev/null 2>&1 || continue
+        [ "$BANNER_TOOL" != nc ] || nc -h 2>&1 | grep -q -e '-[0-9A-Za-z]*z' || continue
+        return 0
+    done
+    BANNER_TOOL=''
+    return 1
+}
+
+# read_banner HOST PORT SECS: prints the first line the server at
+# HOST:PORT sends (an ssh server's banner), read within SECS seconds
+# with BANNER_TOOL; ssh prints it inside its debug output.
+read_banner() {
+    # shellcheck disable=SC2016 # $0.. are that bash's
+    case $BANNER_TOOL in
+    bash) run_bounded "$3" bash -c '{ IFS= read -r -t "$2" l <&3 && printf "%s\n" "$l"; } 3<>"/dev/tcp/$0/$1"' "$1" "$2" "$3" ;;
+    python3) run_bounded "$3" python3 -c 'import socket, sys
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])), int(sys.argv[3]))
+s.settimeout(int(sys.argv[3]))
+sys.stdout.write(s.makefile("rb").readline().decode("latin-1"))' "$1" "$2" "$3" ;;
+    nc) run_bounded "$3" nc -w "$3" "$1" "$2" ;;
+    ssh) run_bounded "$3" ssh -v -n -F /dev/null -o BatchMode=yes -o ConnectTimeout="$3" \
+        -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -p "$2" "$1" true 2>&1 ;;
+    *) return 1 ;;
+    esac </dev/null
+}
+
+# The DNS watchdog. watch_init NAME GRACE [PODS [EARLY]] starts watching
+# NAME (empty: none; returns 1 without getent); then watch_check, every
+# tick, sets WATCH to ok, never (NAME did not resolve within
+# TS_WATCH_TIMEOUT) or gone (it resolved, then not for GRACE seconds in a
+# row), and WATCH_ADDR to the first address NAME last resolved to (with
+# WATCH_OUT, a file for getent's answer). DNS is asked every
+# TS_POLL_INTERVAL seconds, or, when PODS pods watch NAME, every PODS/50
+# (at most GRACE/3) seconds: about 50 queries a second in all; until NAME
+# has first resolved, every EARLY seconds if that is sooner. The first
+# question comes at a random point of the first interval, so that pods
+# started together do not ask together.
 watch_init() {
-    WATCH=ok WATCH_NAME=$1 WATCH_GRACE=$2 WATCH_SEEN='' WATCH_START=$(now)
+    WATCH=ok WATCH_NAME=$1 WATCH_GRACE=$2 WATCH_SEEN='' WATCH_ADDR='' WATCH_START=$(now)
     WATCH_EVERY=$((${3:-0} / 50))
     [ "$WATCH_EVERY" -gt $(($2 / 3)) ] && WATCH_EVERY=$(($2 / 3))
     [ "$WATCH_EVERY" -gt "$TS_POLL_INTERVAL" ] || WATCH_EVERY=$TS_POLL_INTERVAL
-    WATCH_NEXT=$((WATCH_START + $(od -An -N2 -tu2 /dev/urandom 2>/dev/null || echo 0) % (WATCH_EVERY + 1)))
+    WATCH_EARLY=${4:-$WATCH_EVERY}
+    [ "$WATCH_EARLY" -lt "$WATCH_EVERY" ] || WATCH_EARLY=$WATCH_EVERY
+    WATCH_NEXT=$((WATCH_START + $(od -An -N2 -tu2 /dev/urandom 2>/dev/null || echo 0) % (WATCH_EARLY + 1)))
     [ -z "$1" ] || command -v getent >/dev/null 2>&1 || { WATCH_NAME='' && return 1; }
 }
 
@@ -275,11 +457,14 @@ watch_check() {
     _wk_now=$(now)
     [ "$_wk_now" -ge "$WATCH_NEXT" ] || return 0
     WATCH_NEXT=$((_wk_now + WATCH_EVERY))
+    [ -n "$WATCH_SEEN" ] || WATCH_NEXT=$((_wk_now + WATCH_EARLY))
     # Bounded: a slow DNS server must not stall the caller's other checks.
-    if run_bounded "$PROBE_MAX" getent hosts "$WATCH_NAME" >/dev/null 2>&1; then
+    if run_bounded "$PROBE_MAX" getent hosts "$WATCH_NAME" >"${WATCH_OUT:-/dev/null}" 2>/dev/null; then
         [ -n "$WATCH_SEEN" ] || log "$WATCH_NAME resolves"
         WATCH_SEEN=$_wk_now
         WATCH=ok
+        [ -z "${WATCH_OUT:-}" ] || read -r WATCH_ADDR _wk_rest <"$WATCH_OUT" || WATCH_ADDR=''
+        WATCH_NEXT=$((_wk_now + WATCH_EVERY))
     elif [ -z "$WATCH_SEEN" ]; then
         [ "$TS_WATCH_TIMEOUT" = 0 ] || [ $((_wk_now - WATCH_START)) -lt "$TS_WATCH_TIMEOUT" ] || WATCH=never
     elif [ $((_wk_now - WATCH_SEEN)) -ge "$WATCH_GRACE" ]; then
@@ -328,7 +513,7 @@ wait_child() {
 
 # stop_helpers: for EXIT traps; ends what this script started and left.
 stop_helpers() {
-    for _sh_pid in "$CHILD_PID" "$BOUNDED_PID" "$NAP_PID" $LANE_PIDS; do
+    for _sh_pid in "$CHILD_PID" "$BOUNDED_PID" "$NAP_PID" "$SWEEP_PID" "$SWEEP_WATCH" "$LISTEN_PID" $LANE_PIDS; do
         [ -n "$_sh_pid" ] && kill -TERM "$_sh_pid" 2>/dev/null
     done
     return 0
@@ -374,11 +559,13 @@ cmd_run() {
     runtime_config
     [ -z "$_cr_watch" ] || need getent "--watch resolves $_cr_watch with it"
     if [ -n "$_cr_tcp" ]; then
-        tcp_tool || die 127 "--wait-tcp needs bash, python3 or nc (with -z) in PATH to try TCP ports; none found"
+        tcp_tool || die 127 "--wait-tcp needs python3, bash or nc (with -z) in PATH to try TCP ports; none found"
         _cr_f=${TMPDIR:-/tmp}/trainsonnet-wait.$$
         # shellcheck disable=SC2086 # endpoints have no blanks: split on purpose
         printf '%s\n' $_cr_tcp | awk '!seen[$0]++' >"$_cr_f" || die 1 "cannot write $_cr_f (TMPDIR)"
-        wait_all endpoint "over TCP" tcp_probe "$_cr_f"
+        WAIT_PORT='' _cr_probe=sweep
+        [ "$TCP_TOOL" != nc ] || _cr_probe=tcp_probe
+        wait_all endpoint "over TCP" "$_cr_probe" "$_cr_f"
         _cr_rc=$?
         rm -f "$_cr_f" "$_cr_f.ok" "$_cr_f.pending"
         [ "$_cr_rc" = 0 ] || exit 124
@@ -410,7 +597,9 @@ cmd_run() {
 
 # Set before any trap can look at them.
 BOUNDED_PID='' NAP_PID='' CHILD_PID='' CHILD_NAME='' GOT_SIGNAL='' HAVE_TIMEOUT='' LANE_PIDS=''
-WATCH=ok WATCH_NAME=''
+SWEEP_PID='' SWEEP_WATCH='' LISTEN_PID='' TCP_TOOL='' BANNER_TOOL='' WAIT_PORT=''
+# shellcheck disable=SC2034 # WATCH_ADDR is for mpi.sh
+WATCH=ok WATCH_NAME='' WATCH_ADDR=''
 
 if [ "${TS_RUNTIME_LIB:-}" != 1 ]; then
     # No pathname expansion: lists are split on blanks on purpose.

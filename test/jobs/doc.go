@@ -17,6 +17,9 @@
 //   - unreachable-worker: a kustomize overlay over the generated base runs
 //     only worker-0 of 2; the launcher exits 124 naming worker-1, its Job
 //     fails, worker-0 is told to stop and Succeeds, nothing keeps running.
+//   - not-ready-worker: an overlay delays worker-1's sshd by 40 s; while its
+//     pod runs and is not Ready the launcher names it as the worker it
+//     waits for, then runs mpirun on both; both Jobs complete.
 //   - exec-exit-3: exec fails with 3; the launcher Job fails, its container
 //     exit code is 3, the workers end.
 //   - launcher-gone: the launcher ends (SIGTERM, exit 143) without telling

@@ -26,6 +26,7 @@ func TestOpenMPI(t *testing.T) {
 		{"hosts", testHosts},
 		{"nonroot-existing-secret", testNonRootExistingSecret},
 		{"unreachable-worker", testUnreachableWorker},
+		{"not-ready-worker", testNotReadyWorker},
 		{"exec-exit-3", testExecExit3},
 		{"launcher-gone", testLauncherGone},
 	})
@@ -89,7 +90,8 @@ func testNonRootExistingSecret(t *testing.T, s *suite) {
 // testUnreachableWorker: the hostfile names 2 workers, but a kustomize
 // overlay over the generated base runs only worker-0, so worker-1 never
 // answers. The launcher gives up after initTimeout with 124, naming
-// worker-1; it tells worker-0 to stop, so nothing is left running.
+// worker-1; its stop port tells worker-0 that the job is over, so nothing
+// is left running.
 func testUnreachableWorker(t *testing.T, s *suite) {
 	const initTimeout = 20 * time.Second
 	jc := s.start(t, "unreachable", kube.Baseline)
@@ -134,13 +136,78 @@ patches:
 	require.NotEmpty(t, gaveUp, "the launcher names the worker that never answered; its log:\n%s", log)
 	require.NotContains(t, gaveUp, jc.workerHost(0), "worker-0 did answer")
 	require.NotEmpty(t, lineWith(log, "1 of 2 workers answered"), "worker-0 answered; log:\n%s", log)
-	require.NotEmpty(t, lineWith(log, "telling 1 worker(s) to stop"), "the launcher stops worker-0, the one that answered; log:\n%s", log)
+	require.NotEmpty(t, lineWith(log, "the job is over: port 2023 says so"), "the launcher stops worker-0, the one that answered; log:\n%s", log)
+	require.NotEmpty(t, lineWith(log, "1 of 1 worker(s) read port 2023"), "worker-0 read the stop port; log:\n%s", log)
 	require.Empty(t, lineWith(log, "running TS_EXEC"), "exec must not run; log:\n%s", log)
 
 	require.Equal(t, "Complete", jc.waitJob(worker), "worker Job (1 completion)")
 	workers := jc.podsOf("worker")
 	require.Len(t, workers, 1, "worker pods")
 	requireWorkerStopped(t, jc, workers[0], "0")
+	jc.requireNothingRunning()
+}
+
+// testNotReadyWorker: worker-1 starts its sshd 40 s after worker-0 (a
+// kustomize overlay over the generated base delays its command), so for
+// that while its pod runs but is not Ready: its readiness probe is sshd's.
+// The launcher waits for it, naming it as the one it waits for while the
+// pod is not Ready; once it answers, mpirun runs on both and the job
+// completes.
+func testNotReadyWorker(t *testing.T, s *suite) {
+	jc := s.start(t, "notready", kube.Baseline)
+	p := jc.params(rankExec)
+	it := 180 * time.Second
+	p.InitTimeout = &it
+	res := jc.render(p)
+	worker := jc.name + "-worker"
+	jc.apply(overlay(t, res, `apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+- ../base
+patches:
+- target:
+    group: batch
+    version: v1
+    kind: Job
+    name: `+worker+`
+  patch: |-
+    - op: replace
+      path: /spec/template/spec/containers/0/command
+      value: [sh, -c, 'if [ "$JOB_COMPLETION_INDEX" = 1 ]; then echo "worker-1: sshd in 40s"; sleep 40; fi; exec sh /etc/trainsonnet/mpi.sh worker']
+`))
+
+	// The launcher names worker-1 as the one it waits for, while worker-1's
+	// pod runs and is not Ready.
+	waiting := ""
+	deadline := time.Now().Add(2 * time.Minute)
+	for waiting == "" {
+		require.True(t, time.Now().Before(deadline), "the launcher never named the worker it waits for")
+		time.Sleep(time.Second)
+		pods := jc.podsOf(jc.launcher)
+		if len(pods) != 1 || pods[0].Status.Phase != "Running" {
+			continue
+		}
+		log, err := jc.kubectl(nil, "logs", "pod/"+pods[0].name(), "--container", jc.launcher)
+		if err != nil {
+			continue
+		}
+		waiting = lineWith(string(log), "1 of 2 workers answered", "trying the other 1 again: "+jc.workerHost(1))
+	}
+	var w1 pod
+	for _, w := range jc.podsOf("worker") {
+		if w.Metadata.Annotations[indexAnno] == "1" {
+			w1 = w
+		}
+	}
+	require.NotEmpty(t, w1.name(), "worker-1's pod")
+	ready, err := jc.kubectl(nil, "get", "pod", w1.name(), "-o", `jsonpath={.status.phase} {.status.conditions[?(@.type=="Ready")].status}`)
+	require.NoError(t, err)
+	require.Equal(t, "Running False", string(ready), "worker-1 runs, not Ready, while the launcher logs %q", waiting)
+
+	require.Equal(t, "Complete", jc.waitJob(jc.name+"-launcher"), "launcher Job")
+	require.Equal(t, "Complete", jc.waitJob(worker), "worker Job")
+	jc.requireRanksOnEveryWorker(2)
+	jc.requireAllSucceeded(2)
 	jc.requireNothingRunning()
 }
 
@@ -189,6 +256,7 @@ func testLauncherGone(t *testing.T, s *suite) {
 	_, log, code := jc.launcherResult()
 	require.Equal(t, 143, code, "launcher exit code; its log:\n%s", log)
 	require.NotEmpty(t, lineWith(log, "exiting 143 without stopping the workers"), "log:\n%s", log)
+	require.Empty(t, lineWith(log, "the job is over"), "the launcher must not stop the workers here; log:\n%s", log)
 	require.Empty(t, lineWith(log, "telling"), "the launcher must not stop the workers here; log:\n%s", log)
 
 	require.Equal(t, "Complete", jc.waitJob(jc.name+"-worker"), "worker Job")
@@ -250,7 +318,8 @@ func (jc *jobCase) requireAllSucceeded(workers int) []pod {
 }
 
 // requireWorkerStopped checks that a worker pod ended with 0 because the
-// launcher asked it to (not through the watchdog's grace period).
+// launcher said the job was over, on its stop port (not through the
+// watchdog's grace period).
 func requireWorkerStopped(t *testing.T, jc *jobCase, w pod, index string) {
 	t.Helper()
 	require.Equal(t, index, w.Metadata.Annotations[indexAnno], "completion index of %s", w.name())
@@ -259,7 +328,7 @@ func requireWorkerStopped(t *testing.T, jc *jobCase, w pod, index string) {
 	require.NoError(t, err)
 	require.Zero(t, code, "worker %s exit code", w.name())
 	log := jc.logs(w.name(), "worker")
-	require.NotEmpty(t, lineWith(log, "the launcher asked us to stop"), "worker %s was stopped by the launcher; its log:\n%s", w.name(), log)
+	require.NotEmpty(t, lineWith(log, "the launcher says the job is over"), "worker %s was stopped by the launcher; its log:\n%s", w.name(), log)
 	requireWatchdogSawLauncher(t, w, log)
 }
 
