@@ -2,7 +2,10 @@ package generator
 
 import (
 	"errors"
+	"fmt"
 	"strings"
+
+	"github.com/google/go-jsonnet"
 
 	"github.com/trainsonnet/trainsonnet/generator/param"
 )
@@ -57,3 +60,31 @@ func usage(msg string) error { return &UsageError{errors.New("generator: " + msg
 
 // errNotMade: a Generator not made with New.
 var errNotMade = usage("a Generator is made with New (this one is nil or a zero value)")
+
+// failMark starts the message of ts.fail (lib/trainsonnet.libsonnet): a
+// prototype that uses a piece of the library wrongly (a Job role without
+// the Job lifetime parameters, a parameter declared by two pieces). The
+// message says what is missing and what to add; the Jsonnet stack trace
+// would only bury it.
+const failMark = "\uFDD1"
+
+// failFormatter formats the errors of ts.fail as their marked message
+// alone, and every other error as go-jsonnet does (with its trace).
+type failFormatter struct{ jsonnet.ErrorFormatter }
+
+func (f failFormatter) Format(err error) string {
+	if re, ok := err.(jsonnet.RuntimeError); ok && strings.HasPrefix(re.Msg, failMark) {
+		return re.Msg
+	}
+	return f.ErrorFormatter.Format(err)
+}
+
+// evalError is the error of evaluating prototype name: "prototype <name>:
+// <message>" for ts.fail, what go-jsonnet said (trace included) after
+// context otherwise.
+func evalError(name, context string, err error) error {
+	if msg, ok := strings.CutPrefix(err.Error(), failMark); ok {
+		return fmt.Errorf("prototype %s: %s", name, unmark(msg))
+	}
+	return fmt.Errorf("%s: %s", context, unmark(err.Error()))
+}

@@ -166,7 +166,7 @@ func (g *Generator) lookup(name string, w *pooledVM) (*Prototype, error) {
 	}
 	out, err := g.declaration(w, name, src)
 	if err != nil {
-		return nil, fmt.Errorf("reading prototype %s: %w", name, err)
+		return nil, evalError(name, "reading prototype "+name, err)
 	}
 	p, err = parsePrototype(name, src.path, src.builtin, out)
 	if err != nil {
@@ -298,7 +298,7 @@ func (g *Generator) run(w *pooledVM, pr *Prototype, r *resolved) (*run, error) {
 	}
 	out, emitted, blobs, err := g.evaluate(w, pr.Source, tla, "full")
 	if err != nil {
-		return nil, fmt.Errorf("prototype %s failed: %s", pr.Name, unmark(err.Error()))
+		return nil, evalError(pr.Name, "prototype "+pr.Name+" failed", err)
 	}
 	full, err := param.DecodeJSON([]byte(out))
 	if err != nil {
@@ -378,6 +378,7 @@ func (g *Generator) getVM() *pooledVM {
 		w.vm.NativeFunction(f)
 	}
 	w.vm.ErrorFormatter.SetMaxStackTraceSize(12)
+	w.vm.ErrorFormatter = failFormatter{w.vm.ErrorFormatter} // ts.fail: its message alone
 	return w
 }
 

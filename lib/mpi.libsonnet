@@ -9,6 +9,7 @@
 // workers to stop; a worker also stops on its own once the launcher's DNS
 // name has been gone for a while (the launcher died without telling it).
 
+local batch = import 'batch.libsonnet';
 local common = import 'common.libsonnet';
 local params = import 'params.libsonnet';
 local roles = import 'roles.libsonnet';
@@ -117,12 +118,16 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
   s3ScriptPath:: configDir + '/s3.sh',
   hostfilePath:: hostfilePath,
 
-  // params: how the common parameters read in an MPI prototype.
+  // params: the parameters of every MPI job (shmSize, launcherGrace), and
+  // how the common env reads in one: after common.params.
   params:: {
-    env+: { doc: 'Environment variables of every job container. In pods that serve ssh, the processes mpirun starts there get them too.' },
+    env:
+      if 'env' in super then super.env + { doc: 'Environment variables of every job container. In pods that serve ssh, the processes mpirun starts there get them too.' }
+      else ts.fail('mpi.params tells how the env of common.params reads in an MPI job: put it after common.params'),
+  } + ts.declare('mpi.params', {
     shmSize: params.quantity('Size limit of /dev/shm in the launcher and the workers: a memory-backed volume (NCCL and Open MPI\'s shared-memory transport need more than the container runtime\'s 64 MiB), counted against the pod\'s memory. Unset: no limit of its own. A volumeMount of your own at /dev/shm replaces it.', unit='bytes'),
     launcherGrace: params.seconds('How long a worker waits, once the launcher is gone without telling it to stop, before it stops on its own. A launcher that is preempted, evicted or retried must be back within it, or its workers are gone.', default=420, min=10, max=86400),
-  },
+  }),
 
   // validate: the rules every MPI job obeys: every pod's host name fits
   // (the workers' are the longest: '-worker-<n>' against '-launcher' or
@@ -237,6 +242,7 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
   //   launcher that is no rank (the interactive cluster of horovod-dask:
   //   restarted when it fails, never complete), with strategy.
   jobs(proto, p, j)::
+    local lifetime = batch.need(p, 'mpi.jobs: the workers are an Indexed Job');
     local l = launcherDefaults + j.launcher;
     local w = workerDefaults + j.worker;
     local lHwloc = hwlocOf(l.env), wHwloc = hwlocOf(w.env);
@@ -265,13 +271,13 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
         name: l.role,
         kind: l.kind,
         [if l.kind == 'Deployment' then 'strategy']: l.strategy,
-        backoffLimit: p.backoffLimit,
+        lead: true,
         resources: roles.withRequests(l.resources, $.launcherRequests),
         command: $.command(l.init, 'launcher'),
         env: $.scriptEnv(j.port, j.initTimeout)
              + (if l.rankHost != null then [{ name: 'TS_SELF', value: l.rankHost }] else [])
              + (if l.exec != null then [{ name: 'TS_EXEC', value: l.exec }] else [])
-             + (if p.backoffLimit > 0 then [{ name: 'TS_STOP_WORKERS_ON_FAILURE', value: '0' }] else [])
+             + (if lifetime.backoffLimit > 0 then [{ name: 'TS_STOP_WORKERS_ON_FAILURE', value: '0' }] else [])
              + $.ompiEnv(p.mca)
              + lHwloc
              + (if l.rankHost != null then $.sshEnv(l.env, [e.name for e in lHwloc]) else [])

@@ -35,6 +35,12 @@ local nativeEmit = std.native('emit');
 local nativeAsset = std.native('asset');
 local nativeAssetBytes = std.native('assetBytes');
 
+// The mark that starts the message of fail (U+FDD1, a Unicode
+// noncharacter): trainsonnet reports such an error as its message alone
+// (generator/errors.go).
+local failMark = '\uFDD1';
+local fail(message) = error failMark + message;
+
 {
   params:: params,
 
@@ -72,6 +78,30 @@ local nativeAssetBytes = std.native('assetBytes');
   // check returns a problem with param when ok is false; validate(p)
   // returns a list of these lists.
   check(ok, param, rule):: if ok then [] else [{ param: param, rule: rule }],
+
+  // fail(message): stops the evaluation, for a piece of the library (or
+  // of a prototype) used wrongly: a bug of the prototype's author, not of
+  // the user's input. trainsonnet reports it as "prototype <name>:
+  // <message>" (exit 1) without a Jsonnet stack trace, so the message
+  // says which piece is missing or wrong and what to add: "roles.objects:
+  // role worker is a Job, ...: add batch.params('the workers') to the
+  // prototype's params". The stock jsonnet binary prints it as any error.
+  fail(message):: fail(message),
+
+  // declare(piece, decls): the parameter declarations decls of a piece
+  // (common.params, roles.params, ...), each owned by piece. A parameter
+  // has one owner: composed with +, two pieces that declare the same name
+  // fail, naming both, wherever the later one sits (a group included).
+  // After them, a prototype's own object may still refine one
+  // (env+: {doc: ...}) or replace it: that is the prototype's choice.
+  declare(piece, decls):: {
+    [k]:
+      if k in super then
+        local first = if std.objectHasAll(super[k], 'owner') then super[k].owner else 'an earlier object';
+        fail(piece + ' declares the parameter ' + k + ', which ' + first + ' declares too: a parameter has one owner; leave one of them out, or refine the first with ' + k + '+: {...}')
+      else decls[k] + { owner:: piece }
+    for k in std.objectFields(decls)
+  },
 
   // indexedLines(prefix, suffix, from, to, head=''): head, then
   // prefix + i + suffix + "\n" for every i in [from, to). Built in Go under
