@@ -113,7 +113,7 @@ local under(path, dir) = path == dir || std.startsWith(path, if dir == '/' then 
   // (trainDir, evalDir, logDir, storeDir) the prototype uses; tfCharts:
   // with the distributed TensorFlow charts' keys, for the prototypes that
   // replace those charts.
-  params(dirNames=[], tfCharts=true)::
+  params(dirNames=[], tfCharts=false)::
     local unknown = [d for d in dirNames if !std.objectHas(defaultDirs, d)];
     if unknown != [] then ts.fail('storage.params: no directory ' + std.join(', ', unknown) + ': the directories are ' + std.join(', ', std.objectFields(defaultDirs)))
     else
