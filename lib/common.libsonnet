@@ -72,11 +72,14 @@ local names = std.objectFields(declarations('name', null));
   // need(p, who): p, when it has the common parameters; otherwise an
   // error that says who needs them (who: "roles.objects") and what to add.
   need(p, who)::
-    local missing = [n for n in names if !std.objectHas(p, n)];
-    if missing == [] then p
-    else ts.fail(who + ' reads the common parameters, and the prototype does not declare '
-                 + (if std.length(missing) == std.length(names) then 'them' else std.join(', ', missing))
-                 + ': add common.params(\'<default name>\') to its params'),
+    // two of them stand for all (they come together, from common.params):
+    // this runs in every render
+    if std.objectHas(p, 'volumeMounts') && std.objectHas(p, 'supplementalGroups') then p
+    else
+      local missing = [n for n in names if !std.objectHas(p, n)];
+      ts.fail(who + ' reads the common parameters, and the prototype does not declare '
+              + (if std.length(missing) == std.length(names) then 'them' else std.join(', ', missing))
+              + ': add common.params(\'<default name>\') to its params'),
 
   // labels of an object of the job; component may be null.
   labels(proto, p, component=null)::

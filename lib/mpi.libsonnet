@@ -9,7 +9,6 @@
 // workers to stop; a worker also stops on its own once the launcher's DNS
 // name has been gone for a while (the launcher died without telling it).
 
-local batch = import 'batch.libsonnet';
 local common = import 'common.libsonnet';
 local params = import 'params.libsonnet';
 local roles = import 'roles.libsonnet';
@@ -242,7 +241,6 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
   //   launcher that is no rank (the interactive cluster of horovod-dask:
   //   restarted when it fails, never complete), with strategy.
   jobs(proto, p, j)::
-    local lifetime = batch.need(p, 'mpi.jobs: the workers are an Indexed Job');
     local l = launcherDefaults + j.launcher;
     local w = workerDefaults + j.worker;
     local lHwloc = hwlocOf(l.env), wHwloc = hwlocOf(w.env);
@@ -277,7 +275,7 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
         env: $.scriptEnv(j.port, j.initTimeout)
              + (if l.rankHost != null then [{ name: 'TS_SELF', value: l.rankHost }] else [])
              + (if l.exec != null then [{ name: 'TS_EXEC', value: l.exec }] else [])
-             + (if lifetime.backoffLimit > 0 then [{ name: 'TS_STOP_WORKERS_ON_FAILURE', value: '0' }] else [])
+             + (if p.backoffLimit > 0 then [{ name: 'TS_STOP_WORKERS_ON_FAILURE', value: '0' }] else [])
              + $.ompiEnv(p.mca)
              + lHwloc
              + (if l.rankHost != null then $.sshEnv(l.env, [e.name for e in lHwloc]) else [])

@@ -104,9 +104,9 @@ local defaults = {
   pod: {},
 };
 
-local kinds = ['Job', 'IndexedJob', 'Deployment'];
 local known = defaults + { name: null, image: null };
 local fields = std.objectFields(known);
+local nFields = std.length(fields);
 
 // What a field that is not a role's was probably meant as.
 local meant = {
@@ -120,24 +120,25 @@ local meant = {
 };
 
 // role: r with the defaults, or an error that names what is wrong with it.
+// (Builtins on the role with its defaults rather than comprehensions:
+// this runs for every role of every render.)
 local role(r) =
-  if !std.isObject(r) then ts.fail('roles: a role is an object such as {name: \'worker\', image: p.image}, not a ' + std.type(r))
-  else if !std.objectHas(r, 'name') then ts.fail('roles: a role needs a name, such as {name: \'worker\', image: p.image}: its component label, its container\'s name, and <name>-<role>, its objects\' name')
-  else
+  local rr = defaults + r;
+  local what = 'role ' + r.name;
+  if !std.objectHas(r, 'name') then ts.fail('roles: a role needs a name, such as {name: \'worker\', image: p.image}: its component label, its container\'s name, and <name>-<role>, its objects\' name')
+  else if !std.objectHas(r, 'image') then ts.fail(what + ': a role needs an image: add image: p.image (or an image parameter of the role\'s)')
+  else if std.length(rr) != nFields then
     local unknown = [k for k in std.objectFields(r) if !std.objectHas(known, k)];
-    local rr = defaults + r;
-    local what = 'role ' + r.name;
-    if unknown != [] then
-      ts.fail(what + ': ' + (if std.length(unknown) == 1 then 'unknown field ' else 'unknown fields ') + std.join(', ', unknown)
-              + std.join('', ['; ' + meant[k] for k in unknown if std.objectHas(meant, k)])
-              + ' (a role\'s fields: ' + std.join(', ', fields) + ')')
-    else if !std.objectHas(r, 'image') then ts.fail(what + ': a role needs an image: add image: p.image (or an image parameter of the role\'s)')
-    else if !std.member(kinds, rr.kind) then ts.fail(what + ': kind must be Job, IndexedJob or Deployment, not ' + rr.kind)
-    else if rr.kind == 'Deployment' && std.length(rr.job) > 0 then
-      ts.fail(what + ': job holds Job spec fields, and ' + r.name + ' is a Deployment (its own spec field is strategy)')
-    else if rr.retryPerIndex && !(rr.lead && rr.kind == 'IndexedJob') then
-      ts.fail(what + ': retryPerIndex is for the lead role (lead: true) of kind IndexedJob, each of whose indexes is then retried p.backoffLimit times')
-    else rr;
+    ts.fail(what + ': ' + (if std.length(unknown) == 1 then 'unknown field ' else 'unknown fields ') + std.join(', ', unknown)
+            + std.join('', ['; ' + meant[k] for k in unknown if std.objectHas(meant, k)])
+            + ' (a role\'s fields: ' + std.join(', ', fields) + ')')
+  else if !(rr.kind == 'Job' || rr.kind == 'IndexedJob' || rr.kind == 'Deployment') then
+    ts.fail(what + ': kind must be Job, IndexedJob or Deployment, not ' + rr.kind)
+  else if rr.kind == 'Deployment' && std.length(rr.job) > 0 then
+    ts.fail(what + ': job holds Job spec fields, and ' + r.name + ' is a Deployment (its own spec field is strategy)')
+  else if rr.retryPerIndex && !(rr.lead && rr.kind == 'IndexedJob') then
+    ts.fail(what + ': retryPerIndex is for the lead role (lead: true) of kind IndexedJob, each of whose indexes is then retried p.backoffLimit times')
+  else rr;
 
 // The parts of a role, from a complete role r (role(r)).
 
@@ -181,9 +182,13 @@ local podSpecOf(p, r) =
   };
   if r.pod == {} then spec else spec + r.pod;
 
-// A Job's lifetime is p's (batch.params): the deadline and the TTL, and
-// the retries of the lead (per index with retryPerIndex); the other
-// roles' Jobs never retry.
+// needLifetime: p, when it has the Job lifetime parameters that the Job
+// role r takes; otherwise an error that says what to add.
+local needLifetime(p, r) = batch.need(p, 'roles: role ' + r.name + ' is ' + (if r.kind == 'Job' then 'a Job' else 'an Indexed Job'));
+
+// A Job's lifetime is p's (batch.params, checked by the callers): the
+// deadline and the TTL, and the retries of the lead (per index with
+// retryPerIndex); the other roles' Jobs never retry.
 local workloadOf(proto, p, r) =
   local template = common.podTemplate(proto, p, r.name, podSpecOf(p, r));
   local metadata = common.metadata(proto, p, p.name + '-' + r.name, r.name);
@@ -199,13 +204,12 @@ local workloadOf(proto, p, r) =
     },
   }
   else
-    local q = batch.need(p, 'roles: role ' + r.name + ' is ' + (if r.kind == 'Job' then 'a Job' else 'an Indexed Job'));
-    local retries = if r.lead then q.backoffLimit else 0;
+    local retries = if r.lead then p.backoffLimit else 0;
     {
       apiVersion: 'batch/v1',
       kind: 'Job',
       metadata: metadata,
-      spec: batch.spec(q, if r.retryPerIndex then null else retries) + {
+      spec: batch.spec(p, if r.retryPerIndex then null else retries) + {
         [if r.retryPerIndex then 'backoffLimitPerIndex']: retries,
         [if r.kind == 'IndexedJob' then 'completionMode']: 'Indexed',
         [if r.kind == 'IndexedJob' then 'completions']: r.count,
@@ -331,7 +335,9 @@ local serviceOf(proto, p, rs) =
 
   // workload(proto, p, r): the Job, Indexed Job or Deployment of role r.
   // A Job has p's lifetime (batch.params); only a lead role retries.
-  workload(proto, p, r):: workloadOf(proto, common.need(p, 'roles.workload'), role(r)),
+  workload(proto, p, r)::
+    local rr = role(r);
+    workloadOf(proto, if rr.kind == 'Deployment' then common.need(p, 'roles.workload') else needLifetime(common.need(p, 'roles.workload'), rr), rr),
 
   // service(proto, p, rs): the job's headless Service <name>, which
   // gives every pod of the roles with dns a stable name as soon as the pod
@@ -367,11 +373,14 @@ local serviceOf(proto, p, rs) =
   // without one, or with two.
   objects(proto, p, rs)::
     local all = [role(r) for r in rs];
-    local leads = [r.name for r in all if r.lead];
     local q = common.need(p, 'roles.objects');
-    if std.length(leads) > 1 then
+    local leads = [r.name for r in all if r.lead];
+    local jobs = [r for r in all if r.kind != 'Deployment'];
+    local ok = std.length(leads) == 1 && batch.declared(p);  // most jobs: checked at once
+    if !ok && jobs != [] && !batch.declared(p) then needLifetime(p, jobs[0])
+    else if !ok && std.length(leads) > 1 then
       ts.fail('roles.objects: roles ' + std.join(' and ', leads) + ' say lead: true, and a job has one lead: the role whose end ends the job, which alone is retried')
-    else if leads == [] && std.objectHas(p, 'backoffLimit') && std.length([r for r in all if r.kind != 'Deployment']) > 0 then
+    else if !ok && leads == [] && jobs != [] then
       ts.fail('roles.objects: none of the roles ' + std.join(', ', [r.name for r in all])
               + ' says lead: true, so backoffLimit (batch.params) would retry nothing: add lead: true to the role whose end ends the job')
     else [serviceOf(proto, q, all)] + [workloadOf(proto, q, r) for r in all],
