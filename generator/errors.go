@@ -73,7 +73,8 @@ const failMark = "\uFDD1"
 type failFormatter struct{ jsonnet.ErrorFormatter }
 
 func (f failFormatter) Format(err error) string {
-	if re, ok := err.(jsonnet.RuntimeError); ok && strings.HasPrefix(re.Msg, failMark) {
+	var re jsonnet.RuntimeError
+	if errors.As(err, &re) && strings.HasPrefix(re.Msg, failMark) {
 		return re.Msg
 	}
 	return f.ErrorFormatter.Format(err)
