@@ -1,9 +1,21 @@
-// The shapes the Helm charts of MPI jobs shared, as typed parameters: an
-// image block per role, each role's resources with the typed gpu, cpu and
-// memory on top, slots that are a pod's GPUs, and a lead role's command
-// given as the chart's list of args (run with bash -c, as the charts did,
-// when they use bash syntax). horovod (stable/horovod) and horovod-dask
-// (kolotoc) are made of them.
+// chart: the shapes the Helm charts of MPI jobs shared, as typed
+// parameters: an image block per role, each role's resources with the
+// typed gpu, cpu and memory on top, slots that are a pod's GPUs, and a lead
+// role's command given as the chart's list of args (run with bash -c, as
+// the charts did, when they use bash syntax). horovod (stable/horovod) and
+// horovod-dask (kolotoc) are made of them.
+//
+// Needs:    p with chart.shared at the top level and, per role r named
+//           in it, a group p[r] of chart.image and chart.role (the
+//           workers' group is worker).
+// Declares: chart.shared(who, roleNames) — resources, gpu, cpu, memory,
+//           gpuResource, slots (owned by chart.shared); chart.role(who,
+//           envNote) — a role's gpu, cpu, memory, env, resources,
+//           nodeSelector, tolerations, privileged (owned by chart.role,
+//           in the role's group); chart.image(...) a role's image group.
+// Returns:  resourcesOf, gpusOf, slotsOf, imageOf, pullPolicyOf, roleOf
+//           (what mpi.jobs takes of a role), exec and execWarnings (the
+//           lead's command), gpuChecks.
 //
 //   local chart = import 'chart.libsonnet';
 //   worker: params.group('...', { image: chart.image('workers', 'worker', 'horovod/horovod', '0.28.1', 'IfNotPresent') } + chart.role('each worker', ''))

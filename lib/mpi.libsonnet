@@ -1,8 +1,19 @@
-// What every MPI-over-ssh prototype shares (openmpi, horovod): the ssh key
-// Secret, the config ConfigMap (hostfile, the runtime scripts, the ssh
-// configuration), the headless Service that gives every pod a stable DNS
-// name, and the pieces of the launcher and worker pods that run
-// lib/assets/mpi.sh.
+// mpi: what every MPI-over-ssh prototype shares (openmpi, horovod,
+// horovod-dask): the ssh key Secret, the config ConfigMap (hostfile, the
+// runtime scripts, the ssh configuration), the headless Service that gives
+// every pod a stable DNS name, and the pieces of the launcher and worker
+// pods that run lib/assets/mpi.sh.
+//
+// Needs:    p with common.params, batch.params (the launcher is the lead
+//           role, retried backoffLimit times), mpi.params, and the
+//           prototype's own ssh.port and mca; mpi.jobs takes the rest in j.
+// Declares: mpi.params — shmSize, launcherGrace (owned by mpi.params), and
+//           the doc of common.params' env in an MPI job (so after
+//           common.params).
+// Returns:  jobs(proto, p, j) the Services and the two roles' workloads
+//           (roles.objects); config, sshSecret, configFiles, the names;
+//           validate, checks, checkConfigSize (ts.check lists);
+//           generatedKeyWarning.
 //
 // The pods never talk to the Kubernetes API. The launcher waits (bounded)
 // until every worker answers over ssh, runs the command, then tells the

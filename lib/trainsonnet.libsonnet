@@ -1,4 +1,18 @@
-// The entry point of every prototype.
+// trainsonnet: the entry point of every prototype.
+//
+// Needs:    nothing; its natives (generator/native.go) when trainsonnet runs
+//           it, Jsonnet fallbacks under the stock jsonnet binary.
+// Declares: no parameter; ts.params is lib/params.libsonnet, the
+//           constructors every declaration is made with, and
+//           ts.declare(piece, decls) makes a piece's declarations its own
+//           (a name declared by two pieces fails, naming both).
+// Returns:  ts.prototype(spec) the function trainsonnet evaluates; ts.check
+//           a problem of validate(p); ts.fail(message) an error of the
+//           prototype's author, reported as "prototype <name>: <message>"
+//           without a trace; the per-worker and text helpers
+//           (indexedLines, indexedList, contains, bytes, bashSyntax), the
+//           asset seam (asset, assetBytes) and generated secrets
+//           (sshKeyPair, secretToken).
 //
 //   local ts = import 'trainsonnet.libsonnet';
 //   ts.prototype({

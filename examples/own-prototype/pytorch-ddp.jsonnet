@@ -9,7 +9,9 @@
 //     --exec 'python /opt/train.py --epochs 90'
 //
 // Every parameter below becomes a flag, a params-file key, a describe
-// entry and a JSON Schema property, with no Go.
+// entry and a JSON Schema property, with no Go. It is the worked example
+// of lib/README.md, which says what each piece of the library needs,
+// declares and returns.
 
 local batch = import 'batch.libsonnet';
 local common = import 'common.libsonnet';
@@ -54,7 +56,7 @@ ts.prototype({
   description: |||
     An Indexed Job of workers; worker 0 is the rendezvous point of torchrun, reached
     through the job's headless Service as <name>-worker-0.<name>. The job ends when every
-    worker has ended, and fails when one fails.
+    worker has ended, and fails once its pods have failed more than backoffLimit times.
   |||,
 
   // The library's pieces, each declaring its parameters once: the common
