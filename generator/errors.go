@@ -80,6 +80,30 @@ func (f failFormatter) Format(err error) string {
 	return f.ErrorFormatter.Format(err)
 }
 
+// skipChecks tells the library to skip the checks of what its pieces read
+// of the parameters (ts.checks in lib/trainsonnet.libsonnet): they would
+// cost every render about 5%, and they only name what a failed render
+// lacks, so evalFailed runs them then.
+var skipChecks = &jsonnet.NativeFunction{
+	Name: "skipContractChecks",
+	Func: func([]any) (any, error) { return true, nil },
+}
+
+// evalFailed is the error of a render of pr that failed with err: the
+// message of ts.fail; for any other error, the message of ts.fail that an
+// evaluation with the library's checks gives (the piece the prototype
+// lacks), or else err with its trace.
+func (g *Generator) evalFailed(pr *Prototype, values map[string]any, err error) error {
+	if !strings.HasPrefix(err.Error(), failMark) {
+		if tla, terr := paramsNode(values); terr == nil {
+			if _, _, _, cerr := g.evaluate(g.newVM(true), pr.Source, tla, "full"); cerr != nil && strings.HasPrefix(cerr.Error(), failMark) {
+				err = cerr
+			}
+		}
+	}
+	return evalError(pr.Name, "prototype "+pr.Name+" failed", err)
+}
+
 // evalError is the error of evaluating prototype name: "prototype <name>:
 // <message>" for ts.fail, what go-jsonnet said (trace included) after
 // context otherwise.

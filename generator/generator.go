@@ -298,7 +298,7 @@ func (g *Generator) run(w *pooledVM, pr *Prototype, r *resolved) (*run, error) {
 	}
 	out, emitted, blobs, err := g.evaluate(w, pr.Source, tla, "full")
 	if err != nil {
-		return nil, evalError(pr.Name, "prototype "+pr.Name+" failed", err)
+		return nil, g.evalFailed(pr, values, err)
 	}
 	full, err := param.DecodeJSON([]byte(out))
 	if err != nil {
@@ -369,6 +369,14 @@ func (g *Generator) getVM() *pooledVM {
 		return w
 	}
 	g.mu.Unlock()
+	return g.newVM(false)
+}
+
+// newVM is a VM with the importer and the natives. checks: the library
+// checks what its pieces read of the parameters (ts.checks), which a
+// render skips: only a failed render is evaluated again with them
+// (evalFailed).
+func (g *Generator) newVM(checks bool) *pooledVM {
 	w := &pooledVM{vm: jsonnet.MakeVM()}
 	w.vm.Importer(g.im)
 	for _, f := range nativeFunctions() {
@@ -376,6 +384,9 @@ func (g *Generator) getVM() *pooledVM {
 	}
 	for _, f := range g.renderNatives(w) {
 		w.vm.NativeFunction(f)
+	}
+	if !checks {
+		w.vm.NativeFunction(skipChecks)
 	}
 	w.vm.ErrorFormatter.SetMaxStackTraceSize(12)
 	w.vm.ErrorFormatter = failFormatter{w.vm.ErrorFormatter} // ts.fail: its message alone

@@ -38,15 +38,17 @@ local names = ['activeDeadlineSeconds', 'backoffLimit', 'ttlSecondsAfterFinished
   })),
 
   // declared(p): whether p has the lifetime parameters.
-  declared(p):: std.objectHas(p, 'backoffLimit') && std.objectHas(p, 'activeDeadlineSeconds') && std.objectHas(p, 'ttlSecondsAfterFinished'),
+  declared(p):: ts.has(p, 'backoffLimit') && ts.has(p, 'activeDeadlineSeconds') && ts.has(p, 'ttlSecondsAfterFinished'),
 
-  // need(p, who): p, when it has the lifetime parameters; otherwise an
-  // error that says who needs them (who: "roles.objects: role worker is a
-  // Job") and what to add.
-  need(p, who)::
-    if $.declared(p) then p
-    else ts.fail(who + ', and a Job takes the Job lifetime parameters (' + std.join(', ', [n for n in names if !std.objectHas(p, n)])
-                 + '), which the prototype does not declare: add batch.params(\'<the lead role>\') to its params'),
+  // need(p, who): p, when it has the lifetime parameters (or ts.checks
+  // is off); otherwise missing(p, who).
+  need(p, who):: if !ts.checks || $.declared(p) then p else $.missing(p, who),
+
+  // missing(p, who): the error of who ("roles: role worker is a Job")
+  // used without the lifetime parameters: what to add.
+  missing(p, who)::
+    ts.fail(who + ', and a Job takes the Job lifetime parameters (' + std.join(', ', [n for n in names if !std.objectHas(p, n)])
+            + '), which the prototype does not declare: add batch.params(\'<the lead role>\') to its params'),
 
   // spec(p, backoffLimit): the lifetime fields of a batch/v1 Job spec
   // (backoffLimit null: left out, the API's default). Disruptions

@@ -72,9 +72,8 @@ local names = std.objectFields(declarations('name', null));
   // need(p, who): p, when it has the common parameters; otherwise an
   // error that says who needs them (who: "roles.objects") and what to add.
   need(p, who)::
-    // two of them stand for all (they come together, from common.params):
-    // this runs in every render
-    if std.objectHas(p, 'volumeMounts') && std.objectHas(p, 'supplementalGroups') then p
+    // (one of them stands for all: they come together, from common.params)
+    if !ts.checks || ts.has(p, 'volumeMounts') then p
     else
       local missing = [n for n in names if !std.objectHas(p, n)];
       ts.fail(who + ' reads the common parameters, and the prototype does not declare '

@@ -104,6 +104,8 @@ local defaults = {
   pod: {},
 };
 
+// (name and image, required, are null here: a role's with them has as
+// many fields as known when it has no other)
 local known = defaults + { name: null, image: null };
 local fields = std.objectFields(known);
 local nFields = std.length(fields);
@@ -120,25 +122,32 @@ local meant = {
 };
 
 // role: r with the defaults, or an error that names what is wrong with it.
-// (Builtins on the role with its defaults rather than comprehensions:
-// this runs for every role of every render.)
+// It runs for every role of every render (what it checks would otherwise
+// pass silently, or as a Jsonnet error), so the usual role passes one
+// test of field lookups and one std.length; the rest only says what is
+// wrong.
 local role(r) =
-  local rr = defaults + r;
-  local what = 'role ' + r.name;
-  if !std.objectHas(r, 'name') then ts.fail('roles: a role needs a name, such as {name: \'worker\', image: p.image}: its component label, its container\'s name, and <name>-<role>, its objects\' name')
-  else if !std.objectHas(r, 'image') then ts.fail(what + ': a role needs an image: add image: p.image (or an image parameter of the role\'s)')
-  else if std.length(rr) != nFields then
-    local unknown = [k for k in std.objectFields(r) if !std.objectHas(known, k)];
-    ts.fail(what + ': ' + (if std.length(unknown) == 1 then 'unknown field ' else 'unknown fields ') + std.join(', ', unknown)
-            + std.join('', ['; ' + meant[k] for k in unknown if std.objectHas(meant, k)])
-            + ' (a role\'s fields: ' + std.join(', ', fields) + ')')
-  else if !(rr.kind == 'Job' || rr.kind == 'IndexedJob' || rr.kind == 'Deployment') then
-    ts.fail(what + ': kind must be Job, IndexedJob or Deployment, not ' + rr.kind)
-  else if rr.kind == 'Deployment' && std.length(rr.job) > 0 then
-    ts.fail(what + ': job holds Job spec fields, and ' + r.name + ' is a Deployment (its own spec field is strategy)')
-  else if rr.retryPerIndex && !(rr.lead && rr.kind == 'IndexedJob') then
-    ts.fail(what + ': retryPerIndex is for the lead role (lead: true) of kind IndexedJob, each of whose indexes is then retried p.backoffLimit times')
-  else rr;
+  local rr = known + r;
+  local kind = rr.kind;
+  if rr.name != null && rr.image != null && std.length(rr) == nFields
+     && (kind == 'Job' || kind == 'IndexedJob' || kind == 'Deployment' && std.length(rr.job) == 0)
+     && (!rr.retryPerIndex || kind == 'IndexedJob' && rr.lead)
+  then rr
+  else
+    local what = 'role ' + rr.name;
+    if rr.name == null then ts.fail('roles: a role needs a name, such as {name: \'worker\', image: p.image}: its component label, its container\'s name, and <name>-<role>, its objects\' name')
+    else if std.length(rr) != nFields then
+      local unknown = [k for k in std.objectFields(r) if !std.objectHas(known, k)];
+      ts.fail(what + ': ' + (if std.length(unknown) == 1 then 'unknown field ' else 'unknown fields ') + std.join(', ', unknown)
+              + std.join('', ['; ' + meant[k] for k in unknown if std.objectHas(meant, k)])
+              + ' (a role\'s fields: ' + std.join(', ', fields) + ')')
+    else if rr.image == null then ts.fail(what + ': a role needs an image: add image: p.image (or an image parameter of the role\'s)')
+    else if !(kind == 'Job' || kind == 'IndexedJob' || kind == 'Deployment') then
+      ts.fail(what + ': kind must be Job, IndexedJob or Deployment, not ' + kind)
+    else if kind == 'Deployment' then
+      ts.fail(what + ': job holds Job spec fields, and ' + rr.name + ' is a Deployment (its own spec field is strategy)')
+    else
+      ts.fail(what + ': retryPerIndex is for the lead role (lead: true) of kind IndexedJob, each of whose indexes is then retried p.backoffLimit times');
 
 // The parts of a role, from a complete role r (role(r)).
 
@@ -183,8 +192,10 @@ local podSpecOf(p, r) =
   if r.pod == {} then spec else spec + r.pod;
 
 // needLifetime: p, when it has the Job lifetime parameters that the Job
-// role r takes; otherwise an error that says what to add.
-local needLifetime(p, r) = batch.need(p, 'roles: role ' + r.name + ' is ' + (if r.kind == 'Job' then 'a Job' else 'an Indexed Job'));
+// role r takes (or ts.checks is off); lifetimeMissing: the error when not.
+local isWhat(r) = 'roles: role ' + r.name + ' is ' + (if r.kind == 'Job' then 'a Job' else 'an Indexed Job');
+local needLifetime(p, r) = batch.need(p, isWhat(r));
+local lifetimeMissing(p, r) = batch.missing(p, isWhat(r));
 
 // A Job's lifetime is p's (batch.params, checked by the callers): the
 // deadline and the TTL, and the retries of the lead (per index with
@@ -373,16 +384,16 @@ local serviceOf(proto, p, rs) =
   // without one, or with two.
   objects(proto, p, rs)::
     local all = [role(r) for r in rs];
-    local q = common.need(p, 'roles.objects');
     local leads = [r.name for r in all if r.lead];
     local jobs = [r for r in all if r.kind != 'Deployment'];
-    local ok = std.length(leads) == 1 && batch.declared(p);  // most jobs: checked at once
-    if !ok && jobs != [] && !batch.declared(p) then needLifetime(p, jobs[0])
-    else if !ok && std.length(leads) > 1 then
+    local q = common.need(p, 'roles.objects');
+    if std.length(leads) > 1 then
       ts.fail('roles.objects: roles ' + std.join(' and ', leads) + ' say lead: true, and a job has one lead: the role whose end ends the job, which alone is retried')
-    else if !ok && leads == [] && jobs != [] then
-      ts.fail('roles.objects: none of the roles ' + std.join(', ', [r.name for r in all])
-              + ' says lead: true, so backoffLimit (batch.params) would retry nothing: add lead: true to the role whose end ends the job')
+    else if leads == [] && jobs != [] then
+      if !batch.declared(p) then lifetimeMissing(p, jobs[0])
+      else ts.fail('roles.objects: none of the roles ' + std.join(', ', [r.name for r in all])
+                   + ' says lead: true, so backoffLimit (batch.params) would retry nothing: add lead: true to the role whose end ends the job')
+    else if ts.checks && jobs != [] && !batch.declared(p) then lifetimeMissing(p, jobs[0])
     else [serviceOf(proto, q, all)] + [workloadOf(proto, q, r) for r in all],
 
   // onePodPerNode: required anti-affinity between the pods of a role

@@ -97,11 +97,21 @@ local group(tf) =
     }
   );
 
-// need: p, when it declares the storage; otherwise an error that says who
-// needs it and what to add.
-local need(p, who) =
-  if std.objectHas(p, 'storage') then p
-  else ts.fail(who + ' reads the storage parameters, and the prototype does not declare them: add storage.params([<the directories it uses>]) to its params');
+// missing: the error of a function (who) used without storage.params
+// (with ts.checks, each public function tests that p has storage).
+local missing(who) = ts.fail(who + ' reads the storage parameters, and the prototype does not declare them: add storage.params([<the directories it uses>]) to its params');
+
+// The store's kind and mount path, from the storage group s (the public
+// functions below check that p has it, once).
+local kindOf(s) =
+  if s.claim.name != null then 'claim'
+  else if s.nfs.server != null then 'nfs'
+  else if s.azure.shareName != null then 'azure'
+  else null;
+local mountOf(s) =
+  if s.mountPath != null then s.mountPath
+  else if s.azure.shareName != null then '/azure/' + s.azure.shareName
+  else defaultMount;
 
 local under(path, dir) = path == dir || std.startsWith(path, if dir == '/' then '/' else dir + '/');
 
@@ -121,33 +131,26 @@ local under(path, dir) = path == dir || std.startsWith(path, if dir == '/' then 
       ts.declare('storage.params', { storage: group(tfCharts) } + { [d]: ds[d] for d in dirNames }),
 
   // kind: 'claim', 'nfs', 'azure', or null for none.
-  kind(p)::
-    local s = need(p, 'storage.kind').storage;
-    if s.claim.name != null then 'claim'
-    else if s.nfs.server != null then 'nfs'
-    else if s.azure.shareName != null then 'azure'
-    else null,
+  kind(p):: if !ts.checks || ts.has(p, 'storage') then kindOf(p.storage) else missing('storage.kind'),
 
-  mountPath(p)::
-    if need(p, 'storage.mountPath').storage.mountPath != null then p.storage.mountPath
-    else if p.storage.azure.shareName != null then '/azure/' + p.storage.azure.shareName
-    else defaultMount,
+  mountPath(p):: if !ts.checks || ts.has(p, 'storage') then mountOf(p.storage) else missing('storage.mountPath'),
 
   // dir: the directory name (trainDir, evalDir, logDir, storeDir) as
   // given, or its default under the mount path.
   dir(p, name)::
-    if !std.objectHas(defaultDirs, name) then
-      ts.fail('storage.dir: no directory ' + name + ': the directories are ' + std.join(', ', std.objectFields(defaultDirs)))
-    else if !std.objectHas(p, name) then
-      ts.fail('storage.dir: the directory ' + name + ' is not declared: add \'' + name + '\' to the prototype\'s storage.params([...])')
-    else if p[name] != null then p[name] else $.mountPath(p) + '/' + defaultDirs[name],
+    if ts.checks && !ts.has(p, name) then
+      if !std.objectHas(defaultDirs, name) then ts.fail('storage.dir: no directory ' + name + ': the directories are ' + std.join(', ', std.objectFields(defaultDirs)))
+      else ts.fail('storage.dir: the directory ' + name + ' is not declared: add \'' + name + '\' to the prototype\'s storage.params([...])')
+    else if p[name] != null then p[name] else mountOf(p.storage) + '/' + defaultDirs[name],
 
   // isLocal: a path in the pod, not an object store URI.
   isLocal(path):: std.startsWith(path, '/'),
 
   // onStorage: the local paths among paths that are under the mount path
   // (the others are under a volumeMount, or in an object store).
-  onStorage(p, paths):: [x for x in paths if $.isLocal(x) && under(x, $.mountPath(p))],
+  onStorage(p, paths)::
+    local mount = $.mountPath(p);
+    [x for x in paths if std.startsWith(x, '/') && under(x, mount)],
 
   // Names.
   generatedSecretName(p, component):: p.name + '-' + component + '-storage',
@@ -157,8 +160,8 @@ local under(path, dir) = path == dir || std.startsWith(path, if dir == '/' then 
 
   // volume: the store as a pod volume, read-only for readers (TensorBoard).
   volume(p, component, readOnly=false)::
-    local s = need(p, 'storage.volume').storage;
-    local k = $.kind(p);
+    local s = if !ts.checks || ts.has(p, 'storage') then p.storage else missing('storage.volume');
+    local k = kindOf(s);
     local ro = if readOnly then { readOnly: true } else {};
     { name: volumeName }
     + (
@@ -179,13 +182,15 @@ local under(path, dir) = path == dir || std.startsWith(path, if dir == '/' then 
   // there is one or when one of paths is under its mount path (then an
   // emptyDir stands in).
   pod(p, component, paths, readOnly=false)::
-    if $.kind(need(p, 'storage.pod')) == null && $.onStorage(p, paths) == [] then { volumes: [], mounts: [] }
+    if ts.checks && !ts.has(p, 'storage') then missing('storage.pod')
+    else if kindOf(p.storage) == null && $.onStorage(p, paths) == [] then { volumes: [], mounts: [] }
     else { volumes: [$.volume(p, component, readOnly)], mounts: [$.mount(p, readOnly)] },
 
   // secret: the Secret trainsonnet writes from the charts' base64 account
   // name and key (already base64, so they go into data as given).
   secret(proto, p, component)::
-    if !$.generatesSecret(need(p, 'storage.secret')) then null else {
+    if ts.checks && !ts.has(p, 'storage') then missing('storage.secret')
+    else if !$.generatesSecret(p) then null else {
       apiVersion: 'v1',
       kind: 'Secret',
       metadata: common.metadata(proto, p, $.generatedSecretName(p, component), component),
@@ -199,11 +204,11 @@ local under(path, dir) = path == dir || std.startsWith(path, if dir == '/' then 
   // validate: the store's own rules, and that every local directory among
   // dirNames (trainDir, ...) is under the mount path or a volumeMount.
   validate(p, dirNames=[])::
-    local s = need(p, 'storage.validate').storage;
+    local s = if !ts.checks || ts.has(p, 'storage') then p.storage else missing('storage.validate');
     local az = s.azure;
     local kinds = [k for k in [['storage.claim.name', s.claim.name], ['storage.nfs.server', s.nfs.server], ['storage.azure.shareName', az.shareName]] if k[1] != null];
     local creds = [k for k in [['storage.azure.secret', az.secret], ['storage.azure.accountBase64', az.accountBase64], ['storage.azure.keyBase64', az.keyBase64]] if k[1] != null];
-    local mountPath = $.mountPath(p);
+    local mountPath = mountOf(s);
     local mounts = [mountPath] + [m.mountPath for m in p.volumeMounts];
     local endsInNewline(b64) = b64 != null && std.endsWith(std.base64Decode(b64), '\n');
     [
@@ -234,8 +239,8 @@ local under(path, dir) = path == dir || std.startsWith(path, if dir == '/' then 
   // warnings: the credential in the output; pasted credentials that the
   // Secret named makes unused; local paths on an emptyDir.
   warnings(p, component, paths)::
-    local az = need(p, 'storage.warnings').storage.azure;
-    local scratch = if $.kind(p) == null then $.onStorage(p, paths) else [];
+    local az = if !ts.checks || ts.has(p, 'storage') then p.storage.azure else missing('storage.warnings');
+    local scratch = if kindOf(p.storage) == null then $.onStorage(p, paths) else [];
     [
       if az.secret != null && (az.accountBase64 != null || az.keyBase64 != null) then
         'storage.azure.accountBase64 and keyBase64 are not used: the Secret ' + az.secret + ' (storage.azure.secret) holds the credentials, and nothing secret is written',

@@ -53,6 +53,8 @@ local nativeAssetBytes = std.native('assetBytes');
 // noncharacter): trainsonnet reports such an error as its message alone
 // (generator/errors.go).
 local failMark = '\uFDD1';
+// Registered by trainsonnet for renders: see checks.
+local skipChecks = std.native('skipContractChecks');
 local fail(message) = error failMark + message;
 
 {
@@ -101,6 +103,21 @@ local fail(message) = error failMark + message;
   // role worker is a Job, ...: add batch.params('the workers') to the
   // prototype's params". The stock jsonnet binary prints it as any error.
   fail(message):: fail(message),
+
+  // checks: whether the pieces check that p has what they read (the
+  // common, Job lifetime and storage parameters) and fail with ts.fail
+  // otherwise. A render skips them (they cost about 5%): when one fails,
+  // trainsonnet evaluates it again with them, and reports the piece that
+  // is missing instead of the Jsonnet error (generator/errors.go). On
+  // under the stock jsonnet binary. What would pass silently (an unknown
+  // role field, a job without a lead) is checked in every render.
+  checks:: skipChecks == null || !skipChecks(),
+
+  // has(o, f): whether the object o has the field f (hidden or not), as
+  // std.objectHas answers but without its cost: go-jsonnet builds the map
+  // of all o's fields to answer std.objectHas, and p has a hundred. The
+  // pieces' contract checks ask it of p in every render.
+  has(o, f):: (o + { h:: f in super }).h,
 
   // declare(piece, decls): the parameter declarations decls of a piece
   // (common.params, roles.params, ...), each owned by piece. A parameter
