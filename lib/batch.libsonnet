@@ -4,8 +4,10 @@
 // Declares: batch.params(lead) — ttlSecondsAfterFinished,
 //           activeDeadlineSeconds, backoffLimit (owned by batch.params).
 // Returns:  batch.spec(p, backoffLimit) the lifetime fields of a Job spec;
-//           batch.podFailurePolicy(rules); batch.need(p, who) p, or a
-//           clear error when p lacks the lifetime parameters.
+//           batch.podFailurePolicy(rules); batch.declared(p) whether p
+//           has the lifetime parameters; batch.need(p, who) p, or (with
+//           ts.checks) batch.missing(p, who), the error that says what to
+//           add.
 //
 // roles.objects applies the lifetime to every Job (and Indexed Job) role
 // by itself: the deadline and the TTL to each, p.backoffLimit to the lead

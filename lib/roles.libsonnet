@@ -104,8 +104,9 @@ local defaults = {
   pod: {},
 };
 
-// (name and image, required, are null here: a role's with them has as
-// many fields as known when it has no other)
+// The fields of a role: name and image are required, and null here, so
+// that a role with both and no field of its own has as many as known
+// (role() counts them).
 local known = defaults + { name: null, image: null };
 local fields = std.objectFields(known);
 local nFields = std.length(fields);

@@ -102,7 +102,7 @@ local group(tf) =
 local missing(who) = ts.fail(who + ' reads the storage parameters, and the prototype does not declare them: add storage.params([<the directories it uses>]) to its params');
 
 // The store's kind and mount path, from the storage group s (the public
-// functions below check that p has it, once).
+// functions below check, with ts.checks, that p has it).
 local kindOf(s) =
   if s.claim.name != null then 'claim'
   else if s.nfs.server != null then 'nfs'
