@@ -2,6 +2,7 @@ package examples
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -38,6 +39,25 @@ func TestOwnPrototype(t *testing.T) {
 	out, err := res.YAML()
 	require.NoError(t, err)
 	goldentest.Assert(t, out, filepath.Join("own-prototype", "expected.yaml"))
+
+	// The Job lifetime reaches the Job: the worker role is the lead, so
+	// --backoff-limit counts its retries.
+	res, err = g.Render(context.Background(), generator.NewParams("pytorch-ddp").
+		SetText("backoffLimit", "3", "--backoff-limit").SetText("activeDeadlineSeconds", "2h", "--active-deadline-seconds"))
+	require.NoError(t, err)
+	var job *generator.Object
+	for _, o := range res.Objects {
+		if o.Kind == "Job" {
+			job = o
+		}
+	}
+	require.NotNil(t, job, "a Job of the workers")
+	var got struct {
+		Spec struct{ BackoffLimit, ActiveDeadlineSeconds int }
+	}
+	require.NoError(t, json.Unmarshal(job.JSON(), &got))
+	assert.Equal(t, 3, got.Spec.BackoffLimit, "--backoff-limit reaches the Job")
+	assert.Equal(t, 7200, got.Spec.ActiveDeadlineSeconds, "--active-deadline-seconds reaches the Job")
 
 	// The shared rules apply: 1,000 workers make host names of 63
 	// characters too long for this name.

@@ -166,7 +166,7 @@ func (g *Generator) lookup(name string, w *pooledVM) (*Prototype, error) {
 	}
 	out, err := g.declaration(w, name, src)
 	if err != nil {
-		return nil, fmt.Errorf("reading prototype %s: %w", name, err)
+		return nil, evalError(name, "reading prototype "+name, err)
 	}
 	p, err = parsePrototype(name, src.path, src.builtin, out)
 	if err != nil {
@@ -297,7 +297,7 @@ func (g *Generator) run(w *pooledVM, pr *Prototype, r *resolved) (*run, error) {
 	}
 	out, emitted, blobs, err := g.evaluate(w, pr.Source, tla, "full")
 	if err != nil {
-		return nil, fmt.Errorf("prototype %s failed: %s", pr.Name, unmark(err.Error()))
+		return nil, g.evalFailed(pr, tla, err)
 	}
 	full, err := param.DecodeJSON([]byte(out))
 	if err != nil {
@@ -376,6 +376,14 @@ func (g *Generator) getVM() *pooledVM {
 		return w
 	}
 	g.mu.Unlock()
+	return g.newVM(false)
+}
+
+// newVM is a VM with the importer and the natives. checks: the library
+// checks what its pieces read of the parameters (ts.checks), which a
+// render skips: only a failed render is evaluated again with them
+// (evalFailed).
+func (g *Generator) newVM(checks bool) *pooledVM {
 	w := &pooledVM{vm: jsonnet.MakeVM()}
 	w.vm.Importer(g.im)
 	for _, f := range nativeFunctions() {
@@ -384,7 +392,11 @@ func (g *Generator) getVM() *pooledVM {
 	for _, f := range g.renderNatives(w) {
 		w.vm.NativeFunction(f)
 	}
+	if !checks {
+		w.vm.NativeFunction(skipChecks)
+	}
 	w.vm.ErrorFormatter.SetMaxStackTraceSize(12)
+	w.vm.ErrorFormatter = failFormatter{w.vm.ErrorFormatter} // ts.fail: its message alone
 	return w
 }
 

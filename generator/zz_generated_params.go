@@ -823,9 +823,8 @@ type HorovodDask struct {
 	// it stops on its own. A launcher that is preempted, evicted or retried must be back
 	// within it, or its workers are gone. Default 420. Whole seconds.
 	LauncherGrace *time.Duration
-	// Directory TensorBoard reads (the charts' logdir, Kubeflow's logDir): under
-	// storage.mountPath or a volumeMount, or an s3:// or gs:// URI. Unset:
-	// <storage.mountPath>/train, where training writes its summaries.
+	// Directory TensorBoard reads: under storage.mountPath or a volumeMount, or an s3:// or
+	// gs:// URI. Unset: <storage.mountPath>/train, where training writes its summaries.
 	LogDir string
 	// Open MPI MCA parameters for the scheduler's mpirun (OMPI_MCA_<name>), added to or
 	// replacing the defaults (see describe openmpi).
@@ -985,37 +984,36 @@ type HorovodDaskSSH struct {
 // HorovodDaskStorage holds the storage parameters: Shared storage for checkpoints, evaluation results and logs, mounted at storage.mountPath: an existing PersistentVolumeClaim (claim.name), an NFS export (nfs.server) or an Azure Files share (azure.shareName), at most one of them.
 type HorovodDaskStorage struct {
 	// An Azure Files share, mounted through the Azure Files CSI driver (file.csi.azure.com,
-	// which AKS installs; the charts used the in-tree azureFile volume, which Kubernetes
-	// removed). Its credentials come from an existing Secret (secret) or from the charts'
-	// base64 account name and key, which trainsonnet puts into a Secret of its own.
+	// which AKS installs). Its credentials come from an existing Secret (secret) or from the
+	// storage account's base64 name and key (accountBase64, keyBase64), which trainsonnet
+	// puts into a Secret of its own.
 	Azure HorovodDaskStorageAzure
 	// An existing PersistentVolumeClaim (ReadWriteMany when pods on several nodes share it).
 	// Also the way to NFS in a namespace whose Pod Security level is restricted, through a
 	// PersistentVolume.
 	Claim HorovodDaskStorageClaim
-	// Where the storage is mounted. Unset: /azure/<azure.shareName> with Azure Files (where
-	// the charts mounted the share), /storage otherwise.
+	// Where the storage is mounted. Unset: /azure/<azure.shareName> with Azure Files,
+	// /storage otherwise.
 	MountPath string
 	// An NFS export, mounted as an inline nfs volume (Pod Security baseline; for restricted,
 	// make a PersistentVolume and claim of it and set claim.name).
 	NFS HorovodDaskStorageNFS
 }
 
-// HorovodDaskStorageAzure holds the storage.azure parameters: An Azure Files share, mounted through the Azure Files CSI driver (file.csi.azure.com, which AKS installs; the charts used the in-tree azureFile volume, which Kubernetes removed).
+// HorovodDaskStorageAzure holds the storage.azure parameters: An Azure Files share, mounted through the Azure Files CSI driver (file.csi.azure.com, which AKS installs).
 type HorovodDaskStorageAzure struct {
-	// The storage account's name, base64-encoded (the charts' storage.accountbase64). With
-	// keyBase64, trainsonnet writes the Secret <name>-<component>-storage and warns that the
-	// output holds a credential: prefer secret.
+	// The storage account's name, base64-encoded. With keyBase64, trainsonnet writes the
+	// Secret <name>-<component>-storage and warns that the output holds a credential: prefer
+	// secret.
 	AccountBase64 string
-	// The storage account's key, base64-encoded (the charts' storage.keybase64); see
-	// accountBase64.
+	// The storage account's key, base64-encoded; see accountBase64.
 	KeyBase64 string
 	// Existing Secret with the storage account's name and key under azurestorageaccountname
 	// and azurestorageaccountkey (kubectl create secret generic NAME
 	// --from-literal=azurestorageaccountname=ACCOUNT
 	// --from-literal=azurestorageaccountkey=KEY). Nothing secret is then in the output.
 	Secret string
-	// Name of the file share (the charts' storage.sharename).
+	// Name of the file share.
 	ShareName string
 }
 
@@ -1599,37 +1597,36 @@ type HorovodSparkMaster struct {
 // HorovodSparkStorage holds the storage parameters: Shared storage for checkpoints, evaluation results and logs, mounted at storage.mountPath: an existing PersistentVolumeClaim (claim.name), an NFS export (nfs.server) or an Azure Files share (azure.shareName), at most one of them.
 type HorovodSparkStorage struct {
 	// An Azure Files share, mounted through the Azure Files CSI driver (file.csi.azure.com,
-	// which AKS installs; the charts used the in-tree azureFile volume, which Kubernetes
-	// removed). Its credentials come from an existing Secret (secret) or from the charts'
-	// base64 account name and key, which trainsonnet puts into a Secret of its own.
+	// which AKS installs). Its credentials come from an existing Secret (secret) or from the
+	// storage account's base64 name and key (accountBase64, keyBase64), which trainsonnet
+	// puts into a Secret of its own.
 	Azure HorovodSparkStorageAzure
 	// An existing PersistentVolumeClaim (ReadWriteMany when pods on several nodes share it).
 	// Also the way to NFS in a namespace whose Pod Security level is restricted, through a
 	// PersistentVolume.
 	Claim HorovodSparkStorageClaim
-	// Where the storage is mounted. Unset: /azure/<azure.shareName> with Azure Files (where
-	// the charts mounted the share), /storage otherwise.
+	// Where the storage is mounted. Unset: /azure/<azure.shareName> with Azure Files,
+	// /storage otherwise.
 	MountPath string
 	// An NFS export, mounted as an inline nfs volume (Pod Security baseline; for restricted,
 	// make a PersistentVolume and claim of it and set claim.name).
 	NFS HorovodSparkStorageNFS
 }
 
-// HorovodSparkStorageAzure holds the storage.azure parameters: An Azure Files share, mounted through the Azure Files CSI driver (file.csi.azure.com, which AKS installs; the charts used the in-tree azureFile volume, which Kubernetes removed).
+// HorovodSparkStorageAzure holds the storage.azure parameters: An Azure Files share, mounted through the Azure Files CSI driver (file.csi.azure.com, which AKS installs).
 type HorovodSparkStorageAzure struct {
-	// The storage account's name, base64-encoded (the charts' storage.accountbase64). With
-	// keyBase64, trainsonnet writes the Secret <name>-<component>-storage and warns that the
-	// output holds a credential: prefer secret.
+	// The storage account's name, base64-encoded. With keyBase64, trainsonnet writes the
+	// Secret <name>-<component>-storage and warns that the output holds a credential: prefer
+	// secret.
 	AccountBase64 string
-	// The storage account's key, base64-encoded (the charts' storage.keybase64); see
-	// accountBase64.
+	// The storage account's key, base64-encoded; see accountBase64.
 	KeyBase64 string
 	// Existing Secret with the storage account's name and key under azurestorageaccountname
 	// and azurestorageaccountkey (kubectl create secret generic NAME
 	// --from-literal=azurestorageaccountname=ACCOUNT
 	// --from-literal=azurestorageaccountkey=KEY). Nothing secret is then in the output.
 	Secret string
-	// Name of the file share (the charts' storage.sharename).
+	// Name of the file share.
 	ShareName string
 }
 
@@ -2434,37 +2431,36 @@ type PyTorchElastic struct {
 // PyTorchStorage holds the storage parameters: Shared storage for checkpoints, evaluation results and logs, mounted at storage.mountPath: an existing PersistentVolumeClaim (claim.name), an NFS export (nfs.server) or an Azure Files share (azure.shareName), at most one of them.
 type PyTorchStorage struct {
 	// An Azure Files share, mounted through the Azure Files CSI driver (file.csi.azure.com,
-	// which AKS installs; the charts used the in-tree azureFile volume, which Kubernetes
-	// removed). Its credentials come from an existing Secret (secret) or from the charts'
-	// base64 account name and key, which trainsonnet puts into a Secret of its own.
+	// which AKS installs). Its credentials come from an existing Secret (secret) or from the
+	// storage account's base64 name and key (accountBase64, keyBase64), which trainsonnet
+	// puts into a Secret of its own.
 	Azure PyTorchStorageAzure
 	// An existing PersistentVolumeClaim (ReadWriteMany when pods on several nodes share it).
 	// Also the way to NFS in a namespace whose Pod Security level is restricted, through a
 	// PersistentVolume.
 	Claim PyTorchStorageClaim
-	// Where the storage is mounted. Unset: /azure/<azure.shareName> with Azure Files (where
-	// the charts mounted the share), /storage otherwise.
+	// Where the storage is mounted. Unset: /azure/<azure.shareName> with Azure Files,
+	// /storage otherwise.
 	MountPath string
 	// An NFS export, mounted as an inline nfs volume (Pod Security baseline; for restricted,
 	// make a PersistentVolume and claim of it and set claim.name).
 	NFS PyTorchStorageNFS
 }
 
-// PyTorchStorageAzure holds the storage.azure parameters: An Azure Files share, mounted through the Azure Files CSI driver (file.csi.azure.com, which AKS installs; the charts used the in-tree azureFile volume, which Kubernetes removed).
+// PyTorchStorageAzure holds the storage.azure parameters: An Azure Files share, mounted through the Azure Files CSI driver (file.csi.azure.com, which AKS installs).
 type PyTorchStorageAzure struct {
-	// The storage account's name, base64-encoded (the charts' storage.accountbase64). With
-	// keyBase64, trainsonnet writes the Secret <name>-<component>-storage and warns that the
-	// output holds a credential: prefer secret.
+	// The storage account's name, base64-encoded. With keyBase64, trainsonnet writes the
+	// Secret <name>-<component>-storage and warns that the output holds a credential: prefer
+	// secret.
 	AccountBase64 string
-	// The storage account's key, base64-encoded (the charts' storage.keybase64); see
-	// accountBase64.
+	// The storage account's key, base64-encoded; see accountBase64.
 	KeyBase64 string
 	// Existing Secret with the storage account's name and key under azurestorageaccountname
 	// and azurestorageaccountkey (kubectl create secret generic NAME
 	// --from-literal=azurestorageaccountname=ACCOUNT
 	// --from-literal=azurestorageaccountkey=KEY). Nothing secret is then in the output.
 	Secret string
-	// Name of the file share (the charts' storage.sharename).
+	// Name of the file share.
 	ShareName string
 }
 

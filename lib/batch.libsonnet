@@ -1,26 +1,56 @@
-// The lifetime of a batch job: the parameters and fields of every Job a
-// prototype runs. Prototypes made only of long-lived workloads (a
-// TensorBoard Deployment) leave them out: they would mean nothing there.
+// batch: the lifetime of a batch job, one piece that every Job role takes.
+//
+// Needs:    nothing (plain p fields).
+// Declares: batch.params(lead) — ttlSecondsAfterFinished,
+//           activeDeadlineSeconds, backoffLimit (owned by batch.params).
+// Returns:  batch.spec(p, backoffLimit) the lifetime fields of a Job spec;
+//           batch.podFailurePolicy(rules); batch.declared(p) whether p
+//           has the lifetime parameters; batch.need(p, who) p, or (with
+//           ts.checks) batch.missing(p, who), the error that says what to
+//           add.
+//
+// roles.objects applies the lifetime to every Job (and Indexed Job) role
+// by itself: the deadline and the TTL to each, p.backoffLimit to the lead
+// role (lead: true) and 0 to the others. A prototype with a Job role must
+// declare batch.params, or roles.objects stops with an error naming it;
+// prototypes made only of long-lived workloads (a TensorBoard Deployment)
+// leave it out: it would mean nothing there.
 //
 // A job's lead role is the one whose end ends the job: the launcher (MPI),
 // the driver (Horovod), the chief or the workers (TensorFlow). Retries apply
 // to it; the other roles' Jobs never retry, they wait for the next attempt.
 
 local params = import 'params.libsonnet';
+local ts = import 'trainsonnet.libsonnet';
 
 // Disruptions (preemption, node drain) do not count as failures.
 local ignoreDisruptions = {
   rules: [{ action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget', status: 'True' }] }],
 };
 
+local names = ['activeDeadlineSeconds', 'backoffLimit', 'ttlSecondsAfterFinished'];
+
 {
   // params(lead): the lifetime parameters; lead names the role whose pod
   // is retried ("the launcher").
-  params(lead):: params.common({
+  params(lead):: ts.declare('batch.params', params.common({
     ttlSecondsAfterFinished: params.seconds('Delete the finished Jobs (and their pods) this long after they end. Unset, they stay until deleted.', min=0),
     activeDeadlineSeconds: params.seconds('Fail the job, and stop all its pods, if it runs longer than this.', min=1),
     backoffLimit: params.int('Retries of ' + lead + '\'s pod before the job fails. With retries the other pods wait for the next attempt.', default=0, min=0, max=100),
-  }),
+  })),
+
+  // declared(p): whether p has the lifetime parameters.
+  declared(p):: ts.has(p, 'backoffLimit') && ts.has(p, 'activeDeadlineSeconds') && ts.has(p, 'ttlSecondsAfterFinished'),
+
+  // need(p, who): p, when it has the lifetime parameters (or ts.checks
+  // is off); otherwise missing(p, who).
+  need(p, who):: if !ts.checks || $.declared(p) then p else $.missing(p, who),
+
+  // missing(p, who): the error of who ("roles: role worker is a Job")
+  // used without the lifetime parameters: what to add.
+  missing(p, who)::
+    ts.fail(who + ', and a Job takes the Job lifetime parameters (' + std.join(', ', [n for n in names if !std.objectHas(p, n)])
+            + '), which the prototype does not declare: add batch.params(\'<the lead role>\') to its params'),
 
   // spec(p, backoffLimit): the lifetime fields of a batch/v1 Job spec
   // (backoffLimit null: left out, the API's default). Disruptions

@@ -1,9 +1,21 @@
-// The shapes the Helm charts of MPI jobs shared, as typed parameters: an
-// image block per role, each role's resources with the typed gpu, cpu and
-// memory on top, slots that are a pod's GPUs, and a lead role's command
-// given as the chart's list of args (run with bash -c, as the charts did,
-// when they use bash syntax). horovod (stable/horovod) and horovod-dask
-// (kolotoc) are made of them.
+// chart: the shapes the Helm charts of MPI jobs shared, as typed
+// parameters: an image block per role, each role's resources with the
+// typed gpu, cpu and memory on top, slots that are a pod's GPUs, and a lead
+// role's command given as the chart's list of args (run with bash -c, as
+// the charts did, when they use bash syntax). horovod (stable/horovod) and
+// horovod-dask (kolotoc) are made of them.
+//
+// Needs:    p with chart.shared at the top level and, per role r named
+//           in it, a group p[r] of chart.image and chart.role (the
+//           workers' group is worker).
+// Declares: chart.shared(who, roleNames) — resources, gpu, cpu, memory,
+//           gpuResource, slots (owned by chart.shared); chart.role(who,
+//           envNote) — a role's gpu, cpu, memory, env, resources,
+//           nodeSelector, tolerations, privileged (owned by chart.role,
+//           in the role's group); chart.image(...) a role's image group.
+// Returns:  resourcesOf, gpusOf, slotsOf, imageOf, pullPolicyOf, roleOf
+//           (what mpi.jobs takes of a role), exec and execWarnings (the
+//           lead's command), gpuChecks.
 //
 //   local chart = import 'chart.libsonnet';
 //   worker: params.group('...', { image: chart.image('workers', 'worker', 'horovod/horovod', '0.28.1', 'IfNotPresent') } + chart.role('each worker', ''))
@@ -32,7 +44,7 @@ local maxGPUs = 1024;
 
   // role: what every role of such a chart takes: its own env, resources,
   // scheduling and privilege. who: "the driver", "each worker".
-  role(who, envNote):: {
+  role(who, envNote):: ts.declare('chart.role', {
     gpu: params.int('GPUs of ' + who + ' (a limit of gpuResource), replacing the one of resources; also its slots. Unset: gpu.', min=0, max=maxGPUs),
     cpu: params.quantity('CPU of ' + who + ' (limit, and request if resources has one), replacing the one of resources. Unset: cpu.'),
     memory: params.quantity('Memory of ' + who + ' (limit, and request if resources has one), replacing the one of resources. Unset: memory.', unit='bytes'),
@@ -41,21 +53,21 @@ local maxGPUs = 1024;
     nodeSelector: params.map('Node labels ' + who + ' must run on.', keys='labelKey', values='labelValue'),
     tolerations: params.object('Tolerations of ' + who + '.', 'core/v1.Toleration', list=true),
     privileged: params.bool('Run the container of ' + who + ' privileged. Off unless asked: a privileged container can do anything on its node (trainsonnet warns when it is on).'),
-  },
+  }),
 
   // shared: the parameters that apply to every role unless the role sets
   // its own. who: "the driver and every worker"; roleNames: the roles
   // that have their own (['driver', 'worker']).
   shared(who, roleNames)::
     local per(k) = std.join(' and ', [r + '.' + k for r in roleNames]);
-    {
+    ts.declare('chart.shared', {
       resources: params.object('Resources of ' + who + ' (the chart\'s resources); ' + per('resources') + ' replace them per role. The GPU limit (gpuResource) sets the slots.', 'core/v1.ResourceRequirements'),
       gpu: params.int('GPUs of ' + who + ' (a limit of gpuResource), replacing the one of resources; also the slots of each pod. ' + per('gpu') + ' replace it per role.', min=0, max=maxGPUs),
       cpu: params.quantity('CPU of ' + who + ' (limit, and request if resources has one), replacing the one of resources.'),
       memory: params.quantity('Memory of ' + who + ' (limit, and request if resources has one), replacing the one of resources.', unit='bytes'),
       gpuResource: params.string('Extended resource that counts GPUs, and so the slots of each pod.', default='nvidia.com/gpu', format='extendedResourceName'),
       slots: params.int('MPI slots per pod in the hostfile. Unset: the GPUs of the pod, or 1 without GPUs (the chart\'s template bug made it always 1).', min=1, max=maxGPUs),
-    },
+    }),
 
   // resourcesOf: the effective resources of role r: its resources (or the
   // shared ones), with the typed gpu, cpu and memory (the role's, or the

@@ -1,6 +1,21 @@
-// The parameters every prototype shares, and how they land on objects:
-// labels, pod security, the pod-level settings, the NetworkPolicy. The
-// lifetime of Jobs is in batch.libsonnet, workloads in roles.libsonnet.
+// common: the parameters every prototype shares, and how they land on
+// objects: labels, pod security, the pod-level settings, the NetworkPolicy.
+//
+// Needs:    p with the parameters common.params declares (every function
+//           here reads them; need(p, who) says so clearly when they are
+//           missing).
+// Declares: common.params(defaultName, defaultImage) — name, namespace,
+//           [image, imagePullPolicy,] imagePullSecrets, serviceAccountName,
+//           automountServiceAccountToken, schedulerName, priorityClassName,
+//           labels, annotations, env, volumes, volumeMounts, runAsUser,
+//           runAsGroup, fsGroup, supplementalGroups, networkPolicy (owned by
+//           common.params; env is every container's: a role's own env is
+//           roles.envParams, in a group of the role's).
+// Returns:  labels, selector, metadata, env (a map as an env list),
+//           nonRoot, podSecurityContext, containerSecurityContext, podSpec,
+//           podTemplate, uiRule, networkPolicy (null when it is off).
+//
+// The lifetime of Jobs is batch.libsonnet, workloads roles.libsonnet.
 //
 // Labels follow app.kubernetes.io: name = the prototype, instance = the
 // job's name, component = the role. Selectors use only name and instance
@@ -8,45 +23,62 @@
 // between versions, so an upgrade never hits an immutable selector.
 
 local params = import 'params.libsonnet';
+local ts = import 'trainsonnet.libsonnet';
 
 // Optional fields are written [if x != null then 'k']: x rather than by
 // filtering nulls out of an object afterwards: a comprehension over an
 // object's fields is several times slower in go-jsonnet.
 
+local declarations(defaultName, defaultImage) = params.common({
+  name: params.string(
+    'Name of the job. It prefixes every object, so two jobs in one namespace never collide, and becomes the app.kubernetes.io/instance label.',
+    default=defaultName, format='dns1035Label'
+  ),
+  namespace: params.string(
+    'Namespace of every object. Unset, the objects carry no namespace and land where kubectl (or a kustomize overlay) puts them.',
+    format='dns1123Label'
+  ),
+  [if defaultImage != null then 'image']: params.string('Container image of the job pods.', default=defaultImage, format='image'),
+  [if defaultImage != null then 'imagePullPolicy']: params.enum('Image pull policy of every container.', ['Always', 'IfNotPresent', 'Never'], default='IfNotPresent'),
+  imagePullSecrets: params.list('Names of Secrets to pull images with.', items='dns1123Subdomain'),
+  serviceAccountName: params.string(
+    'ServiceAccount the pods run as. The pods never need the Kubernetes API, so none is created and no RBAC is granted.',
+    format='dns1123Subdomain'
+  ),
+  automountServiceAccountToken: params.bool('Mount the ServiceAccount token into the pods (off: nothing in them talks to the API).'),
+  schedulerName: params.string('Scheduler of every pod (for gang schedulers such as Volcano or the coscheduling plugin).', format='dns1123Subdomain'),
+  priorityClassName: params.string('PriorityClass of every pod.', format='dns1123Subdomain'),
+  labels: params.map('Labels added to every object and pod (never to selectors).', keys='userLabelKey', values='labelValue'),
+  annotations: params.map('Annotations added to every object and pod.', keys='labelKey'),
+  env: params.map('Environment variables of every job container.', keys='envName'),
+  volumes: params.object('Volumes added to every pod.', 'core/v1.Volume', list=true),
+  volumeMounts: params.object('Volume mounts added to every job container.', 'core/v1.VolumeMount', list=true),
+  runAsUser: params.int('User id the containers run as. Set it (non-zero) to run without root: sshd then listens on an unprivileged port as that user, who must exist in the image.', min=0),
+  runAsGroup: params.int('Group id the containers run as; also the pods\' fsGroup unless fsGroup is set.', min=0),
+  fsGroup: params.int('Group that owns the pods\' volumes.', min=0),
+  supplementalGroups: params.list('Extra group ids of the containers.', items='int', min=0, max=2147483647),
+  networkPolicy: params.bool('Create a NetworkPolicy that admits only this job\'s own pods. Turn off only if your cluster manages policies elsewhere.', default=true),
+});
+
+// The names every p must have (image and imagePullPolicy are optional).
+local names = std.objectFields(declarations('name', null));
+
 {
   // params(defaultName, defaultImage): the common declarations. With
   // defaultImage null there is no image or imagePullPolicy: the prototype
   // declares its images itself (per role, in the Helm chart's shape).
-  params(defaultName, defaultImage=null):: params.common({
-    name: params.string(
-      'Name of the job. It prefixes every object, so two jobs in one namespace never collide, and becomes the app.kubernetes.io/instance label.',
-      default=defaultName, format='dns1035Label'
-    ),
-    namespace: params.string(
-      'Namespace of every object. Unset, the objects carry no namespace and land where kubectl (or a kustomize overlay) puts them.',
-      format='dns1123Label'
-    ),
-    [if defaultImage != null then 'image']: params.string('Container image of the job pods.', default=defaultImage, format='image'),
-    [if defaultImage != null then 'imagePullPolicy']: params.enum('Image pull policy of every container.', ['Always', 'IfNotPresent', 'Never'], default='IfNotPresent'),
-    imagePullSecrets: params.list('Names of Secrets to pull images with.', items='dns1123Subdomain'),
-    serviceAccountName: params.string(
-      'ServiceAccount the pods run as. The pods never need the Kubernetes API, so none is created and no RBAC is granted.',
-      format='dns1123Subdomain'
-    ),
-    automountServiceAccountToken: params.bool('Mount the ServiceAccount token into the pods (off: nothing in them talks to the API).'),
-    schedulerName: params.string('Scheduler of every pod (for gang schedulers such as Volcano or the coscheduling plugin).', format='dns1123Subdomain'),
-    priorityClassName: params.string('PriorityClass of every pod.', format='dns1123Subdomain'),
-    labels: params.map('Labels added to every object and pod (never to selectors).', keys='userLabelKey', values='labelValue'),
-    annotations: params.map('Annotations added to every object and pod.', keys='labelKey'),
-    env: params.map('Environment variables of every job container.', keys='envName'),
-    volumes: params.object('Volumes added to every pod.', 'core/v1.Volume', list=true),
-    volumeMounts: params.object('Volume mounts added to every job container.', 'core/v1.VolumeMount', list=true),
-    runAsUser: params.int('User id the containers run as. Set it (non-zero) to run without root: sshd then listens on an unprivileged port as that user, who must exist in the image.', min=0),
-    runAsGroup: params.int('Group id the containers run as; also the pods\' fsGroup unless fsGroup is set.', min=0),
-    fsGroup: params.int('Group that owns the pods\' volumes.', min=0),
-    supplementalGroups: params.list('Extra group ids of the containers.', items='int', min=0, max=2147483647),
-    networkPolicy: params.bool('Create a NetworkPolicy that admits only this job\'s own pods. Turn off only if your cluster manages policies elsewhere.', default=true),
-  }),
+  params(defaultName, defaultImage=null):: ts.declare('common.params', declarations(defaultName, defaultImage)),
+
+  // need(p, who): p, when it has the common parameters; otherwise an
+  // error that says who needs them (who: "roles.objects") and what to add.
+  need(p, who)::
+    // (one of them stands for all: they come together, from common.params)
+    if !ts.checks || ts.has(p, 'volumeMounts') then p
+    else
+      local missing = [n for n in names if !std.objectHas(p, n)];
+      ts.fail(who + ' reads the common parameters, and the prototype does not declare '
+              + (if std.length(missing) == std.length(names) then 'them' else std.join(', ', missing))
+              + ': add common.params(\'<default name>\') to its params'),
 
   // labels of an object of the job; component may be null.
   labels(proto, p, component=null)::

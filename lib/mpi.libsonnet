@@ -1,8 +1,19 @@
-// What every MPI-over-ssh prototype shares (openmpi, horovod): the ssh key
-// Secret, the config ConfigMap (hostfile, the runtime scripts, the ssh
-// configuration), the headless Service that gives every pod a stable DNS
-// name, and the pieces of the launcher and worker pods that run
-// lib/assets/mpi.sh.
+// mpi: what every MPI-over-ssh prototype shares (openmpi, horovod,
+// horovod-dask): the ssh key Secret, the config ConfigMap (hostfile, the
+// runtime scripts, the ssh configuration), the headless Service that gives
+// every pod a stable DNS name, and the pieces of the launcher and worker
+// pods that run lib/assets/mpi.sh.
+//
+// Needs:    p with common.params, batch.params (the launcher is the lead
+//           role, retried backoffLimit times), mpi.params, and the
+//           prototype's own ssh.port and mca; mpi.jobs takes the rest in j.
+// Declares: mpi.params — shmSize, launcherGrace (owned by mpi.params), and
+//           the doc of common.params' env in an MPI job (so after
+//           common.params).
+// Returns:  jobs(proto, p, j) the Services and the two roles' workloads
+//           (roles.objects); config, sshSecret, configFiles, the names;
+//           validate, checks, checkConfigSize (ts.check lists);
+//           generatedKeyWarning.
 //
 // The pods never talk to the Kubernetes API. The launcher waits (bounded)
 // until every worker answers over ssh, runs the command, then tells the
@@ -117,12 +128,16 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
   s3ScriptPath:: configDir + '/s3.sh',
   hostfilePath:: hostfilePath,
 
-  // params: how the common parameters read in an MPI prototype.
+  // params: the parameters of every MPI job (shmSize, launcherGrace), and
+  // how the common env reads in one: after common.params.
   params:: {
-    env+: { doc: 'Environment variables of every job container. In pods that serve ssh, the processes mpirun starts there get them too.' },
+    env:
+      if 'env' in super then super.env + { doc: 'Environment variables of every job container. In pods that serve ssh, the processes mpirun starts there get them too.' }
+      else ts.fail('mpi.params tells how the env of common.params reads in an MPI job: put it after common.params'),
+  } + ts.declare('mpi.params', {
     shmSize: params.quantity('Size limit of /dev/shm in the launcher and the workers: a memory-backed volume (NCCL and Open MPI\'s shared-memory transport need more than the container runtime\'s 64 MiB), counted against the pod\'s memory. Unset: no limit of its own. A volumeMount of your own at /dev/shm replaces it.', unit='bytes'),
     launcherGrace: params.seconds('How long a worker waits, once the launcher is gone without telling it to stop, before it stops on its own. A launcher that is preempted, evicted or retried must be back within it, or its workers are gone.', default=420, min=10, max=86400),
-  },
+  }),
 
   // validate: the rules every MPI job obeys: every pod's host name fits
   // (the workers' are the longest: '-worker-<n>' against '-launcher' or
@@ -265,7 +280,7 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
         name: l.role,
         kind: l.kind,
         [if l.kind == 'Deployment' then 'strategy']: l.strategy,
-        backoffLimit: p.backoffLimit,
+        lead: true,
         resources: roles.withRequests(l.resources, $.launcherRequests),
         command: $.command(l.init, 'launcher'),
         env: $.scriptEnv(j.port, j.initTimeout)

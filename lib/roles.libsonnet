@@ -1,4 +1,4 @@
-// Roles: the shared builder of every prototype's workloads.
+// roles: the shared builder of every prototype's workloads.
 //
 // A prototype describes its job as N roles (launcher and workers; parameter
 // servers, chief and workers; a scheduler Deployment; ...). For each role
@@ -8,14 +8,34 @@
 // special about each role; everything the roles share (labels, selectors,
 // pod security, scheduling, resources, job lifetime) is here, once.
 //
+// Needs:    p with common.params; with a Job or Indexed Job role also
+//           batch.params (the Job lifetime), or roles.objects stops with
+//           an error that says to add it.
+// Declares: roles.params(who, gpu, exec, image) — gpu, cpu, memory,
+//           nodeSelector, tolerations [, exec, image] of one role (owned by
+//           roles.params); roles.envParams(who) — env, the role's own
+//           variables, for a group of the role's (the top-level env is
+//           common.params').
+// Returns:  roles.objects(proto, p, [role, ...]) the job's headless Service
+//           (null when no role has dns) and every role's workload;
+//           roles.workload, roles.podTemplate, roles.podSpec and
+//           roles.container, the parts of one role, usable inside any
+//           object (a custom resource's pod template); roles.role(r) the
+//           role with roles.defaults; roles.resources, roles.gpus,
+//           roles.presence, roles.onePodPerNode; the rules every job obeys
+//           (nameFits, hostNetworkPort, nonRootPort: ts.check lists) and
+//           warnings (shWarning, hostNetworkWarning).
+//
 //   local roles = import 'roles.libsonnet';
 //   roles.params('each worker', gpu=0)        // a role's typed parameters
 //   roles.resources(cpu=p.cpu, gpu=p.gpu)    // ResourceRequirements from them
 //   roles.objects(proto, p, [role, ...])     // the job's Service + workloads
-//   roles.checks(p, [role, ...])             // the rules every job obeys
+//   roles.nameFits(p, [role, ...])           // a rule every job obeys
 //
-// A role is an object; only name is required:
+// A role is an object; name and image are required, every other field
+// has its default in roles.defaults, and any other field is an error:
 //   name            component label, container name, object name <name>-<role>
+//   image           the main container's image
 //   kind            'Job' (one pod, host name <name>-<role>), 'IndexedJob'
 //                   (count pods, host names <name>-<role>-<i>) or
 //                   'Deployment' (count replicas, long-lived)
@@ -24,14 +44,20 @@
 //                   job's headless Service (default: true for Jobs; a
 //                   Deployment of one replica may have it too, its pod's
 //                   host name <name>-<role>: give it strategy Recreate)
-//   backoffLimit    retries of a Job's pods (default 0; null leaves it
-//                   out: the API's default, unlimited with backoffLimitPerIndex)
-//   job             extra fields of a Job's spec (backoffLimitPerIndex,
-//                   maxFailedIndexes, successPolicy, podFailurePolicy, ...),
-//                   merged over the lifetime fields of batch.libsonnet
+//   lead            the role whose end ends the job (one per job): its Job
+//                   is retried p.backoffLimit times, the other roles' Jobs
+//                   never (backoffLimit 0); every Job gets p's deadline and
+//                   TTL (batch.libsonnet)
+//   retryPerIndex   the lead, an IndexedJob, retries each index on its own:
+//                   backoffLimitPerIndex p.backoffLimit, the Job's own
+//                   limit left to the API
+//   job             more fields of a Job's spec (maxFailedIndexes,
+//                   successPolicy, podFailurePolicy with
+//                   batch.podFailurePolicy(rules), ...), merged over the
+//                   ones made here: the way to any Job spec field
 //   strategy        a Deployment's strategy (default: the API's, rolling)
-//   image, imagePullPolicy, command, args, env (a list), ports
-//                   ([{name, port}]), readinessProbe, resources, privileged
+//   imagePullPolicy, command, args, env (a list), ports ([{name, port}]),
+//                   readinessProbe, resources, privileged
 //   nodeSelector, tolerations, affinity, hostNetwork, hostPID
 //   volumes, mounts the role's own, before the common volumes/volumeMounts
 //   replacesVolumes names of the role's own volumes that stand for the
@@ -40,7 +66,7 @@
 //   initCommand     a command run first, in an init container "init" that
 //                   is the main container without ports, probe or resources
 //   initContainers, sidecars
-//   container, pod  extra fields of the main container and of the pod spec
+//   container, pod  more fields of the main container and of the pod spec
 
 local batch = import 'batch.libsonnet';
 local common = import 'common.libsonnet';
@@ -51,9 +77,10 @@ local defaults = {
   kind: 'Job',
   count: 1,
   dns: self.kind != 'Deployment',
-  backoffLimit: 0,
+  lead: false,
+  retryPerIndex: false,
+  job: {},
   strategy: null,
-  image: error 'a role needs an image',
   imagePullPolicy: 'IfNotPresent',
   command: null,
   args: null,
@@ -75,26 +102,189 @@ local defaults = {
   sidecars: [],
   container: {},
   pod: {},
-  job: {},
 };
 
-local digits(n) = std.length(std.toString(n));
+// The fields of a role: name and image are required, and null here, so
+// that a role with both and no field of its own has as many as known
+// (role() counts them).
+local known = defaults + { name: null, image: null };
+local fields = std.objectFields(known);
+local nFields = std.length(fields);
+
+// What a field that is not a role's was probably meant as.
+local meant = {
+  backoffLimit: 'the lead role (lead: true) is retried p.backoffLimit times, the others never; other Job spec fields go in job: {...}',
+  replicas: 'count is the replicas of a Deployment and the pods of an IndexedJob',
+  completions: 'count is the pods of an IndexedJob',
+  parallelism: 'count is the pods of an IndexedJob',
+  spec: 'Job spec fields go in job: {...}, pod spec fields in pod: {...}',
+  containers: 'more containers are sidecars (or initContainers); fields of the main container go in container: {...}',
+  volumeMounts: 'a role\'s own volume mounts are mounts',
+};
+
+// role: r with the defaults, or an error that names what is wrong with it.
+// It runs for every role of every render (what it checks would otherwise
+// pass silently, or as a Jsonnet error), so the usual role passes one
+// test of field lookups and one std.length; the rest only says what is
+// wrong.
+local role(r) =
+  local rr = known + r;
+  local kind = rr.kind;
+  if rr.name != null && rr.image != null && std.length(rr) == nFields
+     && (kind == 'Job' || kind == 'IndexedJob' || kind == 'Deployment' && std.length(rr.job) == 0)
+     && (!rr.retryPerIndex || kind == 'IndexedJob' && rr.lead)
+  then rr
+  else
+    local what = 'role ' + rr.name;
+    if rr.name == null then ts.fail('roles: a role needs a name, such as {name: \'worker\', image: p.image}: its component label, its container\'s name, and <name>-<role>, its objects\' name')
+    else if std.length(rr) != nFields then
+      local unknown = [k for k in std.objectFields(r) if !std.objectHas(known, k)];
+      ts.fail(what + ': ' + (if std.length(unknown) == 1 then 'unknown field ' else 'unknown fields ') + std.join(', ', unknown)
+              + std.join('', ['; ' + meant[k] for k in unknown if std.objectHas(meant, k)])
+              + ' (a role\'s fields: ' + std.join(', ', fields) + ')')
+    else if rr.image == null then ts.fail(what + ': a role needs an image: add image: p.image (or an image parameter of the role\'s)')
+    else if !(kind == 'Job' || kind == 'IndexedJob' || kind == 'Deployment') then
+      ts.fail(what + ': kind must be Job, IndexedJob or Deployment, not ' + kind)
+    else if kind == 'Deployment' then
+      ts.fail(what + ': job holds Job spec fields, and ' + rr.name + ' is a Deployment (its own spec field is strategy)')
+    else
+      ts.fail(what + ': retryPerIndex is for the lead role (lead: true) of kind IndexedJob, each of whose indexes is then retried p.backoffLimit times');
+
+// The parts of a role, from a complete role r (role(r)).
+
+local containerOf(p, r) =
+  local mounts = r.mounts + p.volumeMounts;
+  local c = {
+    name: r.name,
+    image: r.image,
+    imagePullPolicy: r.imagePullPolicy,
+    [if r.command != null then 'command']: r.command,
+    [if r.args != null then 'args']: r.args,
+    [if r.env != [] then 'env']: r.env,
+    [if r.ports != [] then 'ports']: [{ name: x.name, containerPort: x.port, protocol: 'TCP' } for x in r.ports],
+    [if r.readinessProbe != null then 'readinessProbe']: r.readinessProbe,
+    [if r.resources != null then 'resources']: r.resources,
+    securityContext: common.containerSecurityContext(p, r.privileged),
+    [if mounts != [] then 'volumeMounts']: mounts,
+  };
+  if r.container == {} then c else c + r.container;
+
+local podSpecOf(p, r) =
+  local volumes = r.volumes + (if r.replacesVolumes == [] then p.volumes else [v for v in p.volumes if !std.member(r.replacesVolumes, v.name)]);
+  local init = (if r.initCommand == null then [] else [
+    containerOf(p, r + { name: 'init', command: r.initCommand, args: null, ports: [], readinessProbe: null, resources: null }),
+  ]) + r.initContainers;
+  local spec = common.podSpec(p) + {
+    [if r.hostNetwork then 'hostNetwork']: true,
+    [if r.hostNetwork then 'dnsPolicy']: 'ClusterFirstWithHostNet',
+    [if r.hostPID then 'hostPID']: true,
+    [if r.affinity != null then 'affinity']: r.affinity,
+    [if r.dns && (r.kind == 'Job' || r.kind == 'Deployment') then 'hostname']:
+      if r.kind == 'Deployment' && r.count != 1 then ts.fail('role ' + r.name + ': a Deployment with dns has one replica (its pod\'s host name is ' + p.name + '-' + r.name + '): set count: 1, or dns: false')
+      else p.name + '-' + r.name,
+    [if r.dns then 'subdomain']: p.name,
+    [if r.kind != 'Deployment' then 'restartPolicy']: 'Never',
+    [if r.nodeSelector != {} then 'nodeSelector']: r.nodeSelector,
+    [if r.tolerations != [] then 'tolerations']: r.tolerations,
+    [if init != [] then 'initContainers']: init,
+    containers: [containerOf(p, r)] + r.sidecars,
+    [if volumes != [] then 'volumes']: volumes,
+  };
+  if r.pod == {} then spec else spec + r.pod;
+
+// needLifetime: p, when it has the Job lifetime parameters that the Job
+// role r takes (or ts.checks is off); lifetimeMissing: the error when not.
+local isWhat(r) = 'roles: role ' + r.name + ' is ' + (if r.kind == 'Job' then 'a Job' else 'an Indexed Job');
+local needLifetime(p, r) = batch.need(p, isWhat(r));
+local lifetimeMissing(p, r) = batch.missing(p, isWhat(r));
+
+// A Job's lifetime is p's (batch.params, checked by the callers): the
+// deadline and the TTL, and the retries of the lead (per index with
+// retryPerIndex); the other roles' Jobs never retry.
+local workloadOf(proto, p, r) =
+  local template = common.podTemplate(proto, p, r.name, podSpecOf(p, r));
+  local metadata = common.metadata(proto, p, p.name + '-' + r.name, r.name);
+  if r.kind == 'Deployment' then {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: metadata,
+    spec: {
+      replicas: r.count,
+      selector: { matchLabels: common.selector(proto, p, r.name) },
+      [if r.strategy != null then 'strategy']: r.strategy,
+      template: template,
+    },
+  }
+  else
+    local retries = if r.lead then p.backoffLimit else 0;
+    {
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: metadata,
+      spec: batch.spec(p, if r.retryPerIndex then null else retries) + {
+        [if r.retryPerIndex then 'backoffLimitPerIndex']: retries,
+        [if r.kind == 'IndexedJob' then 'completionMode']: 'Indexed',
+        [if r.kind == 'IndexedJob' then 'completions']: r.count,
+        [if r.kind == 'IndexedJob' then 'parallelism']: r.count,
+        template: template,
+      } + r.job,
+    };
+
+// The job's headless Service <name>. It gives every pod of the roles with
+// dns a stable name as soon as the pod has an address
+// (publishNotReadyAddresses: peers find each other while starting), and
+// lists their ports.
+local serviceOf(proto, p, rs) =
+  local dns = [r for r in rs if r.dns];
+  // the ports of every role, each name once (roles often share theirs)
+  local lists = [r.ports for r in dns if r.ports != []];
+  local ports = if lists == [] then [] else if std.length(lists) == 1 || std.length(lists) == 2 && lists[0] == lists[1] then lists[0]
+  else std.set(std.join([], lists), function(x) x.name);
+  if dns == [] then null else {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: common.metadata(proto, p, p.name),
+    spec: {
+      clusterIP: 'None',
+      publishNotReadyAddresses: true,
+      selector: common.selector(proto, p),
+      [if ports != [] then 'ports']: [{ name: x.name, port: x.port, targetPort: x.port, protocol: 'TCP' } for x in ports],
+    },
+  };
+
 
 {
+  // The role defaults: every field of a role but name and image.
+  defaults:: defaults,
+
+  // role(r): role r with the defaults, checked: a clear error for a
+  // missing name or image, an unknown field, or fields that do not go
+  // together (job on a Deployment).
+  role(r):: role(r),
+
   // params(who, gpu, exec, image): the typed parameters of one role: its
-  // gpu, cpu and memory limits, nodeSelector, tolerations and env; exec
-  // (a doc) and image (a default) when the role has them. gpu is the
-  // default GPU count (null: unset, meaning another value applies).
-  params(who, gpu=0, exec=null, image=null):: {
+  // gpu, cpu and memory limits, nodeSelector and tolerations; exec (a
+  // doc) and image (a default) when the role has them. gpu is the
+  // default GPU count (null: unset, meaning another value applies). No
+  // env: the top-level env is common.params'; a role with a group of its
+  // own adds roles.envParams(who) there.
+  params(who, gpu=0, exec=null, image=null):: ts.declare('roles.params', {
     gpu: params.int('GPUs of ' + who + ' (a limit of gpuResource).', default=gpu, min=0, max=1024),
     cpu: params.quantity('CPU limit of ' + who + '.'),
     memory: params.quantity('Memory limit of ' + who + '.', unit='bytes'),
     nodeSelector: params.map('Node labels ' + who + ' must run on.', keys='labelKey', values='labelValue'),
     tolerations: params.object('Tolerations of ' + who + '.', 'core/v1.Toleration', list=true),
-    env: params.map('Environment variables of ' + who + ' only, on top of env.', keys='envName'),
     [if exec != null then 'exec']: params.string(exec, format='nonEmpty'),
     [if image != null then 'image']: params.string('Container image of ' + who + '.', default=image, format='image'),
-  },
+  }),
+
+  // envParams(who): env, the environment variables of one role on top of
+  // the common env: for the group of a role's own parameters
+  // (worker: params.group('...', roles.params('each worker') +
+  // roles.envParams('each worker'))).
+  envParams(who):: ts.declare('roles.envParams', {
+    env: params.map('Environment variables of ' + who + ' only, on top of env.', keys='envName'),
+  }),
 
   // resources: a core/v1.ResourceRequirements from base (one, or null) and
   // typed limits. A typed value replaces the limit (and a request) of its
@@ -128,7 +318,7 @@ local digits(n) = std.length(std.toString(n));
     if std.isNumber(q) then q
     else if std.isString(q) && q != '' && std.stripChars(q, '0123456789') == '' then
       std.foldl(function(n, c) n * 10 + std.codepoint(c) - 48, std.stringChars(q), 0)
-    else error 'roles.gpus: the ' + gpuResource + ' limit ' + std.toString(q) + ' is not a whole number written in digits',
+    else ts.fail('roles.gpus: the ' + gpuResource + ' limit ' + std.toString(q) + ' is not a whole number written in digits'),
 
   // hostname: a role's pod host name (of its last pod when indexed).
   hostname(p, r)::
@@ -140,99 +330,32 @@ local digits(n) = std.length(std.toString(n));
   // enough to work in any namespace: <host name>.<name>.
   host(p, hostname):: hostname + '.' + p.name,
 
-  // container: the main container of role r.
-  container(p, r)::
-    local mounts = r.mounts + p.volumeMounts;
-    local c = {
-      name: r.name,
-      image: r.image,
-      imagePullPolicy: r.imagePullPolicy,
-      [if r.command != null then 'command']: r.command,
-      [if r.args != null then 'args']: r.args,
-      [if r.env != [] then 'env']: r.env,
-      [if r.ports != [] then 'ports']: [{ name: x.name, containerPort: x.port, protocol: 'TCP' } for x in r.ports],
-      [if r.readinessProbe != null then 'readinessProbe']: r.readinessProbe,
-      [if r.resources != null then 'resources']: r.resources,
-      securityContext: common.containerSecurityContext(p, r.privileged),
-      [if mounts != [] then 'volumeMounts']: mounts,
-    };
-    if r.container == {} then c else c + r.container,
+  // container(p, r): the main container of role r.
+  container(p, r):: containerOf(common.need(p, 'roles.container'), role(r)),
 
-  // podSpec: the pod of role r.
-  podSpec(p, r)::
-    local volumes = r.volumes + (if r.replacesVolumes == [] then p.volumes else [v for v in p.volumes if !std.member(r.replacesVolumes, v.name)]);
-    local init = (if r.initCommand == null then [] else [
-      $.container(p, r + { name: 'init', command: r.initCommand, args: null, ports: [], readinessProbe: null, resources: null }),
-    ]) + r.initContainers;
-    local spec = common.podSpec(p) + {
-    [if r.hostNetwork then 'hostNetwork']: true,
-    [if r.hostNetwork then 'dnsPolicy']: 'ClusterFirstWithHostNet',
-    [if r.hostPID then 'hostPID']: true,
-    [if r.affinity != null then 'affinity']: r.affinity,
-    [if r.dns && (r.kind == 'Job' || r.kind == 'Deployment') then 'hostname']:
-      if r.kind == 'Deployment' && r.count != 1 then error 'role ' + r.name + ': a Deployment with dns has one replica (its pod\'s host name is ' + p.name + '-' + r.name + ')'
-      else p.name + '-' + r.name,
-    [if r.dns then 'subdomain']: p.name,
-    [if r.kind != 'Deployment' then 'restartPolicy']: 'Never',
-    [if r.nodeSelector != {} then 'nodeSelector']: r.nodeSelector,
-    [if r.tolerations != [] then 'tolerations']: r.tolerations,
-    [if init != [] then 'initContainers']: init,
-    containers: [$.container(p, r)] + r.sidecars,
-    [if volumes != [] then 'volumes']: volumes,
-    };
-    if r.pod == {} then spec else spec + r.pod,
+  // podSpec(p, r): the pod spec of role r: the common pod settings
+  // (common.podSpec), its main container, init containers and sidecars,
+  // volumes, scheduling and host names.
+  podSpec(p, r):: podSpecOf(common.need(p, 'roles.podSpec'), role(r)),
 
-  // workload: the Job, Indexed Job or Deployment of role r.
-  workload(proto, p, role):: $.workloadOf(proto, p, defaults + role),
-  workloadOf(proto, p, r)::
-    local template = common.podTemplate(proto, p, r.name, $.podSpec(p, r));
-    local metadata = common.metadata(proto, p, p.name + '-' + r.name, r.name);
-    if r.kind == 'Deployment' then {
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: metadata,
-      spec: {
-        replicas: r.count,
-        selector: { matchLabels: common.selector(proto, p, r.name) },
-        [if r.strategy != null then 'strategy']: r.strategy,
-        template: template,
-      },
-    }
-    else if r.kind == 'Job' || r.kind == 'IndexedJob' then {
-      apiVersion: 'batch/v1',
-      kind: 'Job',
-      metadata: metadata,
-      spec: batch.spec(p, r.backoffLimit) + {
-        [if r.kind == 'IndexedJob' then 'completionMode']: 'Indexed',
-        [if r.kind == 'IndexedJob' then 'completions']: r.count,
-        [if r.kind == 'IndexedJob' then 'parallelism']: r.count,
-        template: template,
-      } + r.job,
-    }
-    else error 'role ' + r.name + ': kind must be Job, IndexedJob or Deployment, not ' + r.kind,
+  // podTemplate(proto, p, r): the pod template of role r, labels
+  // included: what a custom resource's replica spec holds
+  // (template: roles.podTemplate(proto, p, {name: 'worker', image: p.image})).
+  podTemplate(proto, p, r)::
+    local rr = role(r);
+    common.podTemplate(proto, p, rr.name, podSpecOf(common.need(p, 'roles.podTemplate'), rr)),
 
-  // service: the job's headless Service <name>. It gives every pod of the
-  // roles with dns a stable name as soon as the pod has an address
-  // (publishNotReadyAddresses: peers find each other while starting), and
-  // lists their ports.
-  service(proto, p, rs):: $.serviceOf(proto, p, [defaults + r for r in rs]),
-  serviceOf(proto, p, rs)::
-    local dns = [r for r in rs if r.dns];
-    // the ports of every role, each name once (roles often share theirs)
-    local lists = [r.ports for r in dns if r.ports != []];
-    local ports = if lists == [] then [] else if std.length(lists) == 1 || std.length(lists) == 2 && lists[0] == lists[1] then lists[0]
-    else std.set(std.join([], lists), function(x) x.name);
-    if dns == [] then null else {
-      apiVersion: 'v1',
-      kind: 'Service',
-      metadata: common.metadata(proto, p, p.name),
-      spec: {
-        clusterIP: 'None',
-        publishNotReadyAddresses: true,
-        selector: common.selector(proto, p),
-        [if ports != [] then 'ports']: [{ name: x.name, port: x.port, targetPort: x.port, protocol: 'TCP' } for x in ports],
-      },
-    },
+  // workload(proto, p, r): the Job, Indexed Job or Deployment of role r.
+  // A Job has p's lifetime (batch.params); only a lead role retries.
+  workload(proto, p, r)::
+    local rr = role(r);
+    workloadOf(proto, if rr.kind == 'Deployment' then common.need(p, 'roles.workload') else needLifetime(common.need(p, 'roles.workload'), rr), rr),
+
+  // service(proto, p, rs): the job's headless Service <name>, which
+  // gives every pod of the roles with dns a stable name as soon as the pod
+  // has an address (publishNotReadyAddresses: peers find each other while
+  // starting), and lists their ports; null when no role has dns.
+  service(proto, p, rs):: serviceOf(proto, common.need(p, 'roles.service'), [role(r) for r in rs]),
 
   // presence: a headless Service <name>-<role> of one role that publishes
   // ready pods only, so its DNS name exists while the role runs and goes
@@ -256,10 +379,23 @@ local digits(n) = std.length(std.toString(n));
     },
   },
 
-  // objects: the job's headless Service and every role's workload.
+  // objects(proto, p, rs): the job's headless Service (null when no role
+  // has dns) and every role's workload. One role of a job with Jobs is the
+  // lead (lead: true): when p has backoffLimit, objects refuses a job
+  // without one, or with two.
   objects(proto, p, rs)::
-    local all = [defaults + r for r in rs];
-    [$.serviceOf(proto, p, all)] + [$.workloadOf(proto, p, r) for r in all],
+    local all = [role(r) for r in rs];
+    local leads = [r.name for r in all if r.lead];
+    local jobs = [r for r in all if r.kind != 'Deployment'];
+    local q = common.need(p, 'roles.objects');
+    if std.length(leads) > 1 then
+      ts.fail('roles.objects: roles ' + std.join(' and ', leads) + ' say lead: true, and a job has one lead: the role whose end ends the job, which alone is retried')
+    else if leads == [] && jobs != [] then
+      if !batch.declared(p) then lifetimeMissing(p, jobs[0])
+      else ts.fail('roles.objects: none of the roles ' + std.join(', ', [r.name for r in all])
+                   + ' says lead: true, so backoffLimit (batch.params) would retry nothing: add lead: true to the role whose end ends the job')
+    else if ts.checks && jobs != [] && !batch.declared(p) then lifetimeMissing(p, jobs[0])
+    else [serviceOf(proto, q, all)] + [workloadOf(proto, q, r) for r in all],
 
   // onePodPerNode: required anti-affinity between the pods of a role
   // (component), or of the whole job (null): for host network, where every

@@ -1,6 +1,14 @@
-// The lifecycle runtime (assets/runtime.sh) as the pods see it: where the
-// job's ConfigMap is mounted, the script's entry in it, the volume and
-// mount, and the command `run` for a role that needs no script of its own:
+// runtime: the lifecycle runtime (assets/runtime.sh) as the pods see it:
+// where the job's ConfigMap is mounted, the script's entry in it, the
+// volume and mount, and the command `run` for a role that needs no script
+// of its own.
+//
+// Needs:    nothing of p: the prototype puts files into a ConfigMap of
+//           its own, mounts volume(its name) in the roles that run it.
+// Declares: no parameter.
+// Returns:  files (the ConfigMap entry), bytes (its size), volume(name),
+//           mount, dir and path, and run(cmd, waits, watch): a role's
+//           command under the runtime.
 //
 //   local runtime = import 'runtime.libsonnet';
 //   data: runtime.files + {...}                        // the ConfigMap's data

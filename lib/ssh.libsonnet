@@ -1,10 +1,16 @@
-// The ssh configuration of the pods of an MPI-over-ssh job, rendered with
-// the job: all of it is known then. The port is the same in every pod, and
-// the paths are trainsonnet's: the pods' script (assets/mpi.sh) makes what
-// exists only at run time in dir, under the names these files use: the
-// copies of the key that only the pod's user may read (id,
+// ssh: the ssh configuration of the pods of an MPI-over-ssh job, rendered
+// with the job: all of it is known then. The port is the same in every
+// pod, and the paths are trainsonnet's: the pods' script (assets/mpi.sh)
+// makes what exists only at run time in dir, under the names these files
+// use: the copies of the key that only the pod's user may read (id,
 // authorized_keys), the pod's own host key (ssh_host_ed25519_key), sshd's
 // pid file, and the sessions' script (given to sshd on its command line).
+//
+// Needs:    nothing of p.
+// Declares: no parameter.
+// Returns:  client(port, dir) and server(port, dir), the text of
+//           ssh_config and sshd_config (mpi.libsonnet puts them into the
+//           job's ConfigMap).
 
 local lines(ls) = std.join('\n', ls) + '\n';
 

@@ -1,4 +1,9 @@
-// One params file for the three TensorFlow prototypes.
+// tf: one params file for the three TensorFlow prototypes.
+//
+// Needs:    the prototype's declarations (removed reads them). Declares:
+//           no parameter (the storage keys of the TensorFlow charts are
+//           storage.params(..., tfCharts=true)). Returns: removed(proto,
+//           decls, own), the prototype's removed map; chartKeys, keys.
 //
 // The distributed TensorFlow charts (seed 002) shared one
 // values.override.yaml, and their users kept one file per environment for

@@ -1,4 +1,18 @@
-// The entry point of every prototype.
+// trainsonnet: the entry point of every prototype.
+//
+// Needs:    nothing; its natives (generator/native.go) when trainsonnet runs
+//           it, Jsonnet fallbacks under the stock jsonnet binary.
+// Declares: no parameter; ts.params is lib/params.libsonnet, the
+//           constructors every declaration is made with, and
+//           ts.declare(piece, decls) makes a piece's declarations its own
+//           (a name declared by two pieces fails, naming both).
+// Returns:  ts.prototype(spec) the function trainsonnet evaluates; ts.check
+//           a problem of validate(p); ts.fail(message) an error of the
+//           prototype's author, reported as "prototype <name>: <message>"
+//           without a trace; the per-worker and text helpers
+//           (indexedLines, indexedList, contains, bytes, bashSyntax), the
+//           asset seam (asset, assetBytes) and generated secrets
+//           (sshKeyPair, secretToken).
 //
 //   local ts = import 'trainsonnet.libsonnet';
 //   ts.prototype({
@@ -35,6 +49,14 @@ local nativeToken = std.native('secretToken');
 local nativeEmit = std.native('emit');
 local nativeAsset = std.native('asset');
 local nativeAssetBytes = std.native('assetBytes');
+
+// The mark that starts the message of fail (U+FDD1, a Unicode
+// noncharacter): trainsonnet reports such an error as its message alone
+// (generator/errors.go).
+local failMark = '\uFDD1';
+// Registered by trainsonnet for renders: see checks.
+local skipChecks = std.native('skipContractChecks');
+local fail(message) = error failMark + message;
 
 {
   params:: params,
@@ -73,6 +95,45 @@ local nativeAssetBytes = std.native('assetBytes');
   // check returns a problem with param when ok is false; validate(p)
   // returns a list of these lists.
   check(ok, param, rule):: if ok then [] else [{ param: param, rule: rule }],
+
+  // fail(message): stops the evaluation, for a piece of the library (or
+  // of a prototype) used wrongly: a bug of the prototype's author, not of
+  // the user's input. trainsonnet reports it as "prototype <name>:
+  // <message>" (exit 1) without a Jsonnet stack trace, so the message
+  // says which piece is missing or wrong and what to add: "roles.objects:
+  // role worker is a Job, ...: add batch.params('the workers') to the
+  // prototype's params". The stock jsonnet binary prints it as any error.
+  fail(message):: fail(message),
+
+  // checks: whether the pieces check that p has what they read (the
+  // common, Job lifetime and storage parameters) and fail with ts.fail
+  // otherwise. A render skips them (they cost about 5%): when one fails,
+  // trainsonnet evaluates it again with them, and reports the piece that
+  // is missing instead of the Jsonnet error (generator/errors.go). On
+  // under the stock jsonnet binary. What would pass silently (an unknown
+  // role field, a job without a lead) is checked in every render.
+  checks:: skipChecks == null || !skipChecks(),
+
+  // has(o, f): whether the object o has the field f (hidden or not), as
+  // std.objectHas answers but without its cost: go-jsonnet builds the map
+  // of all o's fields to answer std.objectHas, and p has a hundred. The
+  // pieces' contract checks ask it of p in every render.
+  has(o, f):: (o + { h:: f in super }).h,
+
+  // declare(piece, decls): the parameter declarations decls of a piece
+  // (common.params, roles.params, ...), each owned by piece. A parameter
+  // has one owner: composed with +, two pieces that declare the same name
+  // fail, naming both, wherever the later one sits (a group included).
+  // After them, a prototype's own object may still refine one
+  // (env+: {doc: ...}) or replace it: that is the prototype's choice.
+  declare(piece, decls):: {
+    [k]:
+      if k in super then
+        local first = if std.objectHasAll(super[k], 'owner') then super[k].owner else 'an earlier object';
+        fail(piece + ' declares the parameter ' + k + ', which ' + first + ' declares too: a parameter has one owner; leave one of them out, or refine the first with ' + k + '+: {...}')
+      else decls[k] + { owner:: piece }
+    for k in std.objectFields(decls)
+  },
 
   // indexedLines(prefix, suffix, from, to, head=''): head, then
   // prefix + i + suffix + "\n" for every i in [from, to). Built in Go under

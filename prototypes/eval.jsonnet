@@ -25,11 +25,7 @@ local roleParams = roles.params(
   exec='Command the evaluator runs with sh -c instead of python <script> --eval_dir=<evalDir> --checkpoint_dir=<trainDir> --data_dir=<dataDir> <args>; $EVALDIR and $TRAINDIR (also $EVAL_DIR and $TRAIN_DIR) hold the two directories. The Job ends with its exit code.',
 );
 
-local params_ = common.params('train') + batch.params('the evaluator') + storage.params(['trainDir', 'evalDir']) + {
-  [k]: roleParams[k]
-  for k in std.objectFields(roleParams)
-  if k != 'env'  // env is the common one: the evaluator is the only container
-} + {
+local params_ = common.params('train') + batch.params('the evaluator') + storage.params(['trainDir', 'evalDir'], tfCharts=true) + roleParams + {
   runAsUser+: {
     default: 1000,
     doc: 'User id the evaluator runs as: 1000 by default, so it runs without root (Pod Security restricted); it must be able to write evalDir on the storage. 0 runs it as root. The user need not exist in the image.',
@@ -79,7 +75,7 @@ local role(p) =
     name: component,
     kind: 'Job',
     dns: false,
-    backoffLimit: p.backoffLimit,
+    lead: true,
     image: imageOf(p),
     imagePullPolicy: p.image.pullPolicy,
     command: if p.exec != null then ['sh', '-c', p.exec]

@@ -153,11 +153,8 @@ local sidecar(p, name, cmd, ports, env=[], mounts=[]) = roles.container(p, {
   image: chart.imageOf(p, p.scheduler),
   imagePullPolicy: chart.pullPolicyOf(p, p.scheduler),
   command: ['sh', daskPath] + (if name == 'dask-scheduler' then ['run'] else ['ui', name]) + cmd,
-  args: null,
   env: common.env(p.env + p.scheduler.env) + setupEnv(p) + env,
   ports: ports,
-  readinessProbe: null,
-  resources: null,
   privileged: p.scheduler.privileged,
   mounts: [runtime.mount] + mounts,
   container: {

@@ -29,11 +29,11 @@ local sparkConfKey = params.format(
 );
 
 local params_ = common.params('spark', defaultImage) + batch.params('the driver') + storage.params(['storeDir']) + {
-  master: params.group('The Spark standalone master: one pod, reached at spark://<name>-master:<master.port> through the Service <name>-master.', roles.params('the master', gpu=0) + {
+  master: params.group('The Spark standalone master: one pod, reached at spark://<name>-master:<master.port> through the Service <name>-master.', roles.params('the master', gpu=0) + roles.envParams('the master') + {
     port: params.int('Port of the master (spark://).', default=7077, min=1024, max=65535),
     uiPort: params.int('Port of the master\'s web UI.', default=8080, min=1024, max=65535),
   }),
-  worker: params.group('The Spark workers: one executor each, which runs Horovod\'s processes. With worker.memory, Spark\'s SPARK_WORKER_MEMORY is that limit less 1 GiB for the worker\'s own JVM (at least 512 MiB); without, Spark takes the node\'s memory less 1 GiB.', roles.params('each worker', gpu=0) + {
+  worker: params.group('The Spark workers: one executor each, which runs Horovod\'s processes. With worker.memory, Spark\'s SPARK_WORKER_MEMORY is that limit less 1 GiB for the worker\'s own JVM (at least 512 MiB); without, Spark takes the node\'s memory less 1 GiB.', roles.params('each worker', gpu=0) + roles.envParams('each worker') + {
     number: params.int('Number of workers.', default=2, min=1, max=1000),
     cores: params.int('Spark cores of each worker (SPARK_WORKER_CORES): tasks it runs at once. Unset: with GPUs, worker.gpu (one core per GPU, as Horovod\'s docs ask, so that taskCpus counts GPUs); without, the whole CPUs of worker.cpu, or without a CPU limit taskCpus (one task at a time).', min=1, max=1024),
     uiPort: params.int('Port of each worker\'s web UI.', default=8081, min=1024, max=65535),
@@ -42,7 +42,7 @@ local params_ = common.params('spark', defaultImage) + batch.params('the driver'
     'the driver',
     gpu=0,
     exec='Command the driver runs with sh -c instead of spark-submit <script> <args> (SPARK_CONF_DIR holds the cluster\'s spark-defaults.conf, NUM_PROC is the number of Horovod processes, STORE_DIR the store). With longLived, the command the driver pod serves (a notebook server, say) instead of waiting for kubectl exec.',
-  ) + {
+  ) + roles.envParams('the driver') + {
     script: params.string('The user\'s Python script (or jar), in the image or under storage.mountPath: spark-submit <script> <args>. It calls horovod.spark.run (or an Estimator\'s fit) with num_proc=int(os.environ["NUM_PROC"]). The default is the MNIST example of Horovod\'s image.', default=defaultScript, format='nonEmpty'),
     args: params.list('Arguments of the script, one per --driver-args flag.', separator=''),
     startTimeout: params.seconds('How long Horovod waits for Spark to start every task (HOROVOD_SPARK_START_TIMEOUT).', default=600, min=1, max=86400),
@@ -177,14 +177,9 @@ local role(p, r, store) =
     initContainers: [roles.container(p, base + {
       name: 'passwd',
       command: ['sh', '-c', passwdScript(p)],
-      args: null,
       env: [],
-      ports: [],
-      readinessProbe: null,
       resources: null,
-      privileged: false,
       mounts: [{ name: passwdVolume.name, mountPath: passwdDir }],
-      container: {},
     })],
   };
 
@@ -221,7 +216,7 @@ local driver(p, store) = role(p, 'driver', store) + {
   kind: if p.longLived then 'Deployment' else 'Job',
   dns: true,
   [if p.longLived then 'strategy']: { type: 'Recreate' },
-  backoffLimit: p.backoffLimit,
+  lead: true,
   command: runtime.run(
     if p.driver.exec != null then ['sh', '-c', p.driver.exec]
     else if p.longLived then idle

@@ -32,11 +32,7 @@ local templateWhatToDo = 'the pods are rendered from typed parameters: image, ex
 local replicasWhatToDo = 'workers counts every pod, the master included: worker 0 is rank 0 and the rendezvous, as the Master was; set workers to Master.replicas + Worker.replicas';
 local restartWhatToDo = 'each worker pod is retried on its own, backoffLimit times (backoffLimitPerIndex); disruptions (preemption, a node drain) do not count';
 
-local params_ = common.params('train', defaultImage) + batch.params('each worker') + storage.params(['trainDir']) + {
-  [k]: roleParams[k]
-  for k in std.objectFields(roleParams)
-  if k != 'env'  // env is the common one: the workers are the only pods
-} + {
+local params_ = common.params('train', defaultImage) + batch.params('each worker') + storage.params(['trainDir']) + roleParams + {
   exec+: { default: defaultScript },
   backoffLimit+: {
     doc: 'Retries of each worker pod (the Job\'s backoffLimitPerIndex; the PyTorchJob\'s runPolicy.backoffLimit). A worker that fails more often fails the job, unless elastic training can go on without it (elastic.minNodes). With retries, delete the job (kubectl delete -f, or its Job) before its namespace: Kubernetes 1.33 and later delete a namespace\'s pods first, and keep a failed pod with retries left until its replacement exists, which a terminating namespace refuses.',
@@ -111,8 +107,10 @@ local worker(p) =
     name: component,
     kind: 'IndexedJob',
     count: p.workers,
-    // per index: backoffLimitPerIndex below; the Job's own limit is the API's
-    backoffLimit: null,
+    // each pod is retried on its own, backoffLimit times
+    // (backoffLimitPerIndex); the Job's own limit is the API's
+    lead: true,
+    retryPerIndex: true,
     image: p.image,
     imagePullPolicy: p.imagePullPolicy,
     ports: [{ name: 'rendezvous', port: p.port }],
@@ -124,7 +122,6 @@ local worker(p) =
     volumes: store.volumes + (if ownShm(p) then [{ name: shmVolume, emptyDir: { medium: 'Memory', [if p.shmSize != null then 'sizeLimit']: p.shmSize } }] else []),
     mounts: store.mounts + (if ownShm(p) then [{ name: shmVolume, mountPath: shmDir }] else []),
     job: {
-      backoffLimitPerIndex: p.backoffLimit,
       // the training goes on without a pod that failed for good only
       // while elastic training has enough pods left
       maxFailedIndexes: if elastic(p) then p.workers - std.min(minNodes(p), p.workers) else 0,

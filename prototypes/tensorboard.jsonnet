@@ -21,11 +21,7 @@ local roleParams = roles.params(
   exec='Command TensorBoard\'s container runs with sh -c instead of tensorboard --logdir=<logDir> --port=<targetPort> --bind_all (a wrapper that installs a plugin first, say). It must serve HTTP on targetPort; $LOG_DIR holds logDir.',
 );
 
-local params_ = common.params('train') + storage.params(['logDir']) + {
-  [k]: roleParams[k]
-  for k in std.objectFields(roleParams)
-  if k != 'env'  // env is the common one: TensorBoard is the only container
-} + {
+local params_ = common.params('train') + storage.params(['logDir'], tfCharts=true) + roleParams + {
   runAsUser+: {
     default: 1000,
     doc: 'User id TensorBoard runs as: 1000 by default, so it runs without root (Pod Security restricted); 0 runs it as root. The user need not exist in the image.',

@@ -38,7 +38,7 @@ local roleGroup(doc, who, number, numberDoc, min, max, job=null) = params.group(
   who,
   gpu=null,
   exec='Command ' + who + ' runs with sh -c instead of exec (or the default command). TF_CONFIG, PSHOSTS, WORKERHOSTS, JOBNAME, TASKID, TRAINDIR and BATCHSIZE are in its environment.',
-) + {
+) + roles.envParams(who) + {
   number: params.int(numberDoc, default=number, min=min, max=max, replaces=if job != null then 'clusterConfig.jobs.' + job + '.num'),
   image: params.string('Container image of ' + who + '. Unset: the image block of imageBlock, else gpuImage with GPUs and cpuImage without.', format='image'),
   init: params.string('Command run with sh -c before ' + who + ' starts, in an init container with the same image, environment and volumes: to prepare data into scratchDir.' + (if job == 'worker' then ' Unset: the chart\'s data preparation when prepareData says so.' else ''), format='nonEmpty'),
@@ -49,7 +49,7 @@ local roleGroup(doc, who, number, numberDoc, min, max, job=null) = params.group(
 
 local roleNames = ['ps', 'worker', 'chief', 'evaluator'];
 
-local params_ = common.params('train') + batch.params('the workers (the chief, when there is one)') + storage.params(['trainDir']) + {
+local params_ = common.params('train') + batch.params('the workers (the chief, when there is one)') + storage.params(['trainDir'], tfCharts=true) + {
   ps: roleGroup('The parameter servers: they hold the variables and serve them to the other tasks until the workers (or the chief) are done, then stop.',
                 'each parameter server', 2, 'Number of parameter servers (the chart\'s clusterConfig.jobs.ps.num).', 1, 100, 'ps'),
   worker: roleGroup('The workers. Their gpu, cpu, memory, nodeSelector and tolerations default to the top-level ones.',
@@ -207,7 +207,7 @@ local role(p, r, store) =
     name: r,
     kind: if indexed(r) then 'IndexedJob' else 'Job',
     count: count(p, r),
-    backoffLimit: if r == lead(p) then p.backoffLimit else 0,
+    lead: r == lead(p),
     image: imageOf(p, r),
     imagePullPolicy: p.imagePullPolicy,
     command: command(p, r),

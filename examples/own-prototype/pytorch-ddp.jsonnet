@@ -9,7 +9,9 @@
 //     --exec 'python /opt/train.py --epochs 90'
 //
 // Every parameter below becomes a flag, a params-file key, a describe
-// entry and a JSON Schema property, with no Go.
+// entry and a JSON Schema property, with no Go. It is the worked example
+// of lib/README.md, which says what each piece of the library needs,
+// declares and returns.
 
 local batch = import 'batch.libsonnet';
 local common = import 'common.libsonnet';
@@ -21,11 +23,13 @@ local proto = 'pytorch-ddp';
 
 // The one role: what roles.libsonnet turns into an Indexed Job, its pod
 // template and container, and (with the job's headless Service) the stable
-// names <name>-worker-<i>.<name>.
+// names <name>-worker-<i>.<name>. It is the lead: the job ends when it
+// does, and backoffLimit (batch.params) counts its retries.
 local worker(p) = {
   name: 'worker',
   kind: 'IndexedJob',
   count: p.workers,
+  lead: true,
   image: p.image,
   imagePullPolicy: p.imagePullPolicy,
   ports: [{ name: 'rendezvous', port: p.port }],
@@ -52,20 +56,20 @@ ts.prototype({
   description: |||
     An Indexed Job of workers; worker 0 is the rendezvous point of torchrun, reached
     through the job's headless Service as <name>-worker-0.<name>. The job ends when every
-    worker has ended, and fails when one fails.
+    worker has ended, and fails once its pods have failed more than backoffLimit times.
   |||,
 
-  // The common parameters (name, namespace, image, labels, security, ...),
-  // the Job lifetime, and the role's typed gpu, cpu, memory, nodeSelector,
-  // tolerations and exec, declared once by the library.
+  // The library's pieces, each declaring its parameters once: the common
+  // ones (name, namespace, image, env, labels, security, ...), the Job
+  // lifetime (ttlSecondsAfterFinished, activeDeadlineSeconds, backoffLimit:
+  // the worker role is the lead), and the role's typed gpu, cpu, memory,
+  // nodeSelector, tolerations and exec. Then this prototype's own.
   params: common.params(proto, 'pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime') + batch.params('each worker')
           + roles.params('each worker', exec='Training script and its arguments, which torchrun runs in each of its processes, such as /opt/train.py --epochs 90.') + {
     exec+: { default: '/opt/train.py' },
     workers: params.int('Number of worker pods.', default=2, min=1, max=1000),
     port: params.int('Port of the rendezvous on worker 0.', default=29500, min=1024, max=65535),
-    worker: params.group('Settings of the worker pods only.', {
-      env: params.map('Environment variables of the workers, on top of env.', keys='envName'),
-    }),
+    worker: params.group('Settings of the worker pods only.', roles.envParams('the workers')),
   },
 
   // The shared rules: every pod's host name fits in a DNS label.

@@ -1,0 +1,130 @@
+package generator_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/trainsonnet/trainsonnet/generator"
+)
+
+// contractProto is a prototype of one's own on the library's pieces, with
+// the pieces its params and its roles take in the blanks.
+const contractProto = `
+local batch = import 'batch.libsonnet';
+local common = import 'common.libsonnet';
+local mpi = import 'mpi.libsonnet';
+local roles = import 'roles.libsonnet';
+local storage = import 'storage.libsonnet';
+local ts = import 'trainsonnet.libsonnet';
+local proto = 'NAME';
+local worker(p) = WORKER;
+ts.prototype({
+  name: proto,
+  summary: 'a prototype that composes the library',
+  params: PARAMS,
+  render(p):: RENDER,
+})
+`
+
+// TestLibContracts: composing the library's pieces wrongly stops with one
+// line that names the piece and what to add, reported as "prototype
+// <name>: <message>" (a bug of the prototype's author, not the user's:
+// not a ValidationError), never a Jsonnet stack trace. What the pieces
+// promise works: a role's pod template inside a custom resource from a
+// partial role, Job spec fields through job, the lead's retries.
+func TestLibContracts(t *testing.T) {
+	const (
+		params  = `common.params(proto, 'busybox:1.37') + batch.params('the workers')`
+		worker  = `{name: 'worker', kind: 'IndexedJob', count: 2, image: p.image, lead: true}`
+		objects = `roles.objects(proto, p, [worker(p)])`
+	)
+	for _, c := range []struct {
+		name, params, worker, render string
+		want                         string // the message after "prototype <name>: "; "" renders
+	}{
+		{name: "composes", want: ""},
+		{name: "no-lifetime", params: `common.params(proto, 'busybox:1.37')`,
+			want: "roles: role worker is an Indexed Job, and a Job takes the Job lifetime parameters (activeDeadlineSeconds, backoffLimit, ttlSecondsAfterFinished), which the prototype does not declare: add batch.params('<the lead role>') to its params"},
+		{name: "no-lead", worker: `{name: 'worker', kind: 'IndexedJob', count: 2, image: p.image}`,
+			want: "roles.objects: none of the roles worker says lead: true, so backoffLimit (batch.params) would retry nothing: add lead: true to the role whose end ends the job"},
+		{name: "two-leads", render: `roles.objects(proto, p, [worker(p), worker(p) + {name: 'chief', kind: 'Job'}])`,
+			want: "roles.objects: roles worker and chief say lead: true, and a job has one lead: the role whose end ends the job, which alone is retried"},
+		{name: "unknown-field", worker: `{name: 'worker', image: p.image, lead: true, replicas: 2}`,
+			want: "role worker: unknown field replicas; count is the replicas of a Deployment and the pods of an IndexedJob (a role's fields: "},
+		{name: "backoff-limit-field", worker: `{name: 'worker', image: p.image, lead: true, backoffLimit: 3}`,
+			want: "role worker: unknown field backoffLimit; the lead role (lead: true) is retried p.backoffLimit times, the others never; other Job spec fields go in job: {...}"},
+		{name: "no-image", worker: `{name: 'worker', lead: true}`,
+			want: "role worker: a role needs an image: add image: p.image (or an image parameter of the role's)"},
+		{name: "no-name", worker: `{image: p.image, lead: true}`,
+			want: "roles: a role needs a name, such as {name: 'worker', image: p.image}"},
+		{name: "bad-kind", worker: `{name: 'db', kind: 'StatefulSet', image: p.image, lead: true}`,
+			want: "role db: kind must be Job, IndexedJob or Deployment, not StatefulSet"},
+		{name: "job-on-deployment", worker: `{name: 'ui', kind: 'Deployment', image: p.image, lead: true, job: {suspend: true}}`,
+			want: "role ui: job holds Job spec fields, and ui is a Deployment (its own spec field is strategy)"},
+		{name: "retry-per-index-of-a-job", worker: `{name: 'worker', image: p.image, lead: true, retryPerIndex: true}`,
+			want: "role worker: retryPerIndex is for the lead role (lead: true) of kind IndexedJob"},
+		{name: "no-common", params: `batch.params('the workers') + {name: ts.params.string('Name.', default='x', format='dns1035Label'), image: ts.params.string('Image.', default='busybox:1.37')}`,
+			want: "roles.objects reads the common parameters, and the prototype does not declare annotations, automountServiceAccountToken, env, fsGroup, imagePullSecrets, labels, namespace, networkPolicy, priorityClassName, runAsGroup, runAsUser, schedulerName, serviceAccountName, supplementalGroups, volumeMounts, volumes: add common.params('<default name>') to its params"},
+		{name: "env-twice", params: params + ` + roles.envParams('each worker')`,
+			want: "roles.envParams declares the parameter env, which common.params declares too: a parameter has one owner; leave one of them out, or refine the first with env+: {...}"},
+		{name: "piece-twice", params: params + ` + batch.params('the chief')`,
+			want: "batch.params declares the parameter activeDeadlineSeconds, which batch.params declares too"},
+		{name: "own-before-piece", params: `{env: ts.params.map('Mine.')} + ` + params,
+			want: "common.params declares the parameter env, which an earlier object declares too"},
+		{name: "mpi-params-first", params: `mpi.params + ` + params,
+			want: "mpi.params tells how the env of common.params reads in an MPI job: put it after common.params"},
+		{name: "storage-undeclared", render: `[storage.pod(p, 'worker', [])] + ` + objects,
+			want: "storage.pod reads the storage parameters, and the prototype does not declare them: add storage.params([<the directories it uses>]) to its params"},
+		{name: "storage-dir-undeclared", params: params + ` + storage.params(['logDir'])`, render: `[{apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: p.name}, data: {dir: storage.dir(p, 'trainDir')}}]`,
+			want: "storage.dir: the directory trainDir is not declared: add 'trainDir' to the prototype's storage.params([...])"},
+		{name: "storage-unknown-dir", params: params + ` + storage.params(['modelDir'])`,
+			want: "storage.params: no directory modelDir: the directories are evalDir, logDir, storeDir, trainDir"},
+		// A role's pod template in a custom resource, from a partial role;
+		// Job spec fields through job; the lead retried per index.
+		{name: "pod-template-in-a-custom-resource", render: `[{apiVersion: 'kubeflow.org/v1', kind: 'PyTorchJob', metadata: {name: p.name},
+			spec: {pytorchReplicaSpecs: {Worker: {replicas: 2, template: roles.podTemplate(proto, p, {name: 'worker', image: p.image})}}}}]`},
+		{name: "job-fields", worker: worker + ` + {retryPerIndex: true, job: {maxFailedIndexes: 1}}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := contractProto
+			for k, v := range map[string]string{"NAME": c.name, "PARAMS": or(c.params, params), "WORKER": or(c.worker, worker), "RENDER": or(c.render, objects)} {
+				src = strings.ReplaceAll(src, k, v)
+			}
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, c.name+".jsonnet"), []byte(src), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			g, err := generator.New(generator.Options{PrototypePaths: []string{dir}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = g.Render(context.Background(), generator.NewParams(c.name))
+			if c.want == "" {
+				if err != nil {
+					t.Fatalf("want a render, got: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("rendered; want the error %q", c.want)
+			}
+			msg := err.Error()
+			if generator.IsValidation(err) || strings.Contains(msg, "\n") || strings.Contains(msg, "RUNTIME ERROR") {
+				t.Errorf("want one line of a prototype bug, got %T:\n%s", err, msg)
+			}
+			if !strings.HasPrefix(msg, "prototype "+c.name+": "+c.want) {
+				t.Errorf("got:  %s\nwant: prototype %s: %s", msg, c.name, c.want)
+			}
+		})
+	}
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
