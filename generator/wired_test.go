@@ -13,8 +13,8 @@ import (
 	"testing/cryptotest"
 
 	"github.com/trainsonnet/trainsonnet/generator"
-	"github.com/trainsonnet/trainsonnet/generator/param"
 	"github.com/trainsonnet/trainsonnet/generator/format"
+	"github.com/trainsonnet/trainsonnet/generator/param"
 )
 
 // TestEveryParameterIsWired: every declared parameter of every built-in

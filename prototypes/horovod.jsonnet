@@ -88,7 +88,7 @@ ts.prototype({
     The driver waits until every worker answers over ssh, at most initTimeout seconds (then
     it exits 124 naming the workers that never answered), runs driver.args with sh -c (with
     bash -c, as the chart did, when they use bash syntax: a warning says so) and ends with
-    its exit code; the workers, an Indexed Job with a TCP readiness probe on ssh,
+    its exit code; the workers, an Indexed Job ready once their sshd runs,
     end with it (the chart's StatefulSet ran until helm delete). ssh keys are generated at
     render time (trainsonnet warns that the output holds a private key) or taken from an
     existing Secret (ssh.secret); keys pasted into values are not used. ssh.port is used by
