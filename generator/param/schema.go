@@ -99,7 +99,10 @@ func (p *Param) Schema() map[string]any {
 		if p.ValueFormat == "quantity" {
 			s["additionalProperties"] = map[string]any{"type": []string{"string", "number"}}
 		} else {
-			s["additionalProperties"] = map[string]any{"type": "string"}
+			// a bare number or boolean is taken as the text it is
+			// written as (a number whose text is not its value, 1.10, is
+			// refused: value.go)
+			s["additionalProperties"] = map[string]any{"type": []string{"string", "number", "boolean"}}
 		}
 	case TypeList:
 		item := "string"
