@@ -18,6 +18,7 @@ func (g *Generator) evaluate(w *pooledVM, file string, params ast.Node, output s
 		w = g.getVM()
 		defer g.putVM(w)
 	}
+	w.handed, w.wasHanded = nil, false
 	w.vm.TLAReset()
 	w.vm.TLANode("params", params)
 	w.vm.TLAVar("output", output)
@@ -28,10 +29,10 @@ func (g *Generator) evaluate(w *pooledVM, file string, params ast.Node, output s
 // objects}) as Go values, the objects among them: what the prototype
 // evaluated to. That value comes one way, and this is its seam:
 // ts.prototype gives it to std.native('handOver'), which takes it as Go
-// values, since printing it as JSON text for Go to parse it again costs
-// more than the rest of the hand-over (BenchmarkRenderHandOver shows
-// how much); a prototype that does not (a wrapper of one's own, or with
-// printFull) has its printed output parsed instead.
+// values, since printing it as JSON text for Go to parse it again adds an
+// eighth to the allocations of a whole render (BenchmarkRenderHandOver);
+// a prototype that does not (a wrapper of one's own, or with printFull)
+// has its printed output parsed instead.
 func (g *Generator) full(w *pooledVM, file string, params ast.Node) (any, error) {
 	if w == nil {
 		w = g.getVM()
@@ -39,7 +40,7 @@ func (g *Generator) full(w *pooledVM, file string, params ast.Node) (any, error)
 	}
 	out, err := g.evaluate(w, file, params, "full")
 	handed, ok := w.handed, w.wasHanded
-	w.handed, w.wasHanded = nil, false
+	w.handed = nil
 	switch {
 	case err != nil:
 		return nil, err

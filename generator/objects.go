@@ -118,7 +118,7 @@ func kindRank(kind string) int {
 }
 
 // checkObjects decodes, checks and orders what a prototype emitted (each
-// object already decoded from JSON, numbers as json.Number). What does not
+// object as Go values, numbers as float64 or json.Number). What does not
 // decode into its type, or is emitted twice, is a bug in the prototype,
 // reported with the prototype, object and field named; the problems of
 // metadata and pods (podcheck.go) come back for explain.go to name the

@@ -2,7 +2,10 @@ package generator_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"testing/cryptotest"
 
@@ -55,5 +58,38 @@ func TestTricksKeepTheOutput(t *testing.T) {
 				assert.Equal(t, res.Warnings, without.Warnings)
 			})
 		}
+	}
+}
+
+// TestHandOver: the value of a render is what the prototype evaluates
+// to, handed over by ts.prototype or printed by a wrapper of one's own;
+// a hand-over that is not the whole output is a prototype bug.
+func TestHandOver(t *testing.T) {
+	dir := t.TempDir()
+	spec := `{name: '%s', summary: 'A wrapper of its own.', params: {name: {type: 'string', doc: 'Name.', default: 'x'}}}`
+	cm := `{apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: params.name}, data: {a: 'b'}}`
+	for name, value := range map[string]string{
+		"printed": `{errors: [], warnings: ['w'], objects: [` + cm + `]}`,
+		"nested":  `{value: std.native('handOver')({errors: [], warnings: [], objects: [` + cm + `]})}`,
+		"twice":   `[std.native('handOver')({errors: [], warnings: [], objects: []}), std.native('handOver')({})]`,
+		"shape":   `{errors: [], objects: []}`,
+	} {
+		src := "function(params={}, output='objects') if output == 'spec' then " + strings.ReplaceAll(spec, "%s", name) + " else " + value + "\n"
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name+".jsonnet"), []byte(src), 0o644))
+	}
+	g, err := generator.New(generator.Options{PrototypePaths: []string{dir}})
+	require.NoError(t, err)
+	res, err := g.Render(context.Background(), generator.NewParams("printed"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"w"}, res.Warnings)
+	assert.Equal(t, `{"apiVersion":"v1","data":{"a":"b"},"kind":"ConfigMap","metadata":{"name":"x"}}`, string(res.Objects[0].JSON()))
+	for name, want := range map[string]string{
+		"nested": "its output is not the value it handed over",
+		"twice":  "handOver(value) is called once per evaluation",
+		"shape":  "its output 'full' is not {errors, warnings, objects}",
+	} {
+		_, err := g.Render(context.Background(), generator.NewParams(name))
+		assert.ErrorContains(t, err, want, name)
+		assert.False(t, generator.IsValidation(err), name)
 	}
 }

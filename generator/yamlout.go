@@ -16,7 +16,7 @@ import (
 //
 // It is the one seam of the YAML output, and it has one fast path: the
 // encoder writes a scalar character by character (8 ms for a hostfile of
-// 10,000 lines, 1 ms for the scripts of one job), so a long text that it
+// 10,000 lines, more than the rest of the job), so a long text that it
 // would write as a plain literal block (see isBlock) in a map under the
 // root, such as a file in a ConfigMap's data, is written here, line by
 // line. The rest of the document is the encoder's: a map that holds such
@@ -27,8 +27,9 @@ import (
 func encodeYAML(v any, quoted bool) ([]byte, error) {
 	var y []byte
 	var err error
-	if root, ok := v.(map[string]any); ok && holdsBlocks(root) {
-		y, err = blocksYAML(root)
+	root, _ := v.(map[string]any)
+	if blocks, size := blocksIn(root); blocks != nil {
+		y, err = blocksYAML(root, blocks, size)
 	} else {
 		y, err = yamlv2.Marshal(v)
 	}
@@ -53,65 +54,63 @@ func isBlock(s string) bool {
 		return false
 	}
 	for i := 0; i < n; i++ {
-		switch c := s[i]; {
-		case c == '\n':
-			if s[i-1] == ' ' {
-				return false
-			}
-		case c < 0x20 || c > 0x7e:
+		if !blockByte[s[i]] {
 			return false
 		}
 	}
-	return true
+	return !strings.Contains(s, " \n")
 }
 
-// holdsBlocks reports whether a map under root holds a string isBlock.
-func holdsBlocks(root map[string]any) bool {
-	for _, v := range root {
-		if m, ok := v.(map[string]any); ok && mapHoldsBlocks(m) {
-			return true
-		}
+// blockByte: the bytes of a block, printable ASCII and the line break.
+var blockByte = func() (t [256]bool) {
+	for c := 0x20; c <= 0x7e; c++ {
+		t[c] = true
 	}
-	return false
-}
+	t['\n'] = true
+	return t
+}()
 
-func mapHoldsBlocks(m map[string]any) bool {
-	for _, v := range m {
-		if s, ok := v.(string); ok && isBlock(s) {
-			return true
+// blocksIn finds the blocks encodeYAML writes itself: by key of root, the
+// keys of the map there whose values are blocks (nil if none), and about
+// how many bytes the document takes.
+func blocksIn(root map[string]any) (map[string]map[string]bool, int) {
+	var blocks map[string]map[string]bool
+	size := 4096 // the blocks, indented, and room for the rest
+	for k, v := range root {
+		m, _ := v.(map[string]any)
+		for k2, e := range m {
+			if s, ok := e.(string); ok && isBlock(s) {
+				if blocks == nil {
+					blocks = map[string]map[string]bool{}
+				}
+				if blocks[k] == nil {
+					blocks[k] = map[string]bool{}
+				}
+				blocks[k][k2] = true
+				size += len(s) + len(s)/4
+			}
 		}
 	}
-	return false
+	return blocks, size
 }
 
 // blocksYAML is encodeYAML of a root that holds blocks.
-func blocksYAML(root map[string]any) ([]byte, error) {
+func blocksYAML(root map[string]any, blocks map[string]map[string]bool, size int) ([]byte, error) {
 	keys, ordered := yamlKeys(root)
 	if !ordered {
 		return yamlv2.Marshal(root)
 	}
-	size := 4096 // the long texts, indented, and room for the rest
-	for _, v := range root {
-		if m, ok := v.(map[string]any); ok {
-			for _, e := range m {
-				if s, ok := e.(string); ok && len(s) >= blockMin {
-					size += len(s) + len(s)/4
-				}
-			}
-		}
-	}
 	out := make([]byte, 0, size)
 	run := map[string]any{} // entries of root the encoder writes
 	for _, k := range keys {
-		m, ok := root[k].(map[string]any)
-		ok = ok && mapHoldsBlocks(m)
+		ok := blocks[k] != nil
 		var key string
 		var keys2 []string
 		if ok {
 			key, ok = yamlKey(k)
 		}
 		if ok {
-			keys2, ok = yamlKeys(m)
+			keys2, ok = yamlKeys(root[k].(map[string]any))
 		}
 		if !ok {
 			run[k] = root[k]
@@ -123,11 +122,14 @@ func blocksYAML(root map[string]any) ([]byte, error) {
 		}
 		run = map[string]any{}
 		out = append(append(out, key...), ":\n"...)
+		m := root[k].(map[string]any)
 		inner := map[string]any{} // entries of m the encoder writes
 		for _, k2 := range keys2 {
-			s, _ := m[k2].(string)
-			key2, simple := yamlKey(k2)
-			if !simple || !isBlock(s) {
+			key2, ok := "", blocks[k][k2]
+			if ok {
+				key2, ok = yamlKey(k2)
+			}
+			if !ok {
 				inner[k2] = m[k2]
 				continue
 			}
@@ -136,7 +138,7 @@ func blocksYAML(root map[string]any) ([]byte, error) {
 			}
 			inner = map[string]any{}
 			out = append(append(append(out, "  "...), key2...), ": |\n"...)
-			out = appendBlock(out, s, "    ")
+			out = appendBlock(out, m[k2].(string), "    ")
 		}
 		if out, err = appendRun(out, inner, k); err != nil {
 			return nil, err
@@ -169,11 +171,13 @@ func appendRun(out []byte, entries map[string]any, under ...string) ([]byte, err
 // appendBlock appends the lines of s (isBlock), each indented but the
 // empty ones.
 func appendBlock(out []byte, s, indent string) []byte {
-	for line := range strings.Lines(s) {
-		if line != "\n" {
+	for s != "" {
+		end := strings.IndexByte(s, '\n') + 1 // s ends with a break
+		if end > 1 {
 			out = append(out, indent...)
 		}
-		out = append(out, line...)
+		out = append(out, s[:end]...)
+		s = s[end:]
 	}
 	return out
 }
