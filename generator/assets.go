@@ -1,153 +1,124 @@
 package generator
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
-
-	yamlv2 "go.yaml.in/yaml/v2"
 )
 
-// Large strings are held in Go, and a render passes around references to
-// them instead: a file the pods need verbatim (ts.asset, such as the
-// runtime script in a ConfigMap) and a string a native function built
-// (ts.indexedLines, such as a hostfile of 10,000 lines). A reference
-// travels through Jsonnet, the strict decode and the YAML encoder as a few
-// bytes, and the content takes its place in the output. Copying a 27 KB
-// script or a 330 KB hostfile through every stage of a render cost more
-// than everything else in it.
+// Large strings are made in Go, and a prototype holds a reference to
+// them instead of the text: a file the pods need verbatim (ts.asset, such
+// as the runtime script in a ConfigMap) and text that grows with the job
+// (ts.indexedLines, ts.indexedList: a hostfile of 10,000 lines). Copying a
+// 27 KB script or a 330 KB hostfile through Jsonnet (its strings are
+// arrays of runes), the hand-over and the strict decode cost more than
+// everything else in a render; BenchmarkRenderRefs shows what references
+// save.
 //
-// A reference has one place: a whole value of a ConfigMap's data, which
-// is where every large string of a job lives (scripts, hostfiles, host
-// lists). checkRefs holds every rendered object to that, so the outputs
-// fill references in at that one level: a JSON string token, or a YAML
-// map value two spaces in, under data. For a prototype a reference is
-// opaque: it cannot be inspected (std.length of it is not the content's)
-// or joined to other text. Under the stock jsonnet binary the natives are
-// missing and the content is used directly.
+// A reference names how its text is made: the native that makes it and
+// that native's arguments (a file's path; a hostfile's prefix, suffix and
+// range), so it needs no state of the render. Right after the strict
+// decode and the checks of an object, resolveRefs puts each text in place
+// of its reference in the decoded object: every encoder sees plain
+// strings. A reference is a whole value of a ConfigMap's data, the one
+// place where the checks of an object do not read the text (they would
+// see the reference instead); it is opaque to a prototype, which cannot
+// inspect it (std.length of it is not the text's) or join it to other
+// text. Under the stock jsonnet binary the natives are missing and the
+// text is used directly.
 
-// refPrefix starts every reference. The NUL keeps it from ever being
-// mistaken for text a prototype meant.
-const refPrefix = "\x00trainsonnet.ref:"
+// refPrefix starts every reference and refEnd ends it; the NULs keep a
+// reference from ever being mistaken for text a prototype meant. Between
+// them: the native's name, a colon and its arguments as a JSON array.
+const (
+	refPrefix = "\x00trainsonnet.ref:"
+	refEnd    = "\x00"
+)
 
-// blob is one large string and its encodings, made on first use.
-type blob struct {
-	ref     string
-	content string
-
-	once    sync.Once
-	jsonRef []byte   // the reference as a JSON string token
-	json    []byte   // the content as a JSON string token
-	yamlRef []byte   // ": " and the reference as the YAML encoder writes a scalar
-	yaml    []string // the content as the YAML encoder writes a map value, by line
-	err     error
-}
-
-func (b *blob) encode() error {
-	b.once.Do(func() {
-		if b.jsonRef, b.err = json.Marshal(b.ref); b.err != nil {
-			return
-		}
-		if b.json, b.err = json.Marshal(b.content); b.err != nil {
-			return
-		}
-		var y []byte
-		if y, b.err = yamlv2.Marshal(b.ref); b.err != nil {
-			return
-		}
-		b.yamlRef = append([]byte(": "), bytes.TrimSuffix(y, []byte("\n"))...)
-		if lines, ok := literalBlock(b.content); ok {
-			b.yaml = lines
-			return
-		}
-		// After "k: " comes the first line; the others are indented
-		// relative to the key.
-		if y, b.err = yamlv2.Marshal(map[string]string{"k": b.content}); b.err != nil {
-			return
-		}
-		b.yaml = strings.Split(strings.TrimSuffix(strings.TrimPrefix(string(y), "k: "), "\n"), "\n")
-	})
-	return b.err
-}
-
-// literalBlock writes the common case of a large string the way the YAML
-// encoder does, without its per-character machinery (which took 8 ms for
-// the hostfile of 10,000 workers): printable ASCII lines, no blank at the
-// start or before a line break, one line break at the end. That is a
-// literal block, "|", with each line indented two spaces under its key and
-// blank lines left empty. Anything else gets false, for the encoder to
-// decide; TestLiteralBlock holds the two to the same bytes.
-func literalBlock(s string) ([]string, bool) {
-	if len(s) < 2 || s[0] == ' ' || s[0] == '\n' || s[len(s)-1] != '\n' || s[len(s)-2] == '\n' {
-		return nil, false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '\n':
-			if s[i-1] == ' ' {
-				return nil, false
-			}
-		case c < 0x20 || c > 0x7e:
-			return nil, false
-		}
-	}
-	body := strings.Split(s[:len(s)-1], "\n")
-	lines := make([]string, 1, len(body)+1)
-	lines[0] = "|"
-	for _, l := range body {
-		if l != "" {
-			l = "  " + l
-		}
-		lines = append(lines, l)
-	}
-	return lines, true
-}
-
-// fileBlobs caches the files of a Generator's prototypes, read once.
-type fileBlobs struct {
+// largeStrings makes the large strings of a Generator's prototypes.
+type largeStrings struct {
 	im *importer
 	mu sync.Mutex
-	by map[string]*blob // by path
+	by map[string]string // files read, by path
 }
 
-func newFileBlobs(im *importer) *fileBlobs { return &fileBlobs{im: im, by: map[string]*blob{}} }
+func newLargeStrings(im *importer) *largeStrings {
+	return &largeStrings{im: im, by: map[string]string{}}
+}
 
-func (f *fileBlobs) get(path string) (*blob, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if b, ok := f.by[path]; ok {
-		return b, nil
+// file is the text of the file at path, read once.
+func (l *largeStrings) file(path string) (string, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if text, ok := l.by[path]; ok {
+		return text, nil
 	}
-	contents, _, err := f.im.Import("", path)
+	contents, _, err := l.im.Import("", path)
 	if err != nil {
-		return nil, fmt.Errorf("asset %q: %w", path, err)
+		return "", fmt.Errorf("asset %q: %w", path, err)
 	}
-	b := &blob{ref: refPrefix + "file:" + path, content: contents.String()}
-	f.by[path] = b
-	return b, nil
+	l.by[path] = contents.String()
+	return l.by[path], nil
 }
 
-// blobSet is the blobs one render refers to. A render fills it on one
-// goroutine; the outputs read it afterwards.
-type blobSet struct {
-	by map[string]*blob // by reference
-}
-
-func (s *blobSet) add(b *blob) string {
-	if s.by == nil {
-		s.by = map[string]*blob{}
+// text checks the arguments of the native name, one of those that make a
+// large string, and with build makes the string (a file is read either
+// way, once).
+func (l *largeStrings) text(name string, args []any, build bool) (string, error) {
+	switch name {
+	case "asset":
+		path, ok := args[0].(string)
+		if !ok {
+			return "", fmt.Errorf("asset(path) wants a string")
+		}
+		return l.file(path)
+	case "indexedLines", "indexedList":
+		r, err := indexedArgs(name, args)
+		if err != nil || !build {
+			return "", err
+		}
+		return r.text(), nil
 	}
-	s.by[b.ref] = b
-	return b.ref
+	return "", fmt.Errorf("%s makes no large string", name)
 }
 
-// value holds a string a native built during the render.
-func (s *blobSet) value(content string) string {
-	return s.add(&blob{ref: refPrefix + "value:" + strconv.Itoa(len(s.by)), content: content})
+// hold is the native name that makes a large string: it checks the
+// arguments and returns a reference to the text, or with inline the text
+// itself (what the stock jsonnet binary gets, and what BenchmarkRenderRefs
+// compares with).
+func (l *largeStrings) hold(name string, inline bool) func([]any) (any, error) {
+	return func(args []any) (any, error) {
+		text, err := l.text(name, args, inline)
+		if err != nil || inline {
+			return text, err
+		}
+		b, err := json.Marshal(args)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		return refPrefix + name + ":" + string(b) + refEnd, nil
+	}
+}
+
+// resolve is the text the reference s stands for, or false when s is not
+// one whole reference (text joined to it, or two of them).
+func (l *largeStrings) resolve(s string) (string, bool, error) {
+	body, ok := strings.CutPrefix(s, refPrefix)
+	if !ok {
+		return "", false, nil
+	}
+	body, ok = strings.CutSuffix(body, refEnd)
+	name, argsJSON, found := strings.Cut(body, ":")
+	var args []any
+	if !ok || !found || strings.Contains(argsJSON, refEnd) || json.Unmarshal([]byte(argsJSON), &args) != nil || len(args) == 0 {
+		return "", false, nil
+	}
+	if l == nil {
+		return "", false, fmt.Errorf("a reference to a large string outside a render")
+	}
+	text, err := l.text(name, args, true)
+	return text, err == nil, err
 }
 
 // hasRefs reports whether a decoded value holds a reference.
@@ -171,78 +142,32 @@ func hasRefs(v any) bool {
 	return false
 }
 
-// checkRefs reports whether the decoded object m holds references, and
-// refuses one anywhere but as a whole value of a ConfigMap's data (a bug
-// in the prototype): the one place the outputs fill them in.
-func (s *blobSet) checkRefs(apiVersion, kind string, m map[string]any) (bool, error) {
-	found := false
+// resolveRefs puts in the decoded object m, in place of each reference,
+// the text it stands for; a reference anywhere but as a whole value of a
+// ConfigMap's data is a bug in the prototype.
+func (l *largeStrings) resolveRefs(apiVersion, kind string, m map[string]any) error {
 	for k, v := range m {
 		data, isData := v.(map[string]any)
 		if k != "data" || apiVersion != "v1" || kind != "ConfigMap" || !isData {
 			if hasRefs(v) {
-				return false, fmt.Errorf("%s holds a large string (ts.asset, ts.indexedLines, ts.indexedList), which may only be a whole value of a ConfigMap's data", k)
+				return fmt.Errorf("%s holds a large string (ts.asset, ts.indexedLines, ts.indexedList), which may only be a whole value of a ConfigMap's data", k)
 			}
 			continue
 		}
 		for key, e := range data {
-			text, _ := e.(string)
-			if !strings.Contains(text, refPrefix) {
+			s, _ := e.(string)
+			if !strings.Contains(s, refPrefix) {
 				continue
 			}
-			if _, whole := s.by[text]; !whole {
-				return false, fmt.Errorf("data.%s joins a large string (ts.asset, ts.indexedLines, ts.indexedList) to other text: it may only be a whole value", key)
+			text, whole, err := l.resolve(s)
+			if err != nil {
+				return fmt.Errorf("data.%s: %w", key, err)
 			}
-			found = true
+			if !whole {
+				return fmt.Errorf("data.%s joins a large string (ts.asset, ts.indexedLines, ts.indexedList) to other text: it may only be a whole value", key)
+			}
+			data[key] = text
 		}
 	}
-	return found, nil
-}
-
-// fillJSON replaces every reference in an object's compact JSON, each a
-// whole string token, with the content.
-func (s *blobSet) fillJSON(raw []byte) ([]byte, error) {
-	for _, b := range s.by {
-		if err := b.encode(); err != nil {
-			return nil, err
-		}
-		raw = bytes.ReplaceAll(raw, b.jsonRef, b.json)
-	}
-	return raw, nil
-}
-
-// dataIndent is the column of a ConfigMap's data keys in its YAML.
-const dataIndent = 2
-
-// fillYAML replaces every reference in a ConfigMap's YAML, each the value
-// of a data key (checkRefs), with the content as the YAML encoder would
-// have written it there.
-func (s *blobSet) fillYAML(y []byte) ([]byte, error) {
-	for _, b := range s.by {
-		if err := b.encode(); err != nil {
-			return nil, err
-		}
-		for {
-			i := bytes.Index(y, b.yamlRef)
-			if i < 0 {
-				break
-			}
-			end := i + len(b.yamlRef)
-			var out bytes.Buffer
-			out.Grow(len(y) + len(b.content) + len(b.yaml)*dataIndent)
-			out.Write(y[:i])
-			out.WriteString(": ")
-			for n, line := range b.yaml {
-				if n > 0 {
-					out.WriteByte('\n')
-					if line != "" {
-						out.WriteString(strings.Repeat(" ", dataIndent))
-					}
-				}
-				out.WriteString(line)
-			}
-			out.Write(y[end:])
-			y = out.Bytes()
-		}
-	}
-	return y, nil
+	return nil
 }

@@ -86,6 +86,78 @@ func BenchmarkEncodeYAMLOpenMPI(b *testing.B) {
 	}
 }
 
+// The speed tricks of a render each live behind one seam, and each is
+// measured here against the render without it (generator.NewWith turns
+// it off; TestTricksKeepTheOutput holds the output to be the same).
+
+// BenchmarkRenderRefs: openmpi with references to its scripts and
+// hostfile (refs, assets.go), and with their text passed through Jsonnet,
+// the hand-over and the strict decode (inline).
+func BenchmarkRenderRefs(b *testing.B) {
+	benchTrick(b, "refs", "inline", func(on bool) (*generator.Generator, error) {
+		return generator.NewWith(generator.Options{}, on, true)
+	})
+}
+
+// BenchmarkRenderHandOver: openmpi with the value of the render taken as
+// Go values (handOver, evaluate.go), and printed as JSON and parsed
+// (printed).
+func BenchmarkRenderHandOver(b *testing.B) {
+	benchTrick(b, "handOver", "printed", func(on bool) (*generator.Generator, error) {
+		return generator.NewWith(generator.Options{}, true, on)
+	})
+}
+
+// benchTrick renders openmpi at 4 and 5,000 workers with a trick on and
+// off.
+func benchTrick(b *testing.B, on, off string, newGen func(on bool) (*generator.Generator, error)) {
+	for _, workers := range benchWorkers {
+		for _, trick := range []bool{true, false} {
+			name := map[bool]string{true: on, false: off}[trick]
+			b.Run("workers="+strconv.Itoa(workers)+"/"+name, func(b *testing.B) {
+				g, err := newGen(trick)
+				if err != nil {
+					b.Fatal(err)
+				}
+				params := benchParams(b, g, "openmpi", workers)
+				warm(b, g, params)
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := g.Render(context.Background(), params); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkEncodeYAMLBlocks: openmpi's YAML stream with the fast path of
+// the YAML encoding for long texts (blocks, generator/yamlout.go), and by
+// the encoder alone (encoder).
+func BenchmarkEncodeYAMLBlocks(b *testing.B) {
+	for _, workers := range benchWorkers {
+		g, params := job(b, "openmpi", workers)
+		res, err := g.Render(context.Background(), params)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, path := range []struct {
+			name   string
+			encode func() ([]byte, error)
+		}{{"blocks", res.YAML}, {"encoder", func() ([]byte, error) { return generator.YAMLByEncoder(res) }}} {
+			b.Run("workers="+strconv.Itoa(workers)+"/"+path.name, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := path.encode(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
 // BenchmarkGenOpenMPI and BenchmarkGenHorovod are what `trainsonnet gen`
 // does after start-up: render, then encode as YAML.
 func BenchmarkGenOpenMPI(b *testing.B) { benchGen(b, "openmpi") }
@@ -135,7 +207,7 @@ func job(b *testing.B, proto string, workers int) (*generator.Generator, *genera
 // it takes one (the checks of a command's text are on the render path too:
 // a scan of it in Jsonnet once made a render of 2 ms take 40), and its
 // checkpoints on a claim where it has the shared storage.
-func benchParams(b *testing.B, g *generator.Generator, proto string, workers int) *generator.Params {
+func benchParams(b testing.TB, g *generator.Generator, proto string, workers int) *generator.Params {
 	b.Helper()
 	params := withWorkers(b, g, generator.NewParams(proto).Set("name", "bench"), workers)
 	pr, err := g.Lookup(proto)
@@ -155,7 +227,7 @@ func benchParams(b *testing.B, g *generator.Generator, proto string, workers int
 // and its libraries: the benchmarks measure renders after the first
 // (BenchmarkColdGen measures the first). A lookup of a built-in parses
 // nothing (its declaration is read from declarations/).
-func warm(b *testing.B, g *generator.Generator, params *generator.Params) {
+func warm(b testing.TB, g *generator.Generator, params *generator.Params) {
 	b.Helper()
 	if _, err := g.Render(context.Background(), params); err != nil {
 		b.Fatal(err)
@@ -231,7 +303,7 @@ func BenchmarkColdGen(b *testing.B) {
 
 // withWorkers sets the number of workers of a job to n, by whichever
 // parameter its prototype counts them with, if it has workers.
-func withWorkers(b *testing.B, g *generator.Generator, params *generator.Params, n int) *generator.Params {
+func withWorkers(b testing.TB, g *generator.Generator, params *generator.Params, n int) *generator.Params {
 	b.Helper()
 	pr, err := g.Lookup(params.Prototype())
 	if err != nil {
@@ -249,8 +321,7 @@ func withWorkers(b *testing.B, g *generator.Generator, params *generator.Params,
 // job of BenchmarkRender* at 4 workers, benchParams) would cost if its Jsonnet did no work but
 // hand over its objects: a prototype of one's own (-J) whose render is the
 // same objects written out as a literal, through the same Render (typed
-// parameters, evaluation, the objects as Go values, strict decode and
-// checks). Text of more than 512 bytes (the scripts and host lists, which
+// parameters, evaluation, the hand-over, strict decode and checks). Text of more than 512 bytes (the scripts and host lists, which
 // a render passes by reference, assets.go) is cut to 40. The difference
 // to BenchmarkRender* is the prototype's own Jsonnet work; this is the
 // part of a render that no prototype can shed under go-jsonnet.

@@ -28,7 +28,7 @@ func TestDeclarationsUpToDate(t *testing.T) {
 			continue
 		}
 		names = append(names, name)
-		out, _, _, err := g.evaluate(nil, src.path, &ast.DesugaredObject{}, "spec")
+		out, err := g.evaluate(nil, src.path, &ast.DesugaredObject{}, "spec")
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

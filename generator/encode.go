@@ -24,18 +24,15 @@ func (r *Result) YAML() ([]byte, error) {
 	if r == nil {
 		return nil, errNilResult
 	}
-	var b bytes.Buffer
+	docs := make([][]byte, len(r.Objects))
 	for i, o := range r.Objects {
 		y, err := o.yaml()
 		if err != nil {
 			return nil, fmt.Errorf("encoding %s as YAML: %w", o.ID(), err)
 		}
-		if i > 0 {
-			b.WriteString("---\n")
-		}
-		b.Write(y)
+		docs[i] = y
 	}
-	return b.Bytes(), nil
+	return bytes.Join(docs, []byte("---\n")), nil
 }
 
 // JSON encodes the objects as one v1 List, indented by two spaces.
@@ -172,20 +169,20 @@ func namespaces(objs []*Object) int {
 // numbersForYAML replaces json.Number with int64 or float64, and whole
 // float64s with int64, in place, so YAML shows 4, not "4" or 4e+00. (Converting a decoded tree directly is several
 // times faster than sigs.k8s.io/yaml.JSONToYAML, which re-parses the JSON
-// with the YAML parser; the output is the same.) It appends to quoted the
-// strings that YAML 1.1 readers would misread (yaml11.go), and returns it.
-func numbersForYAML(v any, quoted []*string) []*string {
+// with the YAML parser; the output is the same.) It turns the strings
+// that YAML 1.1 readers would misread into yaml11Text (yaml11.go), and
+// reports whether there was any.
+func numbersForYAML(v any) bool {
+	quoted := false
 	switch x := v.(type) {
 	case map[string]any:
 		for k, e := range x {
 			switch y := e.(type) {
 			case map[string]any, []any:
-				quoted = numbersForYAML(y, quoted)
+				quoted = numbersForYAML(y) || quoted
 			case string:
 				if quoteForYAML11(y) {
-					s := y
-					quoted = append(quoted, &s)
-					x[k] = &s
+					x[k], quoted = yaml11Text(y), true
 				}
 			default:
 				x[k] = yamlNumber(e)
@@ -195,12 +192,10 @@ func numbersForYAML(v any, quoted []*string) []*string {
 		for i, e := range x {
 			switch y := e.(type) {
 			case map[string]any, []any:
-				quoted = numbersForYAML(y, quoted)
+				quoted = numbersForYAML(y) || quoted
 			case string:
 				if quoteForYAML11(y) {
-					s := y
-					quoted = append(quoted, &s)
-					x[i] = &s
+					x[i], quoted = yaml11Text(y), true
 				}
 			default:
 				x[i] = yamlNumber(e)
@@ -219,7 +214,7 @@ func yamlNumber(v any) any {
 		if f, err := x.Float64(); err == nil {
 			return f
 		}
-	case float64: // from std.native('emit'): Jsonnet has only doubles
+	case float64: // handed over (evaluate.go): Jsonnet has only doubles
 		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
 			return int64(x)
 		}

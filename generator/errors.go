@@ -96,7 +96,7 @@ var skipChecks = &jsonnet.NativeFunction{
 // lacks), or else err with its trace.
 func (g *Generator) evalFailed(pr *Prototype, tla ast.Node, err error) error {
 	if !strings.HasPrefix(err.Error(), failMark) {
-		if _, _, _, cerr := g.evaluate(g.newVM(true), pr.Source, tla, "full"); cerr != nil && strings.HasPrefix(cerr.Error(), failMark) {
+		if _, cerr := g.evaluate(g.newVM(true), pr.Source, tla, "full"); cerr != nil && strings.HasPrefix(cerr.Error(), failMark) {
 			err = cerr
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 
+	yamlv2 "go.yaml.in/yaml/v2"
 	"sigs.k8s.io/yaml"
 
 	"github.com/trainsonnet/trainsonnet/generator/param"
@@ -25,7 +26,7 @@ func CheckOutput(y []byte) error {
 		}
 		items = append(items, v)
 	}
-	_, problems, err := checkObjects("output", items, &blobSet{}, false)
+	_, problems, err := checkObjects("output", items, nil, false)
 	if err != nil {
 		return err
 	}
@@ -33,4 +34,35 @@ func CheckOutput(y []byte) error {
 		return fmt.Errorf("%s", problems[0].String("output"))
 	}
 	return nil
+}
+
+// NewWith is New with the speed tricks that are on (both are in New):
+// refs hands prototypes references to large strings (assets.go), handOver
+// takes the value of each render as Go values (evaluate.go).
+func NewWith(opts Options, refs, handOver bool) (*Generator, error) {
+	g, err := New(opts)
+	if err == nil {
+		g.inlineLarge, g.printFull = !refs, !handOver
+	}
+	return g, err
+}
+
+// YAMLByEncoder is r.YAML with every object written by the encoder alone,
+// without encodeYAML's fast path.
+func YAMLByEncoder(r *Result) ([]byte, error) {
+	var b bytes.Buffer
+	for i, o := range r.Objects {
+		y, err := yamlv2.Marshal(o.tree)
+		if err == nil && o.yaml11 {
+			y, err = unquoteYAML11(y)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			b.WriteString("---\n")
+		}
+		b.Write(y)
+	}
+	return b.Bytes(), nil
 }

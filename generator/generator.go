@@ -2,7 +2,6 @@ package generator
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,11 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
-	"github.com/google/go-jsonnet"
 	"github.com/google/go-jsonnet/ast"
 
 	"github.com/trainsonnet/trainsonnet/generator/suggest"
@@ -38,8 +35,16 @@ type Options struct {
 // pool so that imported libraries are parsed once.
 type Generator struct {
 	im      *importer
-	files   *fileBlobs
+	large   *largeStrings
 	sources map[string]source // prototype name -> where it lives
+
+	// Two speed tricks, each behind its seam, can be turned off (by the
+	// benchmarks that show what they buy, and the test that holds the
+	// output to be the same without them): inlineLarge hands prototypes
+	// the large strings themselves instead of references (assets.go),
+	// printFull takes the value of a render from its printed output
+	// instead of the hand-over (evaluate.go).
+	inlineLarge, printFull bool
 
 	mu     sync.Mutex
 	loaded map[string]*Prototype
@@ -81,7 +86,7 @@ func New(opts Options) (*Generator, error) {
 	im := newImporter(embedded, dirs)
 	g := &Generator{
 		im:      im,
-		files:   newFileBlobs(im),
+		large:   newLargeStrings(im),
 		sources: map[string]source{},
 		loaded:  map[string]*Prototype{},
 	}
@@ -188,8 +193,7 @@ func (g *Generator) declaration(w *pooledVM, name string, src source) (string, e
 			return out, nil
 		}
 	}
-	out, _, _, err := g.evaluate(w, src.path, &ast.DesugaredObject{}, "spec")
-	return out, err
+	return g.evaluate(w, src.path, &ast.DesugaredObject{}, "spec")
 }
 
 // Render checks the parameters and renders the prototype they are for.
@@ -255,7 +259,7 @@ func (g *Generator) render(ctx context.Context, params *Params, w *pooledVM) (*R
 	if len(out.problems) > 0 {
 		return nil, &ValidationError{Prototype: pr.Name, Problems: out.problems}
 	}
-	objs, found, err := checkObjects(pr.Name, out.emitted, out.blobs, out.dollars)
+	objs, found, err := checkObjects(pr.Name, out.objects, g.large, out.dollars)
 	if err != nil {
 		return nil, err
 	}
@@ -282,8 +286,7 @@ func (g *Generator) render(ctx context.Context, params *Params, w *pooledVM) (*R
 type run struct {
 	problems []*param.Error
 	warnings []any
-	emitted  []any
-	blobs    *blobSet
+	objects  []any
 	dollars  bool // the user's text holds $ (kubeletexpand.go)
 }
 
@@ -295,25 +298,18 @@ func (g *Generator) run(w *pooledVM, pr *Prototype, r *resolved) (*run, error) {
 	if len(problems) > 0 {
 		return &run{problems: problems}, nil
 	}
-	out, emitted, blobs, err := g.evaluate(w, pr.Source, tla, "full")
+	full, err := g.full(w, pr.Source, tla)
 	if err != nil {
 		return nil, g.evalFailed(pr, tla, err)
 	}
-	full, err := param.DecodeJSON([]byte(out))
-	if err != nil {
-		return nil, fmt.Errorf("prototype %s: its output is not JSON: %w", pr.Name, err)
-	}
-	// The objects come one way only: as Go values through the native emit,
-	// with their count in the output (ts.prototype does that).
 	top, _ := full.(map[string]any)
 	reported, okErrors := top["errors"].([]any)
 	warnings, okWarnings := top["warnings"].([]any)
-	count, okCount := top["objects"].(json.Number)
-	okObjects := okCount && count.String() == strconv.Itoa(len(emitted)) || len(reported) > 0
+	objects, okObjects := top["objects"].([]any)
 	if !okObjects || !okErrors || !okWarnings {
-		return nil, fmt.Errorf("prototype %s: its output is not {errors, warnings, objects} with the objects emitted; is it built with ts.prototype?", pr.Name)
+		return nil, fmt.Errorf("prototype %s: its output 'full' is not {errors, warnings, objects}; is it built with ts.prototype?", pr.Name)
 	}
-	res := &run{warnings: warnings, emitted: emitted, blobs: blobs, dollars: dollars}
+	res := &run{warnings: warnings, objects: objects, dollars: dollars}
 	seen := map[string]bool{}
 	report := func(path, rule string) {
 		pe := &param.Error{Param: path, Rule: unmark(rule)}
@@ -341,158 +337,3 @@ func (g *Generator) run(w *pooledVM, pr *Prototype, r *resolved) (*run, error) {
 	}
 	return res, nil
 }
-
-// evaluate runs a prototype file with the given params and output mode on
-// the VM w, or on a pooled one when w is nil. It returns the JSON the
-// prototype evaluated to, the objects it handed over through
-// std.native('emit') if it did, and the large strings its references
-// stand for (assets.go).
-func (g *Generator) evaluate(w *pooledVM, file string, params ast.Node, output string) (string, []any, *blobSet, error) {
-	if w == nil {
-		w = g.getVM()
-		defer g.putVM(w)
-	}
-	w.emitted, w.blobs = nil, &blobSet{}
-	w.vm.TLAReset()
-	w.vm.TLANode("params", params)
-	w.vm.TLAVar("output", output)
-	out, err := w.vm.EvaluateFile(file)
-	return out, w.emitted, w.blobs, err
-}
-
-// pooledVM is a Jsonnet VM with the per-render state of its natives.
-type pooledVM struct {
-	vm      *jsonnet.VM
-	emitted []any    // what the prototype passed to std.native('emit')
-	blobs   *blobSet // the large strings of this render
-}
-
-func (g *Generator) getVM() *pooledVM {
-	g.mu.Lock()
-	if n := len(g.idle); n > 0 {
-		w := g.idle[n-1]
-		g.idle = g.idle[:n-1]
-		g.mu.Unlock()
-		return w
-	}
-	g.mu.Unlock()
-	return g.newVM(false)
-}
-
-// newVM is a VM with the importer and the natives. checks: the library
-// checks what its pieces read of the parameters (ts.checks), which a
-// render skips: only a failed render is evaluated again with them
-// (evalFailed).
-func (g *Generator) newVM(checks bool) *pooledVM {
-	w := &pooledVM{vm: jsonnet.MakeVM()}
-	w.vm.Importer(g.im)
-	for _, f := range nativeFunctions() {
-		w.vm.NativeFunction(f)
-	}
-	for _, f := range g.renderNatives(w) {
-		w.vm.NativeFunction(f)
-	}
-	if !checks {
-		w.vm.NativeFunction(skipChecks)
-	}
-	w.vm.ErrorFormatter.SetMaxStackTraceSize(12)
-	w.vm.ErrorFormatter = failFormatter{w.vm.ErrorFormatter} // ts.fail: its message alone
-	return w
-}
-
-// assetArg is the file named by the path argument of the asset natives.
-func (g *Generator) assetArg(native string, args []any) (*blob, error) {
-	path, ok := args[0].(string)
-	if !ok {
-		return nil, fmt.Errorf("%s(path) wants a string", native)
-	}
-	return g.files.get(path)
-}
-
-// renderNatives are the natives that keep state for the render under way
-// on w.
-func (g *Generator) renderNatives(w *pooledVM) []*jsonnet.NativeFunction {
-	// held: a native that builds a large string, handed to Jsonnet as a
-	// reference to it (assets.go).
-	held := func(build func([]any) (any, error)) func([]any) (any, error) {
-		return func(args []any) (any, error) {
-			text, err := build(args)
-			if err != nil {
-				return nil, err
-			}
-			return w.blobs.value(text.(string)), nil
-		}
-	}
-	return []*jsonnet.NativeFunction{
-		{
-			// emit(objects) hands the rendered objects to Go as Go values:
-			// they skip being printed as JSON text and parsed again.
-			Name:   "emit",
-			Params: ast.Identifiers{"objects"},
-			Func: func(args []any) (any, error) {
-				objs, ok := args[0].([]any)
-				if !ok {
-					return nil, fmt.Errorf("emit(objects) wants an array")
-				}
-				w.emitted = objs
-				return float64(len(objs)), nil
-			},
-		},
-		{
-			// asset(path) stands for a file the pods need (assets.go).
-			Name:   "asset",
-			Params: ast.Identifiers{"path"},
-			Func: func(args []any) (any, error) {
-				b, err := g.assetArg("asset", args)
-				if err != nil {
-					return nil, err
-				}
-				return w.blobs.add(b), nil
-			},
-		},
-		{
-			// assetBytes(path) is the size in bytes of the asset at path,
-			// without handing its text to Jsonnet: std.length of a long
-			// string costs a rune conversion of the whole text per render.
-			Name:   "assetBytes",
-			Params: ast.Identifiers{"path"},
-			Func: func(args []any) (any, error) {
-				b, err := g.assetArg("assetBytes", args)
-				if err != nil {
-					return nil, err
-				}
-				return float64(len(b.content)), nil
-			},
-		},
-		{
-			// indexedLines(head, prefix, suffix, from, to) stands for head,
-			// then the text prefix+i+suffix+"\n" for every i in [from, to):
-			// one line per worker, built in Go because per-worker string
-			// work in Jsonnet costs microseconds per line (see
-			// research/perf-anchors.md).
-			Name:   "indexedLines",
-			Params: ast.Identifiers{"head", "prefix", "suffix", "from", "to"},
-			Func:   held(indexedLines),
-		},
-		{
-			// indexedList(prefix, suffix, sep, from, to) stands for the
-			// items prefix+i+suffix for every i in [from, to), joined by
-			// sep: a list of hosts, built in Go like indexedLines.
-			Name:   "indexedList",
-			Params: ast.Identifiers{"prefix", "suffix", "sep", "from", "to"},
-			Func:   held(indexedList),
-		},
-	}
-}
-
-func (g *Generator) putVM(w *pooledVM) {
-	w.emitted, w.blobs = nil, nil
-	g.mu.Lock()
-	if len(g.idle) < maxIdleVMs {
-		g.idle = append(g.idle, w)
-	}
-	g.mu.Unlock()
-}
-
-// maxIdleVMs bounds the VMs kept between renders.
-const maxIdleVMs = 8

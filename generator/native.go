@@ -13,20 +13,63 @@ import (
 	"golang.org/x/crypto/ssh"
 )
 
-// Native functions available to prototypes as std.native(name). Each has a
-// pure-Jsonnet fallback in lib/trainsonnet.libsonnet, so a prototype still
-// runs under the stock jsonnet binary (only slower, or without key
-// generation). Those that keep per-render state (emit, asset, indexedLines)
-// are made per VM, in generator.go.
-func nativeFunctions() []*jsonnet.NativeFunction {
-	return []*jsonnet.NativeFunction{
+// natives are the functions a prototype calls as std.native(name) under
+// trainsonnet, every one of them: this list is their registry. Each has a
+// fallback in lib/trainsonnet.libsonnet, so a prototype still runs under
+// the stock jsonnet binary (only slower, or without key generation). None
+// keeps state of a render but handOver, the seam of the render's value
+// (evaluate.go); asset, indexedLines and indexedList hand out references
+// to large strings (assets.go).
+func (g *Generator) natives(w *pooledVM) []*jsonnet.NativeFunction {
+	fs := []*jsonnet.NativeFunction{
+		{
+			// asset(path) stands for a file the pods need.
+			Name:   "asset",
+			Params: ast.Identifiers{"path"},
+			Func:   g.large.hold("asset", g.inlineLarge),
+		},
+		{
+			// assetBytes(path) is the size in bytes of the asset at path,
+			// without handing its text to Jsonnet: std.length of a long
+			// string costs a rune conversion of the whole text per render.
+			Name:   "assetBytes",
+			Params: ast.Identifiers{"path"},
+			Func: func(args []any) (any, error) {
+				text, err := g.large.text("asset", args, false)
+				return float64(len(text)), err
+			},
+		},
+		{
+			// indexedLines(head, prefix, suffix, from, to) stands for head,
+			// then the text prefix+i+suffix+"\n" for every i in [from, to):
+			// one line per worker, made in Go because per-worker string
+			// work in Jsonnet costs microseconds per line (see
+			// research/perf-anchors.md).
+			Name:   "indexedLines",
+			Params: ast.Identifiers{"head", "prefix", "suffix", "from", "to"},
+			Func:   g.large.hold("indexedLines", g.inlineLarge),
+		},
 		{
 			// indexedLinesBytes(head, prefix, suffix, from, to) is the
 			// length of indexedLines with the same arguments, without
-			// building it.
+			// making it.
 			Name:   "indexedLinesBytes",
 			Params: ast.Identifiers{"head", "prefix", "suffix", "from", "to"},
-			Func:   indexedLinesBytes,
+			Func: func(args []any) (any, error) {
+				r, err := indexedArgs("indexedLinesBytes", args)
+				if err != nil {
+					return nil, err
+				}
+				return float64(r.bytes()), nil
+			},
+		},
+		{
+			// indexedList(prefix, suffix, sep, from, to) stands for the
+			// items prefix+i+suffix for every i in [from, to), joined by
+			// sep: a list of hosts, made in Go like indexedLines.
+			Name:   "indexedList",
+			Params: ast.Identifiers{"prefix", "suffix", "sep", "from", "to"},
+			Func:   g.large.hold("indexedList", g.inlineLarge),
 		},
 		{
 			// bashSyntax(cmd): the bash construct in cmd, or null
@@ -51,89 +94,102 @@ func nativeFunctions() []*jsonnet.NativeFunction {
 			Func:   func([]any) (any, error) { return rand.Text(), nil }, // the process-wide CSPRNG, as sshKeyPair
 		},
 	}
+	if !g.printFull {
+		fs = append(fs, &jsonnet.NativeFunction{
+			// handOver(value) takes the value of a render, output 'full',
+			// as Go values (evaluate.go).
+			Name:   "handOver",
+			Params: ast.Identifiers{"value"},
+			Func:   w.handOver,
+		})
+	}
+	return fs
 }
 
-// linesArgs checks the arguments of indexedLines and indexedLinesBytes:
-// (head, prefix, suffix, from, to).
-func linesArgs(name string, args []any) (head, prefix, suffix string, from, to int, err error) {
-	head, ok0 := args[0].(string)
-	prefix, ok1 := args[1].(string)
-	suffix, ok2 := args[2].(string)
+// indexedRange is what indexedLines and indexedList make: head, then
+// prefix+i+suffix for every i in [from, to), each followed by sep
+// (terminated: lines) or with sep between them (a list).
+type indexedRange struct {
+	head, prefix, suffix, sep string
+	from, to                  int
+	terminated                bool
+}
+
+// indexedArgs reads the arguments of indexedLines and indexedLinesBytes
+// (head, prefix, suffix, from, to) or of indexedList (prefix, suffix,
+// sep, from, to).
+func indexedArgs(name string, args []any) (indexedRange, error) {
+	want := "(head, prefix, suffix, from, to) wants three strings and two numbers"
+	if name == "indexedList" {
+		want = "(prefix, suffix, sep, from, to) wants three strings and two numbers"
+	}
+	if len(args) != 5 {
+		return indexedRange{}, fmt.Errorf("%s%s", name, want)
+	}
+	var text [3]string
+	for i := range text {
+		s, ok := args[i].(string)
+		if !ok {
+			return indexedRange{}, fmt.Errorf("%s%s", name, want)
+		}
+		text[i] = s
+	}
 	f, ok3 := args[3].(float64)
 	t, ok4 := args[4].(float64)
-	if !ok0 || !ok1 || !ok2 || !ok3 || !ok4 {
-		return "", "", "", 0, 0, fmt.Errorf("%s(head, prefix, suffix, from, to) wants three strings and two numbers", name)
+	if !ok3 || !ok4 {
+		return indexedRange{}, fmt.Errorf("%s%s", name, want)
 	}
 	if f != float64(int(f)) || t != float64(int(t)) || f < 0 || t < f || t-f > 1e7 {
-		return "", "", "", 0, 0, fmt.Errorf("%s: bad range [%v, %v)", name, f, t)
+		return indexedRange{}, fmt.Errorf("%s: bad range [%v, %v)", name, f, t)
 	}
-	return head, prefix, suffix, int(f), int(t), nil
+	if name == "indexedList" {
+		return indexedRange{prefix: text[0], suffix: text[1], sep: text[2], from: int(f), to: int(t)}, nil
+	}
+	return indexedRange{head: text[0], prefix: text[1], suffix: text[2], sep: "\n", from: int(f), to: int(t), terminated: true}, nil
 }
 
-func indexedLinesBytes(args []any) (any, error) {
-	head, prefix, suffix, from, to, err := linesArgs("indexedLinesBytes", args)
-	if err != nil {
-		return nil, err
+// text makes the string.
+func (r indexedRange) text() string {
+	var b strings.Builder
+	b.Grow(len(r.head) + (r.to-r.from)*(len(r.prefix)+len(r.suffix)+len(r.sep)+6))
+	b.WriteString(r.head)
+	var num [20]byte
+	for i := r.from; i < r.to; i++ {
+		if !r.terminated && i > r.from {
+			b.WriteString(r.sep)
+		}
+		b.WriteString(r.prefix)
+		b.Write(strconv.AppendInt(num[:0], int64(i), 10))
+		b.WriteString(r.suffix)
+		if r.terminated {
+			b.WriteString(r.sep)
+		}
 	}
-	n := len(head) + (to-from)*(len(prefix)+len(suffix)+1)
-	for lo, digits := 1, 1; lo <= to; lo, digits = lo*10, digits+1 {
+	return b.String()
+}
+
+// bytes is the length of text(), without making it.
+func (r indexedRange) bytes() int {
+	n := len(r.head) + (r.to-r.from)*(len(r.prefix)+len(r.suffix))
+	if r.to > r.from {
+		if r.terminated {
+			n += (r.to - r.from) * len(r.sep)
+		} else {
+			n += (r.to - r.from - 1) * len(r.sep)
+		}
+	}
+	for lo, digits := 1, 1; lo <= r.to; lo, digits = lo*10, digits+1 {
 		// numbers in [max(from, lo), min(to, 10*lo)) have `digits` digits
 		// (0 is counted with the one-digit numbers below)
-		a, b := max(from, lo), min(to, lo*10)
+		a, b := max(r.from, lo), min(r.to, lo*10)
 		if b > a {
 			n += (b - a) * digits
 		}
 	}
-	if from == 0 && to > 0 {
+	if r.from == 0 && r.to > 0 {
 		n++ // the number 0
 	}
-	return float64(n), nil
-}
-
-func indexedLines(args []any) (any, error) {
-	head, prefix, suffix, from, to, err := linesArgs("indexedLines", args)
-	if err != nil {
-		return nil, err
-	}
-	return indexed(head, prefix, suffix, "\n", from, to, true), nil
-}
-
-// indexedList(prefix, suffix, sep, from, to): prefix+i+suffix for every i
-// in [from, to), joined by sep (a host list such as a-0:2222,a-1:2222).
-func indexedList(args []any) (any, error) {
-	if len(args) != 5 {
-		return nil, fmt.Errorf("indexedList(prefix, suffix, sep, from, to) wants five arguments")
-	}
-	sep, ok := args[2].(string)
-	if !ok {
-		return nil, fmt.Errorf("indexedList(prefix, suffix, sep, from, to) wants sep as a string")
-	}
-	_, prefix, suffix, from, to, err := linesArgs("indexedList", []any{"", args[0], args[1], args[3], args[4]})
-	if err != nil {
-		return nil, err
-	}
-	return indexed("", prefix, suffix, sep, from, to, false), nil
-}
-
-// indexed: head, then prefix+i+suffix for every i in [from, to), each
-// followed by sep (terminated) or with sep between them.
-func indexed(head, prefix, suffix, sep string, from, to int, terminated bool) string {
-	var b strings.Builder
-	b.Grow(len(head) + (to-from)*(len(prefix)+len(suffix)+len(sep)+6))
-	b.WriteString(head)
-	var num [20]byte
-	for i := from; i < to; i++ {
-		if !terminated && i > from {
-			b.WriteString(sep)
-		}
-		b.WriteString(prefix)
-		b.Write(strconv.AppendInt(num[:0], int64(i), 10))
-		b.WriteString(suffix)
-		if terminated {
-			b.WriteString(sep)
-		}
-	}
-	return b.String()
+	return n
 }
 
 func sshKeyPair(args []any) (any, error) {

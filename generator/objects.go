@@ -9,7 +9,6 @@ import (
 	"sync"
 	"unicode"
 
-	yamlv2 "go.yaml.in/yaml/v2"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -37,17 +36,16 @@ type Object struct {
 	Kind       string
 	Namespace  string
 	Name       string
-	raw        []byte // compact JSON, keys sorted, as the prototype emitted it
-	tree       any    // the same, decoded, with numbers as int64/float64, for YAML
-	blobs      *blobSet
-	hasRefs    bool // raw and tree hold references to blobs in data (assets.go)
+	// tree is the object as the prototype made it, decoded (maps, lists,
+	// strings, numbers as int64 or float64), with the text of each large
+	// string in place of its reference: what every output encodes.
+	tree any
 	// custom marks a kind of an API group trainsonnet has no types for
 	// (a custom resource): passed through with its metadata checked.
 	custom bool
-	// quoted are the strings of tree that YAML 1.1 would read as
-	// something else, each replaced by a token there (encode.go).
-	quoted     []*string
-	quotedText []string // what they were, by token number
+	// yaml11 says that tree holds strings YAML 1.1 readers would misread
+	// (yaml11.go).
+	yaml11 bool
 }
 
 // JSON returns the object as compact JSON with sorted keys.
@@ -55,27 +53,15 @@ func (o *Object) JSON() []byte {
 	if o == nil {
 		return nil
 	}
-	if !o.hasRefs {
-		return o.raw
-	}
-	out, err := o.blobs.fillJSON(o.raw)
-	if err != nil { // strings that were encoded as JSON a moment ago
+	out, err := json.Marshal(o.tree)
+	if err != nil { // maps, lists, strings and finite numbers always encode
 		panic(fmt.Sprintf("encoding %s: %v", o.ID(), err))
 	}
 	return out
 }
 
 // yaml encodes the object as one YAML document.
-func (o *Object) yaml() ([]byte, error) {
-	y, err := yamlv2.Marshal(o.tree)
-	if err == nil && len(o.quotedText) > 0 {
-		y, err = o.unquoteTokens(y)
-	}
-	if err != nil || !o.hasRefs {
-		return y, err
-	}
-	return o.blobs.fillYAML(y)
-}
+func (o *Object) yaml() ([]byte, error) { return encodeYAML(o.tree, o.yaml11) }
 
 // ID is "Kind/name", or "Kind namespace/name" when the object is namespaced.
 func (o *Object) ID() string {
@@ -132,18 +118,18 @@ func kindRank(kind string) int {
 }
 
 // checkObjects decodes, checks and orders what a prototype emitted (each
-// object already decoded from JSON, numbers as json.Number). What does not
+// object as Go values, numbers as float64 or json.Number). What does not
 // decode into its type, or is emitted twice, is a bug in the prototype,
 // reported with the prototype, object and field named; the problems of
 // metadata and pods (podcheck.go) come back for explain.go to name the
 // input they come from.
-func checkObjects(proto string, items []any, blobs *blobSet, dollars bool) ([]*Object, []problem, error) {
+func checkObjects(proto string, items []any, large *largeStrings, dollars bool) ([]*Object, []problem, error) {
 	objs := make([]*Object, 0, len(items))
 	seen := map[string]bool{}
 	var errs []string
 	var problems []problem
 	for i, item := range items {
-		o, probs, err := checkObject1(item, blobs, dollars)
+		o, probs, err := checkObject1(item, large, dollars)
 		problems = append(problems, probs...)
 		if err != nil {
 			what := fmt.Sprintf("object %d", i)
@@ -215,16 +201,16 @@ func apiGroup(apiVersion string) string {
 // checkObject1 strictly decodes one object into its k8s.io/api type and
 // checks its metadata and its pods (podcheck.go); an object of an API
 // group trainsonnet has no types for gets only the checks of checkCustom
-// and of the pods found in it. The object is encoded once (compact JSON,
-// keys sorted) for the JSON output and the typed decode; the decoded tree
-// is kept for the YAML output. dollars says that the user's text holds $,
-// marked to be escaped for the kubelet (kubeletexpand.go).
-func checkObject1(item any, blobs *blobSet, dollars bool) (*Object, []problem, error) {
+// and of the pods found in it. Then the text of each large string takes
+// the place of its reference (assets.go), and the decoded tree is kept
+// for the outputs. dollars says that the user's text holds $, marked to
+// be escaped for the kubelet (kubeletexpand.go).
+func checkObject1(item any, large *largeStrings, dollars bool) (*Object, []problem, error) {
 	m, ok := item.(map[string]any)
 	if !ok {
 		return nil, nil, fmt.Errorf("not an object but %s", param.Show(item))
 	}
-	o := &Object{blobs: blobs}
+	o := &Object{}
 	o.APIVersion, _ = m["apiVersion"].(string)
 	o.Kind, _ = m["kind"].(string)
 	if meta, ok := m["metadata"].(map[string]any); ok {
@@ -234,29 +220,40 @@ func checkObject1(item any, blobs *blobSet, dollars bool) (*Object, []problem, e
 	if dollars {
 		unmarkDollars(m)
 	}
-	o.quoted = numbersForYAML(m, nil)
-	raw, err := json.Marshal(m)
+	problems, err := checkTree(o, m)
 	if err != nil {
 		return o, nil, err
 	}
-	o.raw = raw
-	defer o.tokenize() // once the checks have seen the strings
+	if err := large.resolveRefs(o.APIVersion, o.Kind, m); err != nil {
+		return o, nil, err
+	}
+	o.tree, o.yaml11 = m, numbersForYAML(m)
+	return o, problems, nil
+}
+
+// checkTree strictly decodes the object m, as JSON, into its k8s.io/api
+// type and checks it; a custom resource gets its own checks.
+func checkTree(o *Object, m map[string]any) ([]problem, error) {
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
 	gv, err := schema.ParseGroupVersion(o.APIVersion)
 	if err != nil || o.Kind == "" {
-		return o, nil, fmt.Errorf("apiVersion %q and kind %q do not name a type", o.APIVersion, o.Kind)
+		return nil, fmt.Errorf("apiVersion %q and kind %q do not name a type", o.APIVersion, o.Kind)
 	}
 	typed, err := scheme().New(gv.WithKind(o.Kind))
 	if err != nil && scheme().IsGroupRegistered(gv.Group) {
 		// A kind trainsonnet knows the group of: a typo, or a version it
 		// does not have, never a custom resource.
-		return o, nil, fmt.Errorf("%s %s is not a type trainsonnet knows (k8s.io/api)", o.APIVersion, o.Kind)
+		return nil, fmt.Errorf("%s %s is not a type trainsonnet knows (k8s.io/api)", o.APIVersion, o.Kind)
 	}
 	if err != nil {
 		errs, err := checkCustom(gv, o.Kind, raw)
 		if err != nil {
-			return o, nil, err
+			return nil, err
 		}
-		o.tree, o.custom = m, true
+		o.custom = true
 		problems := fieldProblems(o.ID(), errs)
 		if md, ok := m["metadata"].(map[string]any); ok {
 			if a, ok := md["annotations"].(map[string]any); ok {
@@ -272,19 +269,18 @@ func checkObject1(item any, blobs *blobSet, dollars bool) (*Object, []problem, e
 		for _, p := range pods {
 			problems = append(problems, checkPod(o.ID(), p)...)
 		}
-		o.hasRefs, err = blobs.checkRefs(o.APIVersion, o.Kind, m)
-		return o, problems, err
+		return problems, nil
 	}
 	strict, err := sigsjson.UnmarshalStrict(raw, typed)
 	if err != nil {
-		return o, nil, err
+		return nil, err
 	}
 	if len(strict) > 0 {
 		msgs := make([]string, len(strict))
 		for i, e := range strict {
 			msgs[i] = e.Error()
 		}
-		return o, nil, fmt.Errorf("%s", strings.Join(msgs, "; "))
+		return nil, fmt.Errorf("%s", strings.Join(msgs, "; "))
 	}
 	problems := fieldProblems(o.ID(), checkMeta(typed))
 	if acc, err := meta.Accessor(typed); err == nil {
@@ -296,9 +292,7 @@ func checkObject1(item any, blobs *blobSet, dollars bool) (*Object, []problem, e
 	if svc, ok := typed.(*corev1.Service); ok {
 		problems = append(problems, checkService(o.ID(), svc)...)
 	}
-	o.tree = m
-	o.hasRefs, err = blobs.checkRefs(o.APIVersion, o.Kind, m)
-	return o, problems, err
+	return problems, nil
 }
 
 // fieldProblems turns the API server's errors into problems, each about

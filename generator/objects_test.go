@@ -35,7 +35,7 @@ func TestObjectOrder(t *testing.T) {
 		obj("batch/v1", "Job", "", "j"),
 		obj("v1", "ConfigMap", "", "c"),
 	}
-	objs, _, err := checkObjects("test", items, &blobSet{}, false)
+	objs, _, err := checkObjects("test", items, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestCustomKinds(t *testing.T) {
 		{obj("apps/v1", "Deploymnet", "", "d"), "apps/v1 Deploymnet is not a type trainsonnet knows"},
 		{obj("batch/v1beta1", "CronJob", "", "c"), "batch/v1beta1 CronJob is not a type trainsonnet knows"},
 	} {
-		_, problems, err := checkObjects("test", []any{c.item}, &blobSet{}, false)
+		_, problems, err := checkObjects("test", []any{c.item}, nil, false)
 		if err == nil && len(problems) > 0 {
 			err = errors.New(problems[0].String("test"))
 		}

@@ -2,6 +2,8 @@ package generator
 
 import (
 	"bytes"
+	"encoding/hex"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -16,8 +18,10 @@ import (
 // "=" (the value key, which PyYAML refuses), "<<" (a merge key), numbers
 // and times in forms it does not know (1_0.5, 2001-12-14 21:59:43.10 -5).
 // Such a string is written double-quoted: numbersForYAML finds them while
-// it walks the tree, tokenize puts a token in their place, and yaml() puts
-// each one back quoted where the encoder wrote its token.
+// it walks the tree and makes each a yaml11Text, which the encoder writes
+// as a token that names the text (the encoder has no way to be asked for
+// a style), and encodeYAML writes each token's text quoted in its place.
+// The JSON encoder sees a yaml11Text as the string it is.
 
 var yaml11 = sync.OnceValues(func() (*regexp.Regexp, *regexp.Regexp) {
 	number := regexp.MustCompile(`^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9_]+(?:[eE][-+][0-9]+)?|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$`)
@@ -46,28 +50,46 @@ func quoteForYAML11(s string) bool {
 	return number.MatchString(s) || timestamp.MatchString(s)
 }
 
-// quoteToken is the text a quoted string's token starts with; the NUL
-// keeps it from being mistaken for text.
+// yaml11Text is a string that YAML 1.1 readers would misread.
+type yaml11Text string
+
+// quoteToken starts the token of a yaml11Text, the text's bytes in hex
+// after it; the NUL keeps it from being mistaken for text.
 const quoteToken = "\x00trainsonnet.quote:"
 
-// tokenize puts a token in place of each string of o.quoted in the tree.
-func (o *Object) tokenize() {
-	for i, p := range o.quoted {
-		s := *p
-		*p = quoteToken + strconv.Itoa(i)
-		o.quotedText = append(o.quotedText, s)
-	}
+// MarshalYAML gives the encoder the token in place of the text.
+func (t yaml11Text) MarshalYAML() (any, error) {
+	return quoteToken + hex.EncodeToString([]byte(t)), nil
 }
 
-// unquoteTokens puts each quoted string back in y, double-quoted, where
-// the encoder wrote its token.
-func (o *Object) unquoteTokens(y []byte) ([]byte, error) {
-	for i, s := range o.quotedText {
-		tok, err := yamlv2.Marshal(quoteToken + strconv.Itoa(i))
-		if err != nil {
-			return nil, err
-		}
-		y = bytes.Replace(y, bytes.TrimSuffix(tok, []byte("\n")), []byte(strconv.Quote(s)), 1)
+// quoteTokenYAML is the start of a token as the encoder writes it: a
+// double-quoted scalar (a NUL is not printable), up to the hex digits.
+var quoteTokenYAML = sync.OnceValues(func() ([]byte, error) {
+	y, err := yamlv2.Marshal(quoteToken)
+	return bytes.TrimSuffix(y, []byte("\"\n")), err
+})
+
+// unquoteYAML11 writes the text of every token in y double-quoted in its
+// place.
+func unquoteYAML11(y []byte) ([]byte, error) {
+	start, err := quoteTokenYAML()
+	if err != nil {
+		return nil, err
 	}
-	return y, nil
+	var out []byte
+	for {
+		i := bytes.Index(y, start)
+		if i < 0 {
+			break
+		}
+		digits, rest, ok := bytes.Cut(y[i+len(start):], []byte(`"`))
+		text, err := hex.DecodeString(string(digits))
+		if !ok || err != nil {
+			return nil, fmt.Errorf("a YAML 1.1 quote token the encoder broke: %q", y[i:min(len(y), i+80)])
+		}
+		out = append(out, y[:i]...)
+		out = strconv.AppendQuote(out, string(text))
+		y = rest
+	}
+	return append(out, y...), nil
 }

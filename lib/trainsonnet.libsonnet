@@ -38,15 +38,16 @@
 
 local params = import 'params.libsonnet';
 
-// Natives registered by trainsonnet (generator/native.go); null under the
-// stock jsonnet binary, where the Jsonnet fallbacks below take over.
+// Natives registered by trainsonnet (their registry: generator/native.go);
+// null under the stock jsonnet binary, where the Jsonnet fallbacks below
+// take over.
 local nativeLines = std.native('indexedLines');
 local nativeLinesBytes = std.native('indexedLinesBytes');
 local nativeList = std.native('indexedList');
 local nativeBashSyntax = std.native('bashSyntax');
 local nativeKeyPair = std.native('sshKeyPair');
 local nativeToken = std.native('secretToken');
-local nativeEmit = std.native('emit');
+local nativeHandOver = std.native('handOver');
 local nativeAsset = std.native('asset');
 local nativeAssetBytes = std.native('assetBytes');
 
@@ -79,14 +80,16 @@ local fail(message) = error failMark + message;
         local p = if output == 'full' then params else $.params.withDefaults(s.params, params);
         local errors = std.join([], s.validate(p));  // native, unlike std.flattenArrays
         local objects() = [o for o in s.render(p) if o != null];
-        if output == 'full' then {
-          errors: errors,
-          warnings: if errors == [] then [w for w in s.warnings(p) if w != null] else [],
-          // trainsonnet takes the objects as Go values (std.native('emit')
-          // returns their count): printing them as JSON text only for Go to
-          // parse it again would cost more than building them.
-          objects: if errors != [] then [] else if nativeEmit != null then nativeEmit(objects()) else objects(),
-        }
+        if output == 'full' then
+          local full = {
+            errors: errors,
+            warnings: if errors == [] then [w for w in s.warnings(p) if w != null] else [],
+            objects: if errors == [] then objects() else [],
+          };
+          // trainsonnet takes this value as Go values: printing it as JSON
+          // text for Go to parse it again would cost more than the rest of
+          // the hand-over (generator/evaluate.go). Printed, it is the same.
+          if nativeHandOver != null then nativeHandOver(full) else full
         else if errors != [] then error std.join('\n', [e.param + ': ' + e.rule for e in errors])
         else if output == 'objects' then objects()
         else if output == 'yaml' then std.manifestYamlStream(objects(), quote_keys=false)
