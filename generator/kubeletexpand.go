@@ -16,7 +16,7 @@ import "strings"
 // values that inputs set is replaced by a mark, U+FDD0 (a Unicode
 // noncharacter, kept for a program's internal use), so it travels with
 // the user's text wherever the prototype puts it, whole or joined to
-// other text (tla.go marks it on the way into Jsonnet). After the render
+// other text (resolved.tla, params.go, marks it on the way into Jsonnet). After the render
 // the mark becomes $$ in the command, args and env values of every
 // container (in every pod template, custom resources' included) and $
 // everywhere else. One place, for every prototype, a -J one included.
