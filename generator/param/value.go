@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"path"
 	"reflect"
 	"slices"
 	"strconv"
@@ -395,7 +396,28 @@ func (p *Param) objectValue(v any) (any, string) {
 	if err != nil {
 		return nil, "cannot be encoded: " + err.Error()
 	}
+	if p.Kind == "core/v1.VolumeMount" {
+		cleanMountPaths(out)
+	}
 	return out, ""
+}
+
+// cleanMountPaths writes each mount path of a VolumeMount value (one or a
+// list) as path.Clean does: /dev/shm/ and /dev//shm are the directory
+// /dev/shm to the kubelet, and so they are to every prototype that
+// compares a user's mount with its own (a volumeMount at /dev/shm replaces
+// the job's own) or asks whether a directory is under one.
+func cleanMountPaths(v any) {
+	switch v := v.(type) {
+	case []any:
+		for _, item := range v {
+			cleanMountPaths(item)
+		}
+	case map[string]any:
+		if s, ok := v["mountPath"].(string); ok {
+			v["mountPath"] = path.Clean(s)
+		}
+	}
 }
 
 func (p *Param) kindText() string {

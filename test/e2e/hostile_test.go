@@ -30,7 +30,8 @@ func TestHostileInputs(t *testing.T) {
 		{[]string{"gen", "horovod-dask", "--volumes", `[{"name":"trainsonnet-helpers","emptyDir":{}}]`}, true},
 		{[]string{"gen", "tf-distributed", "--volumes", `[{"name":"d","emptyDir":{}}]`, "--volume-mounts", `[{"name":"d","mountPath":"/etc/trainsonnet/"}]`}, true},
 		{[]string{"gen", "openmpi", "--ssh-secret", "s", "--volumes", `[{"name":"d","emptyDir":{}}]`, "--volume-mounts", `[{"name":"d","mountPath":"/etc//trainsonnet"}]`}, true},
-		{[]string{"gen", "horovod", "--volumes", `[{"name":"d","emptyDir":{}}]`, "--volume-mounts", `[{"name":"d","mountPath":"/dev/shm/"}]`}, true},
+		// a user mount at /dev/shm replaces the job's own, however it is spelled
+		{[]string{"gen", "horovod", "--volumes", `[{"name":"d","emptyDir":{}}]`, "--volume-mounts", `[{"name":"d","mountPath":"/dev/shm/"}]`}, false},
 		{[]string{"gen", "horovod-dask", "--volumes", `[{"name":"d","emptyDir":{}}]`, "--volume-mounts", `[{"name":"d","mountPath":"/kolotoc/generated/"}]`}, true},
 		{[]string{"gen", "tf-distributed", "--annotations", "a=" + big}, true},
 		{[]string{"gen", "horovod-spark", "--worker-ui-port", "7077"}, true},
