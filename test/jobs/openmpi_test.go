@@ -214,9 +214,15 @@ patches:
 // testExecExit3: exec fails with 3 after mpirun ran. The launcher Job
 // fails, the launcher container's exit code is exec's, and the workers are
 // told to stop all the same.
+//
+// Its command and env hold $ as a user types them for a shell: the kubelet
+// would turn $$ into $ and $(X) into X's value (issue 25); the shell must
+// get them byte for byte, so $$ is its pid and Y is the text $(X) $$.
 func testExecExit3(t *testing.T, s *suite) {
 	jc := s.start(t, "exit3", kube.Baseline)
-	jc.apply(jc.yaml(jc.render(jc.params("mpirun -np 2 hostname && exit 3"))))
+	p := jc.params(`mpirun -np 2 hostname && printf 'user text: pid %s, Y=%s.\n' "$$" "$Y" && exit 3`)
+	p.Env = map[string]string{"X": "expanded", "Y": "$(X) $$"}
+	jc.apply(jc.yaml(jc.render(p)))
 
 	require.Equal(t, "Failed", jc.waitJob(jc.name+"-launcher"), "launcher Job")
 	_, log, code := jc.launcherResult()
@@ -226,6 +232,7 @@ func testExecExit3(t *testing.T, s *suite) {
 		require.Contains(t, ls, fmt.Sprintf("%s-worker-%d", jc.name, i), "mpirun ran on worker %d before exec failed; log:\n%s", i, log)
 	}
 	require.NotEmpty(t, lineWith(log, "TS_EXEC exited with code 3"), "log:\n%s", log)
+	require.Regexp(t, `(?m)^user text: pid [0-9]+, Y=\$\(X\) \$\$\.$`, log, "$$ reached the shell as $$, and Y as written; log:\n%s", log)
 
 	require.Equal(t, "Complete", jc.waitJob(jc.name+"-worker"), "worker Job")
 	workers := jc.podsOf("worker")
