@@ -1,5 +1,10 @@
 package param
 
+import (
+	"strconv"
+	"unicode/utf8"
+)
+
 // Error is one problem with one parameter value.
 type Error struct {
 	// Param is the declared path of the parameter ("ssh.port"), or the
@@ -23,5 +28,23 @@ func (e *Error) Error() string {
 	if e.Value == "" {
 		return where + ": " + e.Rule
 	}
-	return where + ": invalid value " + e.Value + ": " + e.Rule
+	return where + ": invalid value " + shown(e.Value) + ": " + e.Rule
+}
+
+// maxShown bounds the bytes of a value an error message repeats: a 2 MB
+// env value must not become a 2 MB line (the rule says its size).
+const maxShown = 200
+
+// shown is the value as an error message shows it: whole up to maxShown
+// bytes, else its start (cut at a character boundary), an ellipsis and
+// its size.
+func shown(v string) string {
+	if len(v) <= maxShown {
+		return v
+	}
+	cut := maxShown - 40
+	for cut > 0 && !utf8.RuneStart(v[cut]) {
+		cut--
+	}
+	return v[:cut] + "… (" + strconv.Itoa(len(v)) + " bytes)"
 }
