@@ -5,11 +5,13 @@ package lib_test
 // their library. The harness is in scripts_test.go.
 
 import (
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -36,6 +38,11 @@ var runtimeCases = []scriptCase{
 	{"run/watch_timeout_0_waits_for_good", true, runWatchTimeoutZeroWaitsForGood},
 	{"run/watch_command_ends_first", false, runWatchCommandEndsFirst},
 	{"run/watch_without_getent", false, runWatchWithoutGetent},
+	{"run/tell_end_after_cmd", true, runTellEndAfterCmd},
+	{"run/tell_end_not_before_a_retry", false, runTellEndNotBeforeARetry},
+	{"run/hear_end_stops_cmd_at_once", true, runHearEndStopsCmdAtOnce},
+	{"run/lead_and_follower", true, runLeadAndFollower},
+	{"run/end_port_usage_errors", false, runEndPortUsageErrors},
 }
 
 // TestRuntimeScript runs the cases of runtime.sh's run command.
@@ -292,4 +299,93 @@ func runWatchWithoutGetent(t *testing.T, f *fixture) {
 	assert.Equal(t, 127, code, p.output())
 	assert.Contains(t, p.output(), "trainsonnet: getent not found in PATH (--watch resolves "+launcher+" with it)")
 	assert.NoFileExists(t, filepath.Join(f.runDir, "cmd-ran"))
+}
+
+// runTellEndAfterCmd: a lead's CMD has ended (with 3): its end port says
+// so with the job's token until its one follower has read it, and the
+// script then exits with CMD's code at once, not after the whole bound.
+func runTellEndAfterCmd(t *testing.T, f *fixture) {
+	linkTool(t, f, "python3")
+	port := freePort(t)
+	f.env["TS_END_TOKEN"] = "job-chief"
+	p := f.start("run", "--tell-end", fmt.Sprint(port), "--", "sh", "-c", "exit 3")
+	p.waitForOutput(fmt.Sprintf("trainsonnet: the job is over: port %d says so for up to 8s; each of the 1 follower(s) reads it every 1s", port))
+	assert.False(t, p.exited(), "open until its follower has read it: %s", p.output())
+	assert.Equal(t, "SSH-2.0-trainsonnet trainsonnet-end-job-chief", readLine(t, "127.0.0.2", port))
+	t0 := time.Now()
+	assert.Equal(t, 3, p.wait(), p.output())
+	assert.Less(t, time.Since(t0), 3*time.Second, "closed once its follower has read it")
+	assert.Contains(t, p.output(), fmt.Sprintf("trainsonnet: 1 of 1 follower(s) read port %d within ", port))
+	messagesArePrefixed(t, p.output())
+}
+
+// runTellEndNotBeforeARetry: TS_END_ON_FAILURE=0 (the Job retries the
+// lead): a failed CMD says nothing, so the followers stay for the retry.
+func runTellEndNotBeforeARetry(t *testing.T, f *fixture) {
+	linkTool(t, f, "python3")
+	port := freePort(t)
+	f.env["TS_END_ON_FAILURE"] = "0"
+	code, p := f.run("run", "--tell-end", fmt.Sprint(port), "--", "sh", "-c", "exit 3")
+	assert.Equal(t, 3, code, p.output())
+	assert.Contains(t, p.output(), "trainsonnet: leaving the followers up for a retry of this pod (TS_END_ON_FAILURE=0)\n")
+	assert.NotContains(t, p.output(), "the job is over")
+}
+
+// runHearEndStopsCmdAtOnce: a follower reads its lead's end port at the
+// address the lead's name resolved to; another server's line there is no
+// end, the job's token is: CMD is stopped at once, with no grace, exit 0.
+func runHearEndStopsCmdAtOnce(t *testing.T, f *fixture) {
+	linkTool(t, f, "bash")
+	var line atomic.Value
+	line.Store("SSH-2.0-trainsonnet trainsonnet-end-other-job")
+	port := bannerServer(t, &line)
+	f.write(filepath.Join(f.stub, "dns", launcher), "127.0.0.1\n", 0o644)
+	f.env["TS_WATCH_GRACE"] = "600"
+	f.env["TS_END_TOKEN"] = "job-chief"
+	p := f.start(append([]string{"run", "--watch", launcher, "--hear-end", fmt.Sprint(port), "--"}, termCommand(f)...)...)
+	p.waitForOutput(fmt.Sprintf("trainsonnet: watching %s: sh stops once it says on its port %d that the job is over (read every 1s with bash), or once it has not resolved for 600s", launcher, port))
+	time.Sleep(2500 * time.Millisecond)
+	require.False(t, p.exited(), "another job's line is no end: %s", p.output())
+	line.Store("SSH-2.0-trainsonnet trainsonnet-end-job-chief")
+	said := time.Now()
+	require.Equal(t, 0, p.wait(), p.output())
+	assert.Less(t, time.Since(said), 2*time.Second+slack)
+	assert.Equal(t, "got-term\n", readFile(t, filepath.Join(f.runDir, "cmd-term")), "CMD got SIGTERM")
+	assert.Contains(t, p.output(), fmt.Sprintf("trainsonnet: %s says the job is over (its port %d); stopping sh\n", launcher, port))
+	messagesArePrefixed(t, p.output())
+}
+
+// runLeadAndFollower: the two sides together, as a chief and a parameter
+// server run them: the follower ends within a read period of the lead's
+// CMD, and the lead as soon as the follower has read its port.
+func runLeadAndFollower(t *testing.T, f *fixture) {
+	linkTool(t, f, "python3")
+	port := freePort(t)
+	f.write(filepath.Join(f.stub, "dns", launcher), "127.0.0.1\n", 0o644)
+	f.env["TS_WATCH_GRACE"] = "600"
+	follower := f.start(append([]string{"run", "--watch", launcher, "--hear-end", fmt.Sprint(port), "--"}, termCommand(f)...)...)
+	follower.waitForOutput("trainsonnet: " + launcher + " resolves")
+	lead := f.start("run", "--tell-end", fmt.Sprint(port), "--", "true")
+	require.Equal(t, 0, follower.wait(), follower.output())
+	require.Equal(t, 0, lead.wait(), lead.output())
+	assert.Less(t, time.Since(lead.start), 4*time.Second, "the lead: %s", lead.output())
+	assert.Contains(t, lead.output(), fmt.Sprintf("trainsonnet: 1 of 1 follower(s) read port %d within ", port))
+	assert.Contains(t, follower.output(), fmt.Sprintf("says the job is over (its port %d)", port))
+}
+
+func runEndPortUsageErrors(t *testing.T, f *fixture) {
+	for args, want := range map[string]string{
+		"--hear-end 2223 -- true":            "--hear-end reads the end port of --watch's NAME: give --watch too",
+		"--tell-end x -- true":               "--tell-end wants a port number, got 'x'",
+		"--watch n --hear-end 70000 -- true": "--hear-end wants a port number, got '70000'",
+		"--tell-end 022 -- true":             "--tell-end wants a port number, got '022'",
+	} {
+		code, p := f.run(append([]string{"run"}, strings.Fields(args)...)...)
+		assert.Equal(t, 2, code, "%s: %s", args, p.output())
+		assert.Contains(t, p.output(), "trainsonnet: "+want+"\n", args)
+	}
+	f.env["TS_FOLLOWERS"] = "many"
+	code, p := f.run("run", "--tell-end", "2223", "--", "true")
+	assert.Equal(t, 2, code, p.output())
+	assert.Contains(t, p.output(), "TS_FOLLOWERS must be a whole number, got 'many'")
 }

@@ -10,11 +10,11 @@
 # Pods never talk to the Kubernetes API. The launcher learns that the
 # workers are up by connecting to their ssh port (one process sweeps them
 # all) and logging in to one of them. The workers learn that the job is
-# over from the launcher's stop port: once its command has ended, the
-# launcher answers there, for a while, with a line that no other server
-# sends (the stop banner); every worker reads that port of the launcher's
-# address every FINAL_EVERY seconds (STOP_RATE connections a second in all,
-# refused by the kernel while the job runs). A launcher that cannot open
+# over from the launcher's stop port, runtime.sh's end port: once its
+# command has ended, the launcher answers there, for a while, with a line
+# that no other server sends (the stop banner); every worker reads that
+# port of the launcher's address every END_EVERY seconds (END_RATE
+# connections a second in all, refused by the kernel while the job runs). A launcher that cannot open
 # the port (no python3, no sshd) writes a stop file into each worker over
 # ssh instead. When the launcher died without saying so, the workers stop
 # once its DNS name (a headless Service of the launcher that publishes
@@ -71,11 +71,6 @@ unset TS_RUNTIME_LIB
 # long before either bound.
 STOP_MAX=20
 STOP_MAX_AGAIN=40
-# Connections a second that reach the launcher's stop port from all the
-# workers, whatever their number: each reads it every FINAL_EVERY =
-# workers/STOP_RATE seconds (at least TS_POLL_INTERVAL).
-STOP_RATE=250
-FINAL_MAX=3 # seconds one read of the stop port may take
 
 usage() {
     cat <<'EOF'
@@ -108,6 +103,7 @@ load_config() {
     [ "$STOP_PORT" -le 65535 ] || die 2 "TS_STOP_PORT must be a port number (0: none), got '$STOP_PORT'"
     [ "$STOP_PORT" != "$TS_SSH_PORT" ] || die 2 "TS_STOP_PORT must not be the ssh port, $TS_SSH_PORT"
     SSH_DIR=$TS_RUN_DIR/ssh
+    END_FILE=$SSH_DIR/end-port
     SSH_CONFIG=$TS_CONFIG_DIR/ssh_config
     SSHD_CONFIG=$TS_CONFIG_DIR/sshd_config
     # Let TS_EXEC and users' shells find them.
@@ -406,99 +402,25 @@ stop_banner() {
     STOP_BANNER="trainsonnet-stop-$(cksum <"$SSH_DIR/id.pub" 2>/dev/null | awk '{ print $1 }')"
 }
 
-# stop_port_says ADDRESS: whether STOP_PORT at ADDRESS answers with the
-# stop banner, read as the workers read it (read_banner).
-stop_port_says() {
-    read_banner "$1" "$STOP_PORT" "$FINAL_MAX" >"$SSH_DIR/stop-port.read" 2>&1
-    awk -v b="$STOP_BANNER" 'index($0, b) { f = 1 } END { exit !f }' "$SSH_DIR/stop-port.read"
+# end_server PORT TOKEN N LINGER: runtime.sh's (python3), else a second
+# sshd whose banner carries the token (VersionAddendum).
+end_server() {
+    end_server_python "$@" && return 0
+    END_NONE='no python3 here, and no sshd that can run'
+    sshd_path && { [ -e "$SSH_DIR/ssh_host_ed25519_key" ] || host_key; } 2>/dev/null &&
+        test_sshd -f "$SSHD_CONFIG" || return 1
+    END_BY=sshd
+    { "$SSHD" -D -f "$SSHD_CONFIG" -p "$1" -o "VersionAddendum=$2" \
+        -o PidFile=none -o LogLevel=QUIET </dev/null & } >"$END_FILE.out" 2>&1
+    LISTEN_PID=$!
 }
 
-# The stop port's server with python3: it answers every connection with
-# its line and closes it; it exits once the launcher's own check (the
-# first connection from 127.0.0.1) and N workers (distinct addresses) have
-# connected, or after LINGER seconds, printing how many workers did. It
-# serves IPv6 and IPv4 where it can.
-# shellcheck disable=SC2016 # python's text
-PY_STOP_PORT='import socket, sys, time
-port, line = int(sys.argv[1]), (sys.argv[2] + "\r\n").encode()
-want, end = int(sys.argv[3]), time.time() + float(sys.argv[4])
-try:
-    s = socket.socket(socket.AF_INET6)
-    s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind(("::", port))
-except OSError:
-    s = socket.socket()
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind(("", port))
-s.listen(128)
-seen, own = set(), True
-while (own or len(seen) < want) and time.time() < end:
-    s.settimeout(max(0.01, end - time.time()))
-    try:
-        c, a = s.accept()
-    except socket.timeout:
-        break
-    try:
-        c.settimeout(1)
-        c.sendall(line)
-    except OSError:
-        pass
-    c.close()
-    h = a[0][7:] if a[0].startswith("::ffff:") else a[0]
-    if own and h == "127.0.0.1":
-        own = False
-    else:
-        seen.add(h)
-print(len(seen))
-'
-
-# open_stop_port N: opens STOP_PORT, checks that it answers as the N
-# workers will read it, and keeps it open until each can have read it:
-# FINAL_EVERY, a tick and a read's bound (python3 closes it as soon as all
-# N have). Its server is python3, or a second sshd whose banner carries
-# the stop banner (VersionAddendum). Returns 1 when it cannot open it
-# (neither, the port taken, no way to read it back): stop_workers then.
+# open_stop_port N: the launcher's end port (runtime.sh), STOP_PORT, tells
+# the N workers that the job is over. Returns 1 when it cannot be opened:
+# stop_workers then.
 open_stop_port() {
-    banner_tool || return 1
     stop_banner
-    _op_linger=$((FINAL_EVERY + TS_POLL_INTERVAL + FINAL_MAX + 3))
-    _op_out=$SSH_DIR/stop-port.out
-    if command -v python3 >/dev/null 2>&1 && python3 -c 'import socket' >/dev/null 2>&1; then
-        _op_by=python3
-        { python3 -c "$PY_STOP_PORT" "$STOP_PORT" "SSH-2.0-trainsonnet $STOP_BANNER" "$1" "$_op_linger" & } >"$_op_out" 2>&1
-    elif sshd_path && { [ -e "$SSH_DIR/ssh_host_ed25519_key" ] || host_key; } 2>/dev/null &&
-        test_sshd -f "$SSHD_CONFIG"; then
-        _op_by=sshd
-        { "$SSHD" -D -f "$SSHD_CONFIG" -p "$STOP_PORT" -o "VersionAddendum=$STOP_BANNER" \
-            -o PidFile=none -o LogLevel=QUIET </dev/null & } >"$_op_out" 2>&1
-    else
-        log "cannot open the stop port: no python3 here, and no sshd that can run"
-        return 1
-    fi
-    LISTEN_PID=$!
-    _op_start=$(now)
-    # Read back as a worker does: then it is up, and the workers can read it.
-    for _op_try in 1 2 3; do
-        stop_port_says 127.0.0.1 && break
-        if [ "$_op_try" = 3 ] || ! kill -0 "$LISTEN_PID" 2>/dev/null; then
-            log "could not open port $STOP_PORT with $_op_by: $(awk 'END { print }' "$_op_out" 2>/dev/null)"
-            terminate "$LISTEN_PID" 3
-            LISTEN_PID=''
-            return 1
-        fi
-        nap 1
-    done
-    log "the job is over: port $STOP_PORT says so for up to ${_op_linger}s; each of the $1 worker(s) reads it every ${FINAL_EVERY}s"
-    if [ "$_op_by" = python3 ]; then
-        while kill -0 "$LISTEN_PID" 2>/dev/null; do wait "$LISTEN_PID"; done
-        log "$(awk 'END { print }' "$_op_out") of $1 worker(s) read port $STOP_PORT within $(($(now) - _op_start))s"
-    else
-        while [ "$(now)" -lt $((_op_start + _op_linger)) ]; do nap 1; done
-        terminate "$LISTEN_PID" 3
-    fi
-    LISTEN_PID=''
-    return 0
+    open_end_port "$STOP_PORT" "$STOP_BANNER" "$1" "worker(s)"
 }
 
 launcher_cleanup() {
@@ -521,7 +443,7 @@ cmd_launcher() {
     ssh_setup
     HOSTS=$SSH_DIR/workers
     hosts "${TS_SELF:-}" >"$HOSTS" || die 1 "cannot write $HOSTS"
-    final_every "$(hosts | wc -l)"
+    end_every "$(hosts | wc -l)"
     [ -n "${TS_SELF:-}" ] && start_sshd
     wait_for_workers "$HOSTS"
     if [ -z "$TS_EXEC" ]; then
@@ -551,12 +473,6 @@ cmd_launcher() {
     SIGNAL_EXIT=$_cl_rc
     end_workers "$HOSTS"
     exit "$_cl_rc"
-}
-
-# final_every N: FINAL_EVERY for a job of N hosts, as every pod computes it.
-final_every() {
-    FINAL_EVERY=$(($1 / STOP_RATE))
-    [ "$FINAL_EVERY" -ge "$TS_POLL_INTERVAL" ] || FINAL_EVERY=$TS_POLL_INTERVAL
 }
 
 # ------------------------------------------------------------------ worker
@@ -599,13 +515,13 @@ cmd_worker() {
     # its container runs.
     # Every worker asks DNS: the more of them, the less often each.
     _cw_n=$(hosts 2>/dev/null | wc -l)
-    final_every "$_cw_n"
+    end_every "$_cw_n"
     # TS_LAUNCHER_GRACE=0: the worker outlives the launcher, which comes
     # back to it (an interactive cluster, deleted as a whole).
     if [ "$TS_LAUNCHER_GRACE" = 0 ]; then
         watch_init '' 0
         log "launcher watchdog off (TS_LAUNCHER_GRACE=0): this worker serves until it is told to stop or deleted, whether $TS_LAUNCHER is there or not"
-    elif watch_init "$TS_LAUNCHER" "$TS_LAUNCHER_GRACE" "$_cw_n" "$FINAL_EVERY"; then
+    elif watch_init "$TS_LAUNCHER" "$TS_LAUNCHER_GRACE" "$_cw_n" "$END_EVERY"; then
         log "launcher watchdog: $TS_LAUNCHER must resolve within ${TS_INIT_TIMEOUT}s; once it has not resolved for ${TS_LAUNCHER_GRACE}s the job counts as ended (asked every ${WATCH_EVERY}s, every ${WATCH_EARLY}s until it first resolves)"
     else
         log "warning: getent not found; launcher watchdog disabled, only the launcher's word ends this container"
@@ -616,11 +532,11 @@ cmd_worker() {
     if [ "$STOP_PORT" = 0 ]; then
         :
     elif banner_tool; then
-        log "the launcher says when the job is over on its port $STOP_PORT, read every ${FINAL_EVERY}s (with $BANNER_TOOL)"
+        log "the launcher says when the job is over on its port $STOP_PORT, read every ${END_EVERY}s (with $BANNER_TOOL)"
     else
         log "warning: no bash, python3, nc or ssh to read the launcher's port $STOP_PORT with; only its stop file, or its going away, ends this container"
     fi
-    FINAL_NEXT=0
+    END_NEXT=0
     start_sshd
     # A stop file left by an earlier run of this container in the same pod
     # means that the job is over: exiting at once is right.
@@ -647,22 +563,18 @@ cmd_worker() {
 }
 
 # final_check: whether the launcher's stop port says that the job is
-# over; asked every FINAL_EVERY seconds, at the launcher's address once
-# the watchdog has resolved it (by name without a watchdog).
+# over; asked every END_EVERY seconds, at the launcher's address once the
+# watchdog has resolved it (by name without a watchdog).
 final_check() {
     [ -n "$BANNER_TOOL" ] && [ "$STOP_PORT" != 0 ] || return 1
     _fc_to=$WATCH_ADDR
     [ -n "$WATCH_NAME" ] || _fc_to=$TS_LAUNCHER
-    [ -n "$_fc_to" ] || return 1
-    _fc_now=$(now)
-    [ "$_fc_now" -ge "$FINAL_NEXT" ] || return 1
-    FINAL_NEXT=$((_fc_now + FINAL_EVERY))
-    stop_port_says "$_fc_to"
+    end_heard "$_fc_to" "$STOP_PORT" "$STOP_BANNER"
 }
 
 # ------------------------------------------------------------------- main
 
-SSHD_PID='' STOP_PORT=0 FINAL_EVERY=2 FINAL_NEXT=0 STOP_BANNER=''
+SSHD_PID='' STOP_PORT=0 STOP_BANNER=''
 
 # No pathname expansion anywhere: host lists are split on blanks on purpose
 # and must never be globbed. (TS_EXEC runs in its own sh.)

@@ -1,15 +1,24 @@
 #!/bin/sh
 # trainsonnet: the lifecycle of a job's pods, whatever their role.
 #
-#   sh runtime.sh run [--wait-tcp HOST:PORT]... [--watch NAME] -- CMD [ARG]...
+#   sh runtime.sh run [--wait-tcp HOST:PORT]... [--watch NAME [--hear-end PORT]]
+#                     [--tell-end PORT] -- CMD [ARG]...
 #     Waits until every HOST:PORT accepts TCP connections, runs CMD, exits
 #     with its code. SIGTERM and SIGINT go on to CMD as SIGTERM (sh starts a
 #     background command with SIGINT ignored); the script then exits 128+n.
 #     --watch NAME: once the DNS name NAME has resolved and then not for
 #     TS_WATCH_GRACE seconds, CMD gets SIGTERM (SIGKILL 30 s later) and the
-#     script exits 0. NAME is a headless Service of the pods CMD serves (a
-#     chief, a driver): the role ends with them, without RBAC. If NAME never
+#     script exits 0. NAME is a headless Service of the pod CMD serves (a
+#     chief, a driver): the role ends with it, without RBAC. If NAME never
 #     resolves within TS_WATCH_TIMEOUT, CMD is stopped too, with exit 124.
+#     --hear-end PORT (with --watch): NAME's pod says on PORT when the job
+#     is over (its --tell-end); CMD is then stopped at once, exit 0, with
+#     no TS_WATCH_GRACE: that grace is for a lead that is retried.
+#     --tell-end PORT: once CMD has ended, say so on PORT (the end port,
+#     below) until the TS_FOLLOWERS pods that --hear-end have read it, or
+#     could have; then exit with CMD's code. Not after a signal, nor after
+#     a failure with TS_END_ON_FAILURE=0 (the Job retries the lead: its
+#     followers must stay for the retry).
 #     (The wait alone, for an init container: run --wait-tcp ... -- true.)
 #   TS_RUNTIME_LIB=1; . "$TS_CONFIG_DIR/runtime.sh"
 #     the functions below, for the role scripts (mpi.sh, s3.sh).
@@ -26,6 +35,9 @@
 # --watch's NAME to first resolve (0: no bound, the job's own deadline is
 # the bound); TS_WATCH_GRACE [60]; TS_POLL_INTERVAL [2] between checks.
 # TS_PARALLEL [32]: connections, probes (or, in mpi.sh, stop calls) at a time.
+# The end port: TS_END_TOKEN [job], the same in every pod of the job (the
+# lead's name), in the line that says the job is over; TS_FOLLOWERS [1],
+# the pods that read it; TS_END_ON_FAILURE [1].
 #
 # Exit codes: 0 done; 1 runtime failure; 2 usage or configuration error;
 # 124 a start-up wait ran out of time (the message names what never
@@ -430,6 +442,140 @@ sys.stdout.write(s.makefile("rb").readline().decode("latin-1"))' "$1" "$2" "$3" 
     esac </dev/null
 }
 
+# ---------------------------------------------------------- the end port
+#
+# A lead says that the job is over on a TCP port of its own, its end port:
+# once its command has ended it answers every connection there, for a
+# while, with one line that no other server sends, in the form of an ssh
+# banner ("SSH-2.0-trainsonnet TOKEN"), so that every BANNER_TOOL, ssh
+# too, reads it. Its followers read that port at the address the lead's
+# name last resolved to, every END_EVERY seconds (END_RATE connections a
+# second from all of them, which the kernel refuses while the job runs),
+# and end at once when it says so, instead of waiting out the grace that
+# a lead's retry needs. mpi.sh's launcher and workers use it, and `run
+# --tell-end` and `--hear-end`.
+
+# Connections a second that reach an end port from all the followers,
+# whatever their number: each reads it every END_EVERY = followers/END_RATE
+# seconds (at least TS_POLL_INTERVAL).
+END_RATE=250
+END_MAX=3 # seconds one read of an end port may take
+
+# end_every N: END_EVERY for a job of N followers, as every pod computes it.
+end_every() {
+    END_EVERY=$(($1 / END_RATE))
+    [ "$END_EVERY" -ge "$TS_POLL_INTERVAL" ] || END_EVERY=$TS_POLL_INTERVAL
+}
+
+# end_said ADDRESS PORT TOKEN: whether PORT at ADDRESS answers with TOKEN,
+# read as the followers read it (read_banner; the answer in $END_FILE.read).
+end_said() {
+    read_banner "$1" "$2" "$END_MAX" >"$END_FILE.read" 2>&1
+    awk -v b="$3" 'index($0, b) { f = 1 } END { exit !f }' "$END_FILE.read"
+}
+
+# end_heard HOST PORT TOKEN: end_said, asked at most every END_EVERY
+# seconds (END_NEXT); 1 in between.
+end_heard() {
+    [ -n "$1" ] || return 1
+    _eh_now=$(now)
+    [ "$_eh_now" -ge "$END_NEXT" ] || return 1
+    END_NEXT=$((_eh_now + END_EVERY))
+    end_said "$1" "$2" "$3"
+}
+
+# The end port's server with python3: it answers every connection with
+# its line and closes it; it exits once the lead's own check (the first
+# connection from 127.0.0.1) and N followers (distinct addresses) have
+# connected, or after LINGER seconds, printing how many followers did. It
+# serves IPv6 and IPv4 where it can.
+# shellcheck disable=SC2016 # python's text
+PY_END_PORT='import socket, sys, time
+port, line = int(sys.argv[1]), (sys.argv[2] + "\r\n").encode()
+want, end = int(sys.argv[3]), time.time() + float(sys.argv[4])
+try:
+    s = socket.socket(socket.AF_INET6)
+    s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("::", port))
+except OSError:
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("", port))
+s.listen(128)
+seen, own = set(), True
+while (own or len(seen) < want) and time.time() < end:
+    s.settimeout(max(0.01, end - time.time()))
+    try:
+        c, a = s.accept()
+    except socket.timeout:
+        break
+    try:
+        c.settimeout(1)
+        c.sendall(line)
+    except OSError:
+        pass
+    c.close()
+    h = a[0][7:] if a[0].startswith("::ffff:") else a[0]
+    if own and h == "127.0.0.1":
+        own = False
+    else:
+        seen.add(h)
+print(len(seen))
+'
+
+
+# end_server PORT TOKEN N LINGER: starts the end port's server in the
+# background: LISTEN_PID, END_BY (what serves it), its output in
+# $END_FILE.out; returns 1 when it cannot, END_NONE saying why. python3's
+# here; mpi.sh's own adds a second sshd.
+end_server() { end_server_python "$@"; }
+
+end_server_python() {
+    END_NONE='no python3 here'
+    command -v python3 >/dev/null 2>&1 && python3 -c 'import socket' >/dev/null 2>&1 || return 1
+    END_BY=python3
+    { python3 -c "$PY_END_PORT" "$1" "SSH-2.0-trainsonnet $2" "$3" "$4" & } >"$END_FILE.out" 2>&1
+    LISTEN_PID=$!
+}
+
+# open_end_port PORT TOKEN N WHO: says on PORT that the job is over,
+# checks that it answers as the N followers (WHO, for messages:
+# "worker(s)") will read it, and keeps it open until each can have read
+# it: END_EVERY, a tick and a read's bound (python3 closes it as soon as
+# all N have). Returns 1 when it cannot open it (no server, the port
+# taken, no way to read it back).
+open_end_port() {
+    banner_tool || return 1
+    _op_linger=$((END_EVERY + TS_POLL_INTERVAL + END_MAX + 3))
+    if ! end_server "$1" "$2" "$3" "$_op_linger"; then
+        log "cannot open port $1: $END_NONE"
+        return 1
+    fi
+    _op_start=$(now)
+    # Read back as a follower does: then it is up, and they can read it.
+    for _op_try in 1 2 3; do
+        end_said 127.0.0.1 "$1" "$2" && break
+        if [ "$_op_try" = 3 ] || ! kill -0 "$LISTEN_PID" 2>/dev/null; then
+            log "could not open port $1 with $END_BY: $(awk 'END { print }' "$END_FILE.out" 2>/dev/null)"
+            terminate "$LISTEN_PID" 3
+            LISTEN_PID=''
+            return 1
+        fi
+        nap 1
+    done
+    log "the job is over: port $1 says so for up to ${_op_linger}s; each of the $3 $4 reads it every ${END_EVERY}s"
+    if [ "$END_BY" = python3 ]; then
+        while kill -0 "$LISTEN_PID" 2>/dev/null; do wait "$LISTEN_PID"; done
+        log "$(awk 'END { print }' "$END_FILE.out") of $3 $4 read port $1 within $(($(now) - _op_start))s"
+    else
+        while [ "$(now)" -lt $((_op_start + _op_linger)) ]; do nap 1; done
+        terminate "$LISTEN_PID" 3
+    fi
+    LISTEN_PID=''
+    return 0
+}
+
 # The DNS watchdog. watch_init NAME GRACE [PODS [EARLY]] starts watching
 # NAME (empty: none; returns 1 without getent); then watch_check, every
 # tick, sets WATCH to ok, never (NAME did not resolve within
@@ -523,7 +669,7 @@ stop_helpers() {
 
 # usage: this script's; mpi.sh and s3.sh define their own after sourcing it.
 usage() {
-    echo "usage: sh runtime.sh run [--wait-tcp HOST:PORT]... [--watch NAME] -- CMD [ARG]..."
+    echo "usage: sh runtime.sh run [--wait-tcp HOST:PORT]... [--watch NAME [--hear-end PORT]] [--tell-end PORT] -- CMD [ARG]..."
 }
 
 # usage_error MESSAGE: exits 2 after MESSAGE and the script's usage.
@@ -534,10 +680,10 @@ usage_error() {
 }
 
 cmd_run() {
-    _cr_tcp='' _cr_watch=''
+    _cr_tcp='' _cr_watch='' _cr_hear='' _cr_tell=''
     while [ "$#" -gt 0 ]; do
         case $1 in
-        --wait-tcp | --watch) [ -n "${2:-}" ] || usage_error "$1 needs a value" ;;
+        --wait-tcp | --watch | --hear-end | --tell-end) [ -n "${2:-}" ] || usage_error "$1 needs a value" ;;
         esac
         case $1 in
         --watch) _cr_watch=$2 ;;
@@ -548,15 +694,29 @@ cmd_run() {
             *) usage_error "--wait-tcp wants HOST:PORT, got '$2'" ;;
             esac
             ;;
+        --hear-end | --tell-end)
+            case $2 in
+            *[!0-9]* | 0*) usage_error "$1 wants a port number, got '$2'" ;;
+            esac
+            [ "$2" -le 65535 ] || usage_error "$1 wants a port number, got '$2'"
+            if [ "$1" = --hear-end ]; then _cr_hear=$2; else _cr_tell=$2; fi
+            ;;
         --) shift && break ;;
         *) usage_error "unknown option '$1' (the command goes after --)" ;;
         esac
         shift 2
     done
     [ "$#" -gt 0 ] || usage_error "no command after --"
-    trap stop_helpers EXIT
+    [ -z "$_cr_hear" ] || [ -n "$_cr_watch" ] || usage_error "--hear-end reads the end port of --watch's NAME: give --watch too"
+    trap 'stop_helpers; rm -f "$END_FILE.out" "$END_FILE.read" "$END_FILE.addr"' EXIT
     trap_signals
     runtime_config
+    TS_FOLLOWERS=${TS_FOLLOWERS:-1}
+    case $TS_FOLLOWERS in
+    '' | *[!0-9]*) die 2 "TS_FOLLOWERS must be a whole number, got '$TS_FOLLOWERS'" ;;
+    esac
+    end_every "$TS_FOLLOWERS"
+    _cr_token="trainsonnet-end-${TS_END_TOKEN:-job}"
     [ -z "$_cr_watch" ] || need getent "--watch resolves $_cr_watch with it"
     if [ -n "$_cr_tcp" ]; then
         tcp_tool || die 127 "--wait-tcp needs python3, bash or nc (with -z) in PATH to try TCP ports; none found"
@@ -570,34 +730,63 @@ cmd_run() {
         rm -f "$_cr_f" "$_cr_f.ok" "$_cr_f.pending"
         [ "$_cr_rc" = 0 ] || exit 124
     fi
-    watch_init "$_cr_watch" "$TS_WATCH_GRACE"
+    watch_init "$_cr_watch" "$TS_WATCH_GRACE" "$TS_FOLLOWERS" "$END_EVERY"
+    if [ -n "$_cr_hear" ]; then
+        if banner_tool; then
+            WATCH_OUT=$END_FILE.addr
+        else
+            log "warning: no bash, python3, nc or ssh to read $_cr_watch's port $_cr_hear with; only its going away ends $1"
+            _cr_hear=''
+        fi
+    fi
     log "running $*"
     start_child "$1" "$@"
-    [ -z "$_cr_watch" ] || log "watching $_cr_watch: $1 stops once it has not resolved for ${TS_WATCH_GRACE}s"
+    if [ -n "$_cr_hear" ]; then
+        log "watching $_cr_watch: $1 stops once it says on its port $_cr_hear that the job is over (read every ${END_EVERY}s with $BANNER_TOOL), or once it has not resolved for ${TS_WATCH_GRACE}s"
+    elif [ -n "$_cr_watch" ]; then
+        log "watching $_cr_watch: $1 stops once it has not resolved for ${TS_WATCH_GRACE}s"
+    fi
     while [ -n "$_cr_watch" ] && kill -0 "$CHILD_PID" 2>/dev/null; do
         watch_check
         [ "$WATCH" = ok ] || break
+        if [ -n "$_cr_hear" ] && end_heard "$WATCH_ADDR" "$_cr_hear" "$_cr_token"; then
+            WATCH=over
+            break
+        fi
         nap "$TS_POLL_INTERVAL"
     done
     case $WATCH in
+    over) log "$_cr_watch says the job is over (its port $_cr_hear); stopping $1" ;;
     gone) log "$_cr_watch has not resolved for ${TS_WATCH_GRACE}s; stopping $1" ;;
     never) log "gave up after ${TS_WATCH_TIMEOUT}s waiting for $_cr_watch to resolve; stopping $1" ;;
     esac
     if [ "$WATCH" != ok ]; then
         terminate "$CHILD_PID" "$KILL_AFTER"
         CHILD_PID=''
-        [ "$WATCH" = gone ] && exit 0
-        exit 124
+        [ "$WATCH" = never ] && exit 124
+        exit 0
     fi
     wait_child
     _cr_rc=$?
     log "$1 exited with code $_cr_rc"
-    exit "${GOT_SIGNAL:-$_cr_rc}"
+    [ -z "$GOT_SIGNAL" ] || exit "$GOT_SIGNAL"
+    if [ -n "$_cr_tell" ]; then
+        if [ "$_cr_rc" != 0 ] && [ "${TS_END_ON_FAILURE:-1}" = 0 ]; then
+            log "leaving the followers up for a retry of this pod (TS_END_ON_FAILURE=0)"
+        else
+            # A signal from here on ends the script with CMD's code.
+            SIGNAL_EXIT=$_cr_rc
+            open_end_port "$_cr_tell" "$_cr_token" "$TS_FOLLOWERS" "follower(s)" ||
+                log "the followers stop ${TS_WATCH_GRACE}s after this pod has gone instead"
+        fi
+    fi
+    exit "$_cr_rc"
 }
 
 # Set before any trap can look at them.
 BOUNDED_PID='' NAP_PID='' CHILD_PID='' CHILD_NAME='' GOT_SIGNAL='' HAVE_TIMEOUT='' LANE_PIDS=''
 SWEEP_PID='' SWEEP_WATCH='' LISTEN_PID='' TCP_TOOL='' BANNER_TOOL='' WAIT_PORT=''
+END_EVERY=2 END_NEXT=0 END_BY='' END_NONE='' END_FILE=${TMPDIR:-/tmp}/trainsonnet-end.$$
 # shellcheck disable=SC2034 # WATCH_ADDR is for mpi.sh
 WATCH=ok WATCH_NAME='' WATCH_ADDR=''
 
