@@ -1505,7 +1505,9 @@ type HorovodSpark struct {
 	// trainsonnet's own are refused: set their parameters.
 	SparkConf map[string]string
 	// How long the master and workers wait, once the driver is gone, before they stop: a
-	// retried driver must be back within it. Default 120. Whole seconds.
+	// retried driver must be back within it. A driver that has ended says so (on driver.port
+	// + 1), and they stop at once; with backoffLimit, a failed one does not, so that they
+	// stay for its retry. Default 120. Whole seconds.
 	StopGrace *time.Duration
 	// Shared storage for checkpoints, evaluation results and logs, mounted at
 	// storage.mountPath: an existing PersistentVolumeClaim (claim.name), an NFS export
@@ -3116,7 +3118,9 @@ type TFDistributed struct {
 	ServiceAccountName string
 	// How long the parameter servers (and the evaluator, and with a chief the workers) wait,
 	// once the workers (or the chief) are gone, before they stop: a retried or preempted
-	// worker must be back within it. Default 420. Whole seconds.
+	// worker must be back within it. A chief that has ended says so (on grpcPort + 1), and
+	// the parameter servers and the workers stop at once; the evaluator still waits, for the
+	// last checkpoint. Default 420. Whole seconds.
 	StopGrace *time.Duration
 	// Shared storage for checkpoints, evaluation results and logs, mounted at
 	// storage.mountPath: an existing PersistentVolumeClaim (claim.name), an NFS export

@@ -7,13 +7,20 @@
 //           its own, mounts volume(its name) in the roles that run it.
 // Declares: no parameter.
 // Returns:  files (the ConfigMap entry), bytes (its size), volume(name),
-//           mount, dir and path, and run(cmd, waits, watch): a role's
-//           command under the runtime.
+//           mount, dir and path, run(cmd, waits, watch, tellEnd, hearEnd):
+//           a role's command under the runtime, and for a lead that says
+//           when the job is over, endPort(port) and endEnv(...).
 //
 //   local runtime = import 'runtime.libsonnet';
 //   data: runtime.files + {...}                        // the ConfigMap's data
 //   volumes: [runtime.volume(configMapName)], mounts: [runtime.mount]
 //   command: runtime.run(['python', 'train.py'], waits=['ps-0.job:2222'], watch='job-chief')
+//
+// A lead whose followers watch it can also say when the job is over, so
+// that they stop at once instead of stopGrace after it has gone (a grace
+// that only a retried lead needs): the lead runs with tellEnd=<port>, the
+// followers with watch=<its name> and hearEnd=<the same port>, and every
+// pod has endEnv(token, followers, retries) in its env.
 //
 // MPI's roles source the same script from mpi.sh (lib/mpi.libsonnet).
 
@@ -39,9 +46,25 @@ local script = importstr 'assets/runtime.sh';
   // run: cmd under the runtime: after every HOST:PORT of waits accepts
   // connections (at most TS_INIT_TIMEOUT), and stopped once the DNS name
   // watch has gone (TS_WATCH_GRACE); the role ends with cmd's exit code.
-  run(cmd, waits=[], watch=null)::
+  // tellEnd: once cmd has ended, say so on that port (a lead); hearEnd
+  // (with watch): stop once watch's pod says so on that port.
+  run(cmd, waits=[], watch=null, tellEnd=null, hearEnd=null)::
     ['sh', $.path, 'run']
     + std.join([], [['--wait-tcp', w] for w in waits])
     + (if watch != null then ['--watch', watch] else [])
+    + (if watch != null && hearEnd != null then ['--hear-end', std.toString(hearEnd)] else [])
+    + (if tellEnd != null then ['--tell-end', std.toString(tellEnd)] else [])
     + ['--'] + cmd,
+  // endPort: the end port of a lead whose command serves port: the next
+  // one (the one before at 65535), free once its command has ended.
+  endPort(port):: if port < 65535 then port + 1 else port - 1,
+  // endEnv: the env of every pod of a job whose lead says when it is over:
+  // token (the lead's name: the same in every pod, in the line it says),
+  // the followers that read it, and whether the Job retries the lead (then
+  // a failed lead says nothing, so that its followers stay for the retry).
+  endEnv(token, followers, retries)::
+    [
+      { name: 'TS_END_TOKEN', value: token },
+      { name: 'TS_FOLLOWERS', value: std.toString(followers) },
+    ] + (if retries > 0 then [{ name: 'TS_END_ON_FAILURE', value: '0' }] else []),
 }

@@ -59,7 +59,7 @@ local params_ = common.params('spark', defaultImage) + batch.params('the driver'
   }),
   scratchDir: params.string('Node-local scratch space of every pod (an emptyDir): Spark\'s local dirs and the workers\' work dirs.', default='/scratch', format='absPath'),
   initTimeout: params.seconds('How long the workers and the driver wait for the master to accept connections before they fail with exit code 124; also how long the master and workers wait for the driver to appear.', default=300, min=1, max=86400),
-  stopGrace: params.seconds('How long the master and workers wait, once the driver is gone, before they stop: a retried driver must be back within it.', default=120, min=10, max=86400),
+  stopGrace: params.seconds('How long the master and workers wait, once the driver is gone, before they stop: a retried driver must be back within it. A driver that has ended says so (on driver.port + 1), and they stop at once; with backoffLimit, a failed one does not, so that they stay for its retry.', default=120, min=10, max=86400),
 };
 
 local gpuMode(p) = p.worker.gpu > 0;
@@ -150,11 +150,15 @@ local ownEnv(p) = [
   { name: 'HADOOP_USER_NAME', value: 'spark' },
   { name: 'TS_INIT_TIMEOUT', value: std.toString(p.initTimeout) },
   { name: 'TS_WATCH_GRACE', value: std.toString(p.stopGrace) },
-];
+] + (if p.longLived then [] else runtime.endEnv(roles.presenceName(p, 'driver'), 1 + p.worker.number, p.backoffLimit));
 
 // The master and the workers stop once the driver is gone (not in a
-// long-lived cluster); the workers and the driver wait for the master.
+// long-lived cluster): at once when it says that the job is over, on its
+// end port (driver.port + 1, free once spark-submit has ended), else
+// stopGrace after it has gone; the workers and the driver wait for the
+// master.
 local watchDriver(p) = if p.longLived then null else roles.presenceName(p, 'driver');
+local endPort(p) = if !p.longLived then runtime.endPort(p.driver.port);
 local waitMaster(p) = [masterService(p) + ':' + p.master.port];
 
 local storeOf(p) = storage.pod(p, 'spark', [storage.dir(p, 'storeDir')]);
@@ -188,6 +192,7 @@ local master(p, store) = role(p, 'master', store) + {
   command: runtime.run(
     ['spark-class', 'org.apache.spark.deploy.master.Master', '--host', '$(POD_IP)', '--port', std.toString(p.master.port), '--webui-port', std.toString(p.master.uiPort)],
     watch=watchDriver(p),
+    hearEnd=endPort(p),
   ),
   ports: [{ name: 'spark', port: p.master.port }, { name: 'ui', port: p.master.uiPort }],
   readinessProbe: { tcpSocket: { port: 'spark' }, periodSeconds: 5 },
@@ -200,6 +205,7 @@ local worker(p, store) = role(p, 'worker', store) + {
     ['spark-class', 'org.apache.spark.deploy.worker.Worker', '--host', '$(POD_IP)', '--webui-port', std.toString(p.worker.uiPort), masterURL(p)],
     waits=waitMaster(p),
     watch=watchDriver(p),
+    hearEnd=endPort(p),
   ),
   env+: [
     { name: 'SPARK_WORKER_CORES', value: std.toString(cores(p)) },
@@ -222,6 +228,7 @@ local driver(p, store) = role(p, 'driver', store) + {
     else if p.longLived then idle
     else ['spark-submit', p.driver.script] + p.driver.args,
     waits=waitMaster(p),
+    tellEnd=endPort(p),
   ),
   env+: [
     { name: 'NUM_PROC', value: std.toString(slots(p)) },
@@ -291,9 +298,11 @@ ts.prototype({
     NUM_PROC is always the slots there are, so Horovod never waits startTimeout for tasks
     Spark cannot start.
 
-    The job ends by itself, with no operator and no RBAC: the master and the workers watch
-    the driver's ready-only Service <name>-driver and stop (exit 0) once it has been gone
-    for stopGrace; the job's status is the driver Job's (backoffLimit retries it). With
+    The job ends by itself, with no operator and no RBAC: once spark-submit has ended, the
+    driver says so on its end port (driver.port + 1) and the master and the workers stop
+    (exit 0) at once; they also watch the driver's ready-only Service <name>-driver and stop
+    once it has been gone for stopGrace (a driver deleted, or one that failed and is
+    retried: with backoffLimit it says nothing then). The job's status is the driver Job's. With
     longLived the master, the workers and the driver pod are Deployments that run until
     deleted: the driver pod keeps the driver's address and ports and runs no script, so
     that the seed's interactive use works there: kubectl exec -it deploy/<name>-driver --

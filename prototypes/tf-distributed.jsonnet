@@ -82,7 +82,7 @@ local params_ = common.params('train') + batch.params('the workers (the chief, w
   scratchDir: params.string('Where every task has node-local scratch space (an emptyDir; the chart mounted the node\'s /mnt there through hostPath).', default='/mnt', format='absPath'),
   initTimeout: params.seconds('How long the workers, the chief and the evaluator wait for every parameter server to accept connections before they fail with exit code 124: 15 minutes, for a parameter server whose node is still being added by an autoscaler or pulling a multi-GB image.', default=900, min=1, max=86400),
   leadTimeout: params.seconds('How long the parameter servers (and the evaluator; with a chief, the workers) wait for the workers (or the chief) to become Ready before they fail with exit code 124. 0, the default: as long as the job runs, as the chart\'s parameter servers did, since GPU node autoscaling, multi-GB image pulls and a long worker.init all take minutes; activeDeadlineSeconds bounds every Job of the job when set.', default=0, min=0, max=86400),
-  stopGrace: params.seconds('How long the parameter servers (and the evaluator, and with a chief the workers) wait, once the workers (or the chief) are gone, before they stop: a retried or preempted worker must be back within it.', default=420, min=10, max=86400),
+  stopGrace: params.seconds('How long the parameter servers (and the evaluator, and with a chief the workers) wait, once the workers (or the chief) are gone, before they stop: a retried or preempted worker must be back within it. A chief that has ended says so (on grpcPort + 1), and the parameter servers and the workers stop at once; the evaluator still waits, for the last checkpoint.', default=420, min=10, max=86400),
 };
 
 local trainDir(p) = storage.dir(p, 'trainDir');
@@ -145,7 +145,7 @@ local clusterEnv(p, r) =
     { name: 'TS_INIT_TIMEOUT', value: std.toString(p.initTimeout) },
     { name: 'TS_WATCH_TIMEOUT', value: std.toString(p.leadTimeout) },
     { name: 'TS_WATCH_GRACE', value: std.toString(p.stopGrace) },
-  ];
+  ] + (if p.chief.number > 0 then runtime.endEnv(roles.presenceName(p, 'chief'), p.ps.number + p.worker.number, p.backoffLimit) else []);
 
 // The default command, the chart's, in its order; Kubernetes puts in
 // $(VAR).
@@ -169,13 +169,21 @@ local initOf(p, r) =
 
 // Every task runs under the lifecycle runtime (lib/assets/runtime.sh):
 // the tasks that need the parameter servers wait for them (bounded); the
-// ones that would never end by themselves stop once the lead is gone.
+// ones that would never end by themselves stop once the lead is gone. A
+// chief, one pod, says when it is over (its end port, grpcPort + 1), and
+// the parameter servers and the workers stop then; the evaluator keeps
+// stopGrace for the last checkpoint. Workers that lead are many pods, and
+// none of them knows that the others are done: the parameter servers stop
+// stopGrace after the last.
 local command(p, r) =
   local watched = r == 'ps' || r == 'evaluator' || r == 'worker' && lead(p) == 'chief';
+  local endPort = if lead(p) == 'chief' then runtime.endPort(p.grpcPort);
   runtime.run(
     if execOf(p, r) != null then ['sh', '-c', execOf(p, r)] else defaultCommand(p),
     waits=if r == 'ps' then [] else [p.name + '-ps-' + i + hostSuffix(p) for i in std.range(0, p.ps.number - 1)],
     watch=if watched then roles.presenceName(p, lead(p)),
+    tellEnd=if r == 'chief' then endPort,
+    hearEnd=if r != 'evaluator' then endPort,
   );
 
 // A role's effective scheduling: its own, or (workers and chief) the
@@ -256,6 +264,9 @@ ts.prototype({
     wait for the lead to become Ready (without a bound by default, as the chart's did:
     leadTimeout), watch its ready-only Service <name>-<lead>, and once it has been gone for
     stopGrace they stop and exit 0: the chart's parameter servers ran until helm delete. A
+    chief that has ended says so on its end port (grpcPort + 1; the chief's retry, with
+    backoffLimit, only after a success), and the parameter servers and the workers stop at
+    once, without stopGrace. A
     failing worker fails the worker Job (backoffLimit retries), whose other pods the Job
     controller then stops, and the rest follow. Disruptions do not count as failures.
 

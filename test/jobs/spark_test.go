@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -32,8 +33,9 @@ var sparkStandIn string
 //
 //   - complete: 2 workers of 2 GPUs register with the master, whose
 //     executors reach the driver; the driver runs 2 processes of 2 GPUs,
-//     writes into the store, and completes; the master and workers then
-//     stop by themselves (stopGrace after the driver's Service is gone).
+//     writes into the store, and completes; it then says on its end port
+//     that the job is over, and the master and workers stop at once,
+//     though their stopGrace (10 minutes here) has not passed.
 //   - driver-fails: the driver exits 3: its Job fails (the job's status is
 //     the driver's), and the master and workers still stop.
 func TestHorovodSpark(t *testing.T) {
@@ -88,13 +90,19 @@ const sparkUID = 4242
 func testSparkComplete(t *testing.T, s *suite) {
 	jc := s.start(t, "spark", kube.Restricted)
 	jc.createLocalClaim(storeClaim)
-	res, err := s.g.Render(jc.ctx, jc.sparkParams().Set("runAsUser", sparkUID))
+	res, err := s.g.Render(jc.ctx, jc.sparkParams().Set("runAsUser", sparkUID).Set("stopGrace", 600))
 	require.NoError(t, err)
 	jc.apply(jc.yaml(res))
 
 	require.Equal(t, "Complete", jc.waitJob(jc.name+"-driver"), "driver Job")
+	driverDone := time.Now()
 	require.Equal(t, "Complete", jc.waitJob(jc.name+"-master"), "the master stops by itself once the driver is done")
 	require.Equal(t, "Complete", jc.waitJob(jc.name+"-worker"), "the workers stop by themselves once the driver is done")
+	require.Less(t, time.Since(driverDone), 2*time.Minute, "told, not after stopGrace (600 s)")
+	for _, p := range append(jc.podsOf("master"), jc.podsOf("worker")...) {
+		plog := jc.logs(p.name(), "")
+		require.Contains(t, plog, "trainsonnet: "+jc.name+"-driver says the job is over (its port 7079); stopping spark-class", "%s: its log:\n%s", p.name(), plog)
+	}
 
 	driver := jc.podsOf("driver")
 	require.Len(t, driver, 1)

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -32,10 +33,14 @@ import (
 //     then eval reads the checkpoint on the same store.
 //   - worker-fails: worker 1 exits 1; the worker Job fails, and nothing
 //     keeps running: the parameter servers stop as well.
+//   - chief-ends-the-job: with a chief, the job ends with it: it says so
+//     on its end port, and the parameter servers stop at once, though
+//     their stopGrace (10 minutes here) has not passed.
 func TestTFDistributed(t *testing.T) {
 	runCases(t, []jobTest{
 		{"complete", testTFComplete},
 		{"worker-fails", testTFWorkerFails},
+		{"chief-ends-the-job", testTFChiefEndsTheJob},
 	})
 }
 
@@ -173,5 +178,30 @@ func testTFWorkerFails(t *testing.T, s *suite) {
 
 	require.Equal(t, "Failed", jc.waitJob(jc.name+"-worker"), "a failing worker fails the worker Job")
 	require.Equal(t, "Complete", jc.waitJob(jc.name+"-ps"), "the parameter servers stop once the workers are gone")
+	jc.requireNothingRunning()
+}
+
+func testTFChiefEndsTheJob(t *testing.T, s *suite) {
+	jc := s.start(t, "tfchief", kube.Restricted)
+	jc.createLocalClaim(storeClaim)
+	res, err := s.g.Render(jc.ctx, jc.tfParams().
+		Set("chief.number", 1).Set("chief.image", jc.s.node.Image).
+		Set("stopGrace", 600))
+	require.NoError(t, err)
+	jc.apply(jc.yaml(res))
+
+	require.Equal(t, "Complete", jc.waitJob(jc.name+"-chief"), "the chief's Job: the job's status")
+	chiefDone := time.Now()
+	require.Equal(t, "Complete", jc.waitJob(jc.name+"-ps"), "the parameter servers stop once the chief says so")
+	require.Less(t, time.Since(chiefDone), 2*time.Minute, "told, not after stopGrace (600 s)")
+	for _, p := range jc.podsOf("ps") {
+		log := jc.logs(p.name(), "")
+		require.Contains(t, log, "trainsonnet: "+jc.name+"-chief says the job is over (its port 2223); stopping sh", "%s: its log:\n%s", p.name(), log)
+	}
+	chief := jc.podsOf("chief")
+	require.Len(t, chief, 1)
+	log := jc.logs(chief[0].name(), "")
+	require.Contains(t, log, "trainsonnet: the job is over: port 2223 says so", "its log:\n%s", log)
+	require.Equal(t, "Complete", jc.waitJob(jc.name+"-worker"), "worker Job")
 	jc.requireNothingRunning()
 }
