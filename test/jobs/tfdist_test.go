@@ -33,9 +33,10 @@ import (
 //     then eval reads the checkpoint on the same store.
 //   - worker-fails: worker 1 exits 1; the worker Job fails, and nothing
 //     keeps running: the parameter servers stop as well.
-//   - chief-ends-the-job: with a chief, the job ends with it: it says so
-//     on its end port, and the parameter servers stop at once, though
-//     their stopGrace (10 minutes here) has not passed.
+//   - chief-ends-the-job: with a chief (the workers serve it, as
+//     TensorFlow 2's do their coordinator), the job ends with it: it says
+//     so on its end port, and the parameter servers and the workers stop
+//     at once, though their stopGrace (10 minutes here) has not passed.
 func TestTFDistributed(t *testing.T) {
 	runCases(t, []jobTest{
 		{"complete", testTFComplete},
@@ -55,33 +56,36 @@ assert os.environ["PSHOSTS"] == ",".join(cluster["ps"]), os.environ["PSHOSTS"]
 assert os.environ["WORKERHOSTS"] == ",".join(cluster["worker"]), os.environ["WORKERHOSTS"]
 me = cluster[kind][index]
 print(kind, index, "is", me, "in", json.dumps(cluster, sort_keys=True), flush=True)
-if kind == "ps":
+lead = os.environ.get("STANDIN_LEAD", "worker")
+# servers until stopped: the parameter servers, and with a chief the
+# workers too (TensorFlow 2's workers serve the chief, its coordinator)
+if kind == "ps" or kind == "worker" and lead == "chief":
     srv = socket.create_server(("", int(me.rsplit(":", 1)[1])))
     while True:
         conn, _ = srv.accept()
         got = conn.recv(100).decode()
-        print("ps", index, "got", got, flush=True)
-        conn.sendall(("ps %d has %s" % (index, got)).encode())
+        print(kind, index, "got", got, flush=True)
+        conn.sendall(("%s %d has %s" % (kind, index, got)).encode())
         conn.close()
 # a worker: what its init container prepared in scratchDir, if anything
 prepared = os.path.join(os.environ.get("SCRATCH", "/mnt"), "prepared")
 if os.path.exists(prepared):
     print("worker", index, "found", open(prepared).read().strip(), flush=True)
-# wait until the parameter servers' watch can see the workers
-# (their Service lists running workers), as a real training run would
-# outlast it anyway
+# wait until the parameter servers' watch can see the lead, the workers
+# or the chief (its Service lists it once running), as a real training
+# run would outlast it anyway
 while True:
     try:
-        socket.getaddrinfo(os.environ["STANDIN_JOB"] + "-worker", None)
+        socket.getaddrinfo(os.environ["STANDIN_JOB"] + "-" + lead, None)
         break
     except OSError:
         time.sleep(1)
 time.sleep(5)
-for addr in cluster["ps"]:
+for addr in cluster["ps"] + (cluster["worker"] if kind == "chief" else []):
     host, port = addr.rsplit(":", 1)
     s = socket.create_connection((host, int(port)), timeout=10)
-    s.sendall(("value %d from worker %d" % (10 * index + 7, index)).encode())
-    print("worker", index, "<-", s.recv(100).decode(), flush=True)
+    s.sendall(("value %d from %s %d" % (10 * index + 7, kind, index)).encode())
+    print(kind, index, "<-", s.recv(100).decode(), flush=True)
     s.close()
 if os.environ.get("FAIL_WORKER") == str(index):
     print("worker", index, "fails", flush=True)
@@ -186,6 +190,7 @@ func testTFChiefEndsTheJob(t *testing.T, s *suite) {
 	jc.createLocalClaim(storeClaim)
 	res, err := s.g.Render(jc.ctx, jc.tfParams().
 		Set("chief.number", 1).Set("chief.image", jc.s.node.Image).
+		Set("env", map[string]string{"STANDIN_JOB": jc.name, "STANDIN_LEAD": "chief"}).
 		Set("stopGrace", 600))
 	require.NoError(t, err)
 	jc.apply(jc.yaml(res))
@@ -193,15 +198,17 @@ func testTFChiefEndsTheJob(t *testing.T, s *suite) {
 	require.Equal(t, "Complete", jc.waitJob(jc.name+"-chief"), "the chief's Job: the job's status")
 	chiefDone := time.Now()
 	require.Equal(t, "Complete", jc.waitJob(jc.name+"-ps"), "the parameter servers stop once the chief says so")
+	require.Equal(t, "Complete", jc.waitJob(jc.name+"-worker"), "the workers stop once the chief says so")
 	require.Less(t, time.Since(chiefDone), 2*time.Minute, "told, not after stopGrace (600 s)")
-	for _, p := range jc.podsOf("ps") {
+	for _, p := range append(jc.podsOf("ps"), jc.podsOf("worker")...) {
 		log := jc.logs(p.name(), "")
+		require.Contains(t, log, "from chief 0", "%s served the chief; its log:\n%s", p.name(), log)
 		require.Contains(t, log, "trainsonnet: "+jc.name+"-chief says the job is over (its port 2223); stopping sh", "%s: its log:\n%s", p.name(), log)
 	}
 	chief := jc.podsOf("chief")
 	require.Len(t, chief, 1)
 	log := jc.logs(chief[0].name(), "")
 	require.Contains(t, log, "trainsonnet: the job is over: port 2223 says so", "its log:\n%s", log)
-	require.Equal(t, "Complete", jc.waitJob(jc.name+"-worker"), "worker Job")
+	require.Contains(t, log, "trainsonnet: 4 of 4 follower(s) read port 2223 within ", "every follower read it, so the chief did not wait out its bound; its log:\n%s", log)
 	jc.requireNothingRunning()
 }
