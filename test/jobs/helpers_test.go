@@ -463,6 +463,26 @@ func requireWatchdogSawLauncher(t *testing.T, w pod, log string) {
 	require.NotEmpty(t, lineWith(log, ": "+name+" resolves"), "worker %s resolved the launcher %s; its log:\n%s", w.name(), name, log)
 }
 
+// requireToldByLead: once the lead's Job has completed, the Jobs of
+// every follower role complete within two minutes, far less than their
+// stopGrace, and each follower pod's log says that the lead (its role's
+// presence name) told it on its end port, stopping its command cmd.
+func (jc *jobCase) requireToldByLead(lead string, port int, cmd string, followers ...string) {
+	jc.t.Helper()
+	leadDone := time.Now()
+	var pods []pod
+	for _, r := range followers {
+		require.Equal(jc.t, "Complete", jc.waitJob(jc.name+"-"+r), "the %s stop once the %s says so", r, lead)
+		pods = append(pods, jc.podsOf(r)...)
+	}
+	require.Less(jc.t, time.Since(leadDone), 2*time.Minute, "told, not after stopGrace")
+	want := fmt.Sprintf("trainsonnet: %s-%s says the job is over (its port %d); stopping %s", jc.name, lead, port, cmd)
+	for _, p := range pods {
+		log := jc.logs(p.name(), "")
+		require.Contains(jc.t, log, want, "%s: its log:\n%s", p.name(), log)
+	}
+}
+
 // requireNothingRunning checks that no pod of the namespace is still
 // Pending or Running: a finished job leaves only terminated pods.
 func (jc *jobCase) requireNothingRunning() {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -95,14 +94,7 @@ func testSparkComplete(t *testing.T, s *suite) {
 	jc.apply(jc.yaml(res))
 
 	require.Equal(t, "Complete", jc.waitJob(jc.name+"-driver"), "driver Job")
-	driverDone := time.Now()
-	require.Equal(t, "Complete", jc.waitJob(jc.name+"-master"), "the master stops by itself once the driver is done")
-	require.Equal(t, "Complete", jc.waitJob(jc.name+"-worker"), "the workers stop by themselves once the driver is done")
-	require.Less(t, time.Since(driverDone), 2*time.Minute, "told, not after stopGrace (600 s)")
-	for _, p := range append(jc.podsOf("master"), jc.podsOf("worker")...) {
-		plog := jc.logs(p.name(), "")
-		require.Contains(t, plog, "trainsonnet: "+jc.name+"-driver says the job is over (its port 7079); stopping spark-class", "%s: its log:\n%s", p.name(), plog)
-	}
+	jc.requireToldByLead("driver", 7079, "spark-class", "master", "worker")
 
 	driver := jc.podsOf("driver")
 	require.Len(t, driver, 1)
