@@ -149,7 +149,14 @@ func linkTool(t *testing.T, f *fixture, tool string) {
 // returns HOST:PORT.
 func listen(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	return serve(t, "127.0.0.1:0", nil).String()
+}
+
+// serve accepts TCP connections at addr until the test ends, hands each
+// to answer (if any) and closes it; it returns the address it listens on.
+func serve(t *testing.T, addr string, answer func(net.Conn)) *net.TCPAddr {
+	t.Helper()
+	l, err := net.Listen("tcp", addr)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = l.Close() })
 	go func() {
@@ -158,20 +165,19 @@ func listen(t *testing.T) string {
 			if err != nil {
 				return
 			}
+			if answer != nil {
+				answer(c)
+			}
 			_ = c.Close()
 		}
 	}()
-	return l.Addr().String()
+	return l.Addr().(*net.TCPAddr)
 }
 
 // closedPort is a HOST:PORT nothing listens on.
 func closedPort(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close())
-	return addr
+	return fmt.Sprintf("127.0.0.1:%d", freePort(t))
 }
 
 // runWaitsForTCP: CMD starts only once every endpoint accepts connections,

@@ -47,19 +47,7 @@ func TestStopPort(t *testing.T) {
 // and closes them; it returns the port.
 func serveOn(t *testing.T, addr string) int {
 	t.Helper()
-	l, err := net.Listen("tcp", addr)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			_ = c.Close()
-		}
-	}()
-	return l.Addr().(*net.TCPAddr).Port
+	return serve(t, addr, nil).Port
 }
 
 // freePort is a port of 127.0.0.1 nothing listens on.
@@ -260,20 +248,9 @@ func launcherStopPortAfterAFailedWait(t *testing.T, f *fixture) {
 // bannerServer answers every connection with the line in *line.
 func bannerServer(t *testing.T, line *atomic.Value) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			_, _ = c.Write([]byte(line.Load().(string) + "\r\n"))
-			_ = c.Close()
-		}
-	}()
-	return l.Addr().(*net.TCPAddr).Port
+	return serve(t, "127.0.0.1:0", func(c net.Conn) {
+		_, _ = c.Write([]byte(line.Load().(string) + "\r\n"))
+	}).Port
 }
 
 // workerReadsTheStopPort: a worker reads the stop port at the address the
