@@ -493,6 +493,24 @@ func (jc *jobCase) requireNothingRunning() {
 	}
 }
 
+// patchJob is a kustomization over the generated base (overlay's ../base)
+// that applies ops, a JSON patch as a YAML list, to the Job name.
+func patchJob(name, ops string) string {
+	indented := strings.ReplaceAll(strings.TrimPrefix(ops, "\n"), "\n", "\n    ")
+	return `apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+- ../base
+patches:
+- target:
+    group: batch
+    version: v1
+    kind: Job
+    name: ` + name + `
+  patch: |-
+    ` + indented + "\n"
+}
+
 // overlay builds a kustomize overlay over the result's kustomize base with
 // krusty, in memory, as `kubectl apply -k` on a directory would: the base
 // under base/, kustomization (which refers to ../base) in overlay/.

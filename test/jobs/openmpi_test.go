@@ -100,24 +100,13 @@ func testUnreachableWorker(t *testing.T, s *suite) {
 	p.InitTimeout = &it
 	res := jc.render(p)
 	worker := jc.name + "-worker"
-	jc.apply(overlay(t, res, `apiVersion: kustomize.config.k8s.io/v1beta1
-kind: Kustomization
-resources:
-- ../base
-patches:
-- target:
-    group: batch
-    version: v1
-    kind: Job
-    name: `+worker+`
-  patch: |-
-    - op: replace
-      path: /spec/completions
-      value: 1
-    - op: replace
-      path: /spec/parallelism
-      value: 1
-`))
+	jc.apply(overlay(t, res, patchJob(worker, `
+- op: replace
+  path: /spec/completions
+  value: 1
+- op: replace
+  path: /spec/parallelism
+  value: 1`)))
 
 	// The overlay did what it should: one worker pod, two in the hostfile.
 	j, err := jc.getJob(worker)
@@ -160,21 +149,10 @@ func testNotReadyWorker(t *testing.T, s *suite) {
 	p.InitTimeout = &it
 	res := jc.render(p)
 	worker := jc.name + "-worker"
-	jc.apply(overlay(t, res, `apiVersion: kustomize.config.k8s.io/v1beta1
-kind: Kustomization
-resources:
-- ../base
-patches:
-- target:
-    group: batch
-    version: v1
-    kind: Job
-    name: `+worker+`
-  patch: |-
-    - op: replace
-      path: /spec/template/spec/containers/0/command
-      value: [sh, -c, 'if [ "$JOB_COMPLETION_INDEX" = 1 ]; then echo "worker-1: sshd in 40s"; sleep 40; fi; exec sh /etc/trainsonnet/mpi.sh worker']
-`))
+	jc.apply(overlay(t, res, patchJob(worker, `
+- op: replace
+  path: /spec/template/spec/containers/0/command
+  value: [sh, -c, 'if [ "$JOB_COMPLETION_INDEX" = 1 ]; then echo "worker-1: sshd in 40s"; sleep 40; fi; exec sh /etc/trainsonnet/mpi.sh worker']`)))
 
 	// The launcher names worker-1 as the one it waits for, while worker-1's
 	// pod runs and is not Ready.
