@@ -151,9 +151,6 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
   configName(p):: p.name + '-config',
   generatedSecretName(p):: p.name + '-ssh',
   secretName(p, existing):: if existing != null then existing else $.generatedSecretName(p),
-  // host(p, pod) is the DNS name of a pod through the headless Service,
-  // short enough to work in any namespace.
-  host(p, pod):: pod + '.' + p.name,
 
   // sshSecret: a freshly generated key pair, unless the user names an
   // existing Secret (then nothing secret is in the output).

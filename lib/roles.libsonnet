@@ -320,12 +320,6 @@ local serviceOf(proto, p, rs) =
       std.foldl(function(n, c) n * 10 + std.codepoint(c) - 48, std.stringChars(q), 0)
     else ts.fail('roles.gpus: the ' + gpuResource + ' limit ' + std.toString(q) + ' is not a whole number written in digits'),
 
-  // hostname: a role's pod host name (of its last pod when indexed).
-  hostname(p, r)::
-    local role = defaults + r;
-    if role.kind == 'IndexedJob' then p.name + '-' + role.name + '-' + (role.count - 1)
-    else p.name + '-' + role.name,
-
   // host: the DNS name of a pod through the job's headless Service, short
   // enough to work in any namespace: <host name>.<name>.
   host(p, hostname):: hostname + '.' + p.name,

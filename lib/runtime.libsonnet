@@ -49,12 +49,13 @@ local script = importstr 'assets/runtime.sh';
   // tellEnd: once cmd has ended, say so on that port (a lead); hearEnd
   // (with watch): stop once watch's pod says so on that port.
   run(cmd, waits=[], watch=null, tellEnd=null, hearEnd=null)::
-    ['sh', $.path, 'run']
-    + std.join([], [['--wait-tcp', w] for w in waits])
-    + (if watch != null then ['--watch', watch] else [])
-    + (if watch != null && hearEnd != null then ['--hear-end', std.toString(hearEnd)] else [])
-    + (if tellEnd != null then ['--tell-end', std.toString(tellEnd)] else [])
-    + ['--'] + cmd,
+    if hearEnd != null && watch == null then ts.fail('runtime.run: hearEnd reads the end port of the pod that watch names: give watch too')
+    else ['sh', $.path, 'run']
+         + std.join([], [['--wait-tcp', w] for w in waits])
+         + (if watch != null then ['--watch', watch] else [])
+         + (if hearEnd != null then ['--hear-end', std.toString(hearEnd)] else [])
+         + (if tellEnd != null then ['--tell-end', std.toString(tellEnd)] else [])
+         + ['--'] + cmd,
   // endPort: the end port of a lead whose command serves port: the next
   // one (the one before at 65535), free once its command has ended.
   endPort(port):: if port < 65535 then port + 1 else port - 1,

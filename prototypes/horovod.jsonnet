@@ -12,7 +12,7 @@ local params = ts.params;
 local proto = 'horovod';
 
 // The hostfile: the driver first (it is a rank), then the workers.
-local driverHost(p) = mpi.host(p, p.name + '-driver');
+local driverHost(p) = roles.host(p, p.name + '-driver');
 local hostHead(p) = driverHost(p) + ' slots=' + chart.slotsOf(p, p.driver) + '\n';
 local hostLinePrefix(p) = p.name + '-worker-';
 local hostLineSuffix(p) = '.' + p.name + ' slots=' + chart.slotsOf(p, p.worker);

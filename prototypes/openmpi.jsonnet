@@ -39,7 +39,6 @@ local s3Params = params.group(
   }
 );
 
-local digits(n) = std.length(std.toString(n));
 
 // staging: whether the workers have S3 containers (they run s3.sh).
 local staging(p) = p.s3.downloadFrom != null || p.s3.uploadFrom != null;

@@ -99,7 +99,7 @@ local ownEnv(p) = [
   { name: 'WORLD_SIZE', value: std.toString(p.workers) },
   { name: 'RANK', valueFrom: { fieldRef: { fieldPath: "metadata.annotations['batch.kubernetes.io/job-completion-index']" } } },
   { name: 'TRAIN_DIR', value: trainDir(p) },
-] + (if std.objectHas(p.env, 'PYTHONUNBUFFERED') then [] else [{ name: 'PYTHONUNBUFFERED', value: '1' }]);
+];
 
 local worker(p) =
   local store = storage.pod(p, component, [trainDir(p)]);
@@ -115,7 +115,7 @@ local worker(p) =
     imagePullPolicy: p.imagePullPolicy,
     ports: [{ name: 'rendezvous', port: p.port }],
     command: ['sh', '-c', torchrun(p)],
-    env: ownEnv(p) + common.env(p.env),
+    env: ownEnv(p) + common.env({ PYTHONUNBUFFERED: '1' } + p.env),
     resources: roles.resources(cpu=p.cpu, memory=p.memory, gpu=p.gpu, gpuResource=p.gpuResource),
     nodeSelector: p.nodeSelector,
     tolerations: p.tolerations,

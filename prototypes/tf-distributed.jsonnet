@@ -183,7 +183,7 @@ local command(p, r) =
     waits=if r == 'ps' then [] else [p.name + '-ps-' + i + hostSuffix(p) for i in std.range(0, p.ps.number - 1)],
     watch=if watched then roles.presenceName(p, lead(p)),
     tellEnd=if r == 'chief' then endPort,
-    hearEnd=if r != 'evaluator' then endPort,
+    hearEnd=if watched && r != 'evaluator' then endPort,
   );
 
 // A role's effective scheduling: its own, or (workers and chief) the

@@ -536,7 +536,6 @@ cmd_worker() {
     else
         log "warning: no bash, python3, nc or ssh to read the launcher's port $STOP_PORT with; only its stop file, or its going away, ends this container"
     fi
-    END_NEXT=0
     start_sshd
     # A stop file left by an earlier run of this container in the same pod
     # means that the job is over: exiting at once is right.

@@ -787,7 +787,6 @@ cmd_run() {
 BOUNDED_PID='' NAP_PID='' CHILD_PID='' CHILD_NAME='' GOT_SIGNAL='' HAVE_TIMEOUT='' LANE_PIDS=''
 SWEEP_PID='' SWEEP_WATCH='' LISTEN_PID='' TCP_TOOL='' BANNER_TOOL='' WAIT_PORT=''
 END_EVERY=2 END_NEXT=0 END_BY='' END_NONE='' END_FILE=${TMPDIR:-/tmp}/trainsonnet-end.$$
-# shellcheck disable=SC2034 # WATCH_ADDR is for mpi.sh
 WATCH=ok WATCH_NAME='' WATCH_ADDR=''
 
 if [ "${TS_RUNTIME_LIB:-}" != 1 ]; then
