@@ -207,8 +207,19 @@ func newFixture(t *testing.T, sh shell) *fixture {
 	return f
 }
 
+// forks orders writing an executable and starting a script: a child forked
+// while an executable's file is still open for writing holds that open
+// until it execs, and running the file then fails with ETXTBSY (Go issue
+// 22315); the script under test would take a stub that fails to run (a
+// fake nvidia-smi) as absent. Writers of executables hold it, starts share it.
+var forks sync.RWMutex
+
 func (f *fixture) write(path, content string, mode os.FileMode) {
 	f.t.Helper()
+	if mode&0o111 != 0 {
+		forks.Lock()
+		defer forks.Unlock()
+	}
 	require.NoError(f.t, os.WriteFile(path, []byte(content), mode))
 	require.NoError(f.t, os.Chmod(path, mode))
 }
@@ -290,7 +301,10 @@ func (f *fixture) startScript(script string, args ...string) *proc {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	p := &proc{f: f, cmd: cmd, outPath: out.Name(), done: make(chan struct{})}
 	p.start = time.Now()
-	require.NoError(f.t, cmd.Start())
+	forks.RLock()
+	err = cmd.Start()
+	forks.RUnlock()
+	require.NoError(f.t, err)
 	require.NoError(f.t, out.Close())
 	go func() {
 		err := cmd.Wait()
