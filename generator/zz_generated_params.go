@@ -2368,10 +2368,10 @@ type PyTorch struct {
 	NetworkPolicy *bool
 	// Node labels each worker must run on.
 	NodeSelector map[string]string
-	// Processes torchrun starts in each pod (--nproc_per_node): one per GPU. Unset: the
-	// pod's GPUs, or 1 without GPUs (the PyTorchJob's nprocPerNode: gpu, and auto where the
-	// pods have GPUs).
-	NprocPerNode *int
+	// Processes torchrun starts in each pod (--nproc_per_node), as torchrun and the
+	// PyTorchJob take it: a number, gpu (one per GPU), cpu (one per CPU of the node) or auto
+	// (gpu where there are GPUs, else cpu). Unset: the pod's GPUs, or 1 without GPUs.
+	NprocPerNode string
 	// Port of the rendezvous on worker 0 (torchrun's --master_port or --rdzv_endpoint,
 	// MASTER_PORT). Default 29500.
 	Port *int
@@ -2546,8 +2546,8 @@ func (p PyTorch) setOn(ps *Params) {
 	if p.NodeSelector != nil {
 		ps.Set("nodeSelector", p.NodeSelector)
 	}
-	if p.NprocPerNode != nil {
-		ps.Set("nprocPerNode", *p.NprocPerNode)
+	if p.NprocPerNode != "" {
+		ps.Set("nprocPerNode", p.NprocPerNode)
 	}
 	if p.Port != nil {
 		ps.Set("port", *p.Port)

@@ -19,6 +19,15 @@ local defaultImage = 'pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime';
 // Where training scripts conventionally sit in it (its WORKDIR).
 local defaultScript = '/workspace/train.py';
 
+// torchrun's --nproc_per_node, as the PyTorchJob's nprocPerNode (a string)
+// writes it too.
+local nprocFormat = params.format(
+  'nprocPerNode',
+  'a number of processes from 1 to 1024, or gpu, cpu or auto as torchrun takes them',
+  '^([1-9][0-9]{0,2}|10[01][0-9]|102[0-4]|gpu|cpu|auto)$',
+  examples=['8', 'gpu', 'auto'],
+);
+
 local shmDir = '/dev/shm';
 local shmVolume = 'trainsonnet-shm';
 
@@ -45,10 +54,10 @@ local params_ = common.params('train', defaultImage) + batch.params('each worker
     doc: 'Directory of the checkpoints, in TRAIN_DIR: under storage.mountPath or a volumeMount, so that what rank 0 writes outlives its pod and eval and tensorboard read it. Unset: <storage.mountPath>/train.',
   },
   workers: params.int('Number of worker pods: torchrun\'s nodes, rank 0\'s pod (the PyTorchJob\'s Master) included.', default=2, min=1, max=1000),
-  nprocPerNode: params.int(
-    'Processes torchrun starts in each pod (--nproc_per_node): one per GPU. Unset: the pod\'s GPUs, or 1 without GPUs (the PyTorchJob\'s nprocPerNode: gpu, and auto where the pods have GPUs).',
-    min=1, max=1024, replaces='elasticPolicy.nProcPerNode'
-  ),
+  nprocPerNode: params.string(
+    'Processes torchrun starts in each pod (--nproc_per_node), as torchrun and the PyTorchJob take it: a number, gpu (one per GPU), cpu (one per CPU of the node) or auto (gpu where there are GPUs, else cpu). Unset: the pod\'s GPUs, or 1 without GPUs.',
+    format=nprocFormat, replaces='elasticPolicy.nProcPerNode'
+  ) + { spellings: ['numberAsText'] },
   port: params.int('Port of the rendezvous on worker 0 (torchrun\'s --master_port or --rdzv_endpoint, MASTER_PORT).', default=29500, min=1, max=65535, replaces='elasticPolicy.rdzvPort'),
   elastic: params.group('Elastic training: torchrun\'s c10d rendezvous on worker 0, which starts the training with any number of pods between minNodes and maxNodes and, when one fails, restarts it with those left (maxRestarts times). Unset (all three): the workers meet in a static rendezvous, all or none.', {
     minNodes: params.int('Fewest pods the training runs with (--nnodes=MIN:MAX). Unset: workers.', min=1, max=1000, replaces='elasticPolicy.minReplicas')
@@ -64,7 +73,14 @@ local params_ = common.params('train', defaultImage) + batch.params('each worker
 local elastic(p) = p.elastic.minNodes != null || p.elastic.maxNodes != null || p.elastic.maxRestarts != null;
 local minNodes(p) = if p.elastic.minNodes != null then p.elastic.minNodes else p.workers;
 local maxNodes(p) = if p.elastic.maxNodes != null then p.elastic.maxNodes else p.workers;
-local nproc(p) = if p.nprocPerNode != null then p.nprocPerNode else std.max(1, p.gpu);
+// nproc: torchrun's --nproc_per_node; procs: the number it means, where
+// a render can know it (null for cpu, and auto without GPUs: the node's).
+local nproc(p) = if p.nprocPerNode != null then p.nprocPerNode else std.toString(std.max(1, p.gpu));
+local procs(p) =
+  local n = nproc(p);
+  if n == 'gpu' || n == 'auto' && p.gpu > 0 then p.gpu
+  else if n == 'cpu' || n == 'auto' then null
+  else std.parseInt(n);
 local trainDir(p) = storage.dir(p, 'trainDir');
 local master(p) = roles.host(p, p.name + '-' + component + '-0');
 local ownShm(p) = !std.member([m.mountPath for m in p.volumeMounts], shmDir);
@@ -154,7 +170,7 @@ ts.prototype({
     Azure Files), where rank 0 writes checkpoints that eval and tensorboard read. The
     NetworkPolicy admits only the job's own pods. The pods need no ssh and no RBAC.
 
-    A PyTorchJob's spec works as a params file for what maps: nprocPerNode (a number),
+    A PyTorchJob's spec works as a params file for what maps: nprocPerNode (8, gpu, auto),
     elasticPolicy.minReplicas, maxReplicas, maxRestarts and rdzvPort, runPolicy's
     backoffLimit, activeDeadlineSeconds, ttlSecondsAfterFinished and
     schedulingPolicy.priorityClass, each with a warning naming its new name; the Master and
@@ -189,14 +205,17 @@ ts.prototype({
   validate(p):: storage.validate(p, ['trainDir']) + [
     roles.nameFits(p, [worker(p)]),
     ts.check(p.shmSize == null || ownShm(p), 'shmSize', 'your volumeMounts mount /dev/shm: size that volume instead'),
+    ts.check(nproc(p) != 'gpu' || p.gpu > 0, 'nprocPerNode', 'gpu starts one process per GPU, and the pods have none: set gpu, or a number'),
     roles.nonRootPort(p, 'port', p.port, 'worker 0\'s rendezvous'),
   ],
 
   warnings(p):: storage.warnings(p, component, [trainDir(p)]) + [
     if p.image == defaultImage && p.exec == defaultScript then
       'the default image (' + defaultImage + ') has no ' + defaultScript + ': set image to your training image, or exec to the script in it',
-    if p.gpu > 0 && nproc(p) > p.gpu then
+    if p.gpu > 0 && procs(p) != null && procs(p) > p.gpu then
       'nprocPerNode (' + nproc(p) + ') is more than the pod\'s GPUs (' + p.gpu + '): processes would share a GPU, which NCCL refuses',
+    if procs(p) == null then
+      'nprocPerNode ' + nproc(p) + ': torchrun starts one process per CPU of the node (os.cpu_count()), not per CPU of the pod\'s limit: set a number',
     roles.shWarning('exec', p.exec),
   ],
 

@@ -1,6 +1,7 @@
 package param
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -17,7 +18,7 @@ import (
 type Spelling string
 
 // The spellings a declaration can name (lib/params.libsonnet's
-// chartSpellings is all of them).
+// chartSpellings is all but numberAsText).
 const (
 	// SpellBlankUnset: "" where it breaks the declared type is the key
 	// left out, so the default applies (kolotoc's schedulerPort: "").
@@ -32,6 +33,11 @@ const (
 	// SpellEmptyMapList: {} where a list is declared is the empty list
 	// (the horovod chart's master.args: {}).
 	SpellEmptyMapList Spelling = "emptyMapList"
+	// SpellNumberAsText: a bare number where text is declared is its text,
+	// without a word, for a text parameter whose values are mostly numbers
+	// (a PyTorchJob's nprocPerNode: 8, auto or gpu). A number YAML would
+	// read as another (1.10, 012) is still refused: quote it.
+	SpellNumberAsText Spelling = "numberAsText"
 )
 
 // spelling is how one Spelling is read and described.
@@ -127,6 +133,22 @@ var spellings = []struct {
 		schema: func(*Param) map[string]any {
 			return map[string]any{"type": "object", "maxProperties": 0, "description": "{}, as the charts wrote an empty list"}
 		},
+	}},
+	{SpellNumberAsText, spelling{
+		takes: func(p *Param) bool { return p.Type == TypeString },
+		read: func(_ *Param, v any) (any, bool, bool) {
+			switch n := v.(type) {
+			case json.Number:
+				return n.String(), false, true
+			case int:
+				return strconv.Itoa(n), false, true
+			case int64:
+				return strconv.FormatInt(n, 10), false, true
+			}
+			return nil, false, false
+		},
+		note:   func(*Param, any, any) string { return "" },
+		schema: func(*Param) map[string]any { return map[string]any{"type": "integer"} },
 	}},
 }
 

@@ -99,3 +99,32 @@ func TestBuildRefuses(t *testing.T) {
 		t.Errorf("a %q, b %q", a.Format, b.Format)
 	}
 }
+
+// TestNumberAsText: a bare number is the text it was written as, with no
+// warning, held to the declared format; a number YAML reads as another
+// (a YAMLNumber: 012) is not, and a text parameter without the spelling
+// takes no number.
+func TestNumberAsText(t *testing.T) {
+	ps := build(t, `{
+		"nproc": {"type": "string", "doc": "n", "format": "nonEmpty", "spellings": ["numberAsText"]},
+		"plain": {"type": "string", "doc": "p"}
+	}`)
+	nproc, plain := Find(ps, "nproc"), Find(ps, "plain")
+	for in, want := range map[any]string{json.Number("8"): "8", 8: "8", int64(16): "16", "auto": "auto"} {
+		got, rule := nproc.Read(in)
+		if rule != "" || got.Value != want || got.Note != "" {
+			t.Errorf("Read(%#v) = %#v, %q; want %q without a note", in, got, rule, want)
+		}
+	}
+	for _, c := range []struct {
+		p  *Param
+		in any
+	}{{nproc, YAMLNumber{Number: json.Number("10"), Text: "012"}}, {plain, json.Number("8")}, {nproc, true}} {
+		if got, rule := c.p.Read(c.in); rule == "" {
+			t.Errorf("%s: Read(%#v) = %#v, want a rule", c.p.Path, c.in, got)
+		}
+	}
+	if got := len(nproc.Schema()["anyOf"].([]any)) - 1; got != 2 {
+		t.Errorf("%d alternatives in the schema, want 2 (null, integer)", got)
+	}
+}
