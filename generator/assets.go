@@ -143,14 +143,15 @@ func hasRefs(v any) bool {
 }
 
 // resolveRefs puts in the decoded object m, in place of each reference,
-// the text it stands for; a reference anywhere but as a whole value of a
-// ConfigMap's data is a bug in the prototype.
-func (l *largeStrings) resolveRefs(apiVersion, kind string, m map[string]any) error {
+// the text it stands for, and says whether there was any; a reference
+// anywhere but as a whole value of a ConfigMap's data is a bug in the
+// prototype.
+func (l *largeStrings) resolveRefs(apiVersion, kind string, m map[string]any) (replaced bool, err error) {
 	for k, v := range m {
 		data, isData := v.(map[string]any)
 		if k != "data" || apiVersion != "v1" || kind != "ConfigMap" || !isData {
 			if hasRefs(v) {
-				return fmt.Errorf("%s holds a large string (ts.asset, ts.indexedLines, ts.indexedList), which may only be a whole value of a ConfigMap's data", k)
+				return false, fmt.Errorf("%s holds a large string (ts.asset, ts.indexedLines, ts.indexedList), which may only be a whole value of a ConfigMap's data", k)
 			}
 			continue
 		}
@@ -161,13 +162,13 @@ func (l *largeStrings) resolveRefs(apiVersion, kind string, m map[string]any) er
 			}
 			text, whole, err := l.resolve(s)
 			if err != nil {
-				return fmt.Errorf("data.%s: %w", key, err)
+				return false, fmt.Errorf("data.%s: %w", key, err)
 			}
 			if !whole {
-				return fmt.Errorf("data.%s joins a large string (ts.asset, ts.indexedLines, ts.indexedList) to other text: it may only be a whole value", key)
+				return false, fmt.Errorf("data.%s joins a large string (ts.asset, ts.indexedLines, ts.indexedList) to other text: it may only be a whole value", key)
 			}
-			data[key] = text
+			data[key], replaced = text, true
 		}
 	}
-	return nil
+	return replaced, nil
 }

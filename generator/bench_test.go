@@ -86,6 +86,26 @@ func BenchmarkEncodeYAMLOpenMPI(b *testing.B) {
 	}
 }
 
+// BenchmarkEncodeJSONOpenMPI: the same job as `gen -o json`, a v1 List;
+// the objects without references reuse the JSON their check made.
+func BenchmarkEncodeJSONOpenMPI(b *testing.B) {
+	for _, workers := range benchWorkers {
+		b.Run("workers="+strconv.Itoa(workers), func(b *testing.B) {
+			g, params := job(b, "openmpi", workers)
+			res, err := g.Render(context.Background(), params)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := res.JSON(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 // The speed tricks of a render each live behind one seam, and each is
 // measured here against the render without it (generator.NewWith turns
 // it off; TestTricksKeepTheOutput holds the output to be the same).

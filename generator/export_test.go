@@ -2,6 +2,7 @@ package generator
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 
 	yamlv2 "go.yaml.in/yaml/v2"
@@ -65,4 +66,14 @@ func YAMLByEncoder(r *Result) ([]byte, error) {
 		b.Write(y)
 	}
 	return b.Bytes(), nil
+}
+
+// EncodeTree is the object's tree encoded anew, as JSON would without
+// the encoding its check kept.
+func EncodeTree(o *Object) []byte {
+	b, err := json.Marshal(o.tree)
+	if err != nil {
+		panic(err)
+	}
+	return b
 }

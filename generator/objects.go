@@ -46,12 +46,18 @@ type Object struct {
 	// yaml11 says that tree holds strings YAML 1.1 readers would misread
 	// (yaml11.go).
 	yaml11 bool
+	// raw is tree as JSON, from its check, when no reference was replaced
+	// after it (nil otherwise): JSON need not encode the object again.
+	raw []byte
 }
 
 // JSON returns the object as compact JSON with sorted keys.
 func (o *Object) JSON() []byte {
 	if o == nil {
 		return nil
+	}
+	if o.raw != nil {
+		return o.raw
 	}
 	out, err := json.Marshal(o.tree)
 	if err != nil { // maps, lists, strings and finite numbers always encode
@@ -224,8 +230,12 @@ func checkObject1(item any, large *largeStrings, dollars bool) (*Object, []probl
 	if err != nil {
 		return o, nil, err
 	}
-	if err := large.resolveRefs(o.APIVersion, o.Kind, m); err != nil {
+	replaced, err := large.resolveRefs(o.APIVersion, o.Kind, m)
+	if err != nil {
 		return o, nil, err
+	}
+	if replaced {
+		o.raw = nil
 	}
 	o.tree, o.yaml11 = m, numbersForYAML(m)
 	return o, problems, nil
@@ -238,6 +248,7 @@ func checkTree(o *Object, m map[string]any) ([]problem, error) {
 	if err != nil {
 		return nil, err
 	}
+	o.raw = raw
 	gv, err := schema.ParseGroupVersion(o.APIVersion)
 	if err != nil || o.Kind == "" {
 		return nil, fmt.Errorf("apiVersion %q and kind %q do not name a type", o.APIVersion, o.Kind)
