@@ -214,7 +214,7 @@ func apiGroup(apiVersion string) string {
 func checkObject1(item any, large *largeStrings, dollars bool) (*Object, []problem, error) {
 	m, ok := item.(map[string]any)
 	if !ok {
-		return nil, nil, fmt.Errorf("not an object but %s", param.Show(item))
+		return nil, nil, fmt.Errorf("not an object but %s", param.Brief(param.Show(item)))
 	}
 	o := &Object{}
 	o.APIVersion, _ = m["apiVersion"].(string)

@@ -28,17 +28,17 @@ func (e *Error) Error() string {
 	if e.Value == "" {
 		return where + ": " + e.Rule
 	}
-	return where + ": invalid value " + shown(e.Value) + ": " + e.Rule
+	return where + ": invalid value " + Brief(e.Value) + ": " + e.Rule
 }
 
 // maxShown bounds the bytes of a value an error message repeats: a 2 MB
 // env value must not become a 2 MB line (the rule says its size).
 const maxShown = 200
 
-// shown is the value as an error message shows it: whole up to maxShown
-// bytes, else its start (cut at a character boundary), an ellipsis and
-// its size.
-func shown(v string) string {
+// Brief is a value as a message shows it: whole up to maxShown bytes,
+// else its start (cut at a character boundary), an ellipsis and its size.
+// Every message that repeats a value (Error, Show's callers) uses it.
+func Brief(v string) string {
 	if len(v) <= maxShown {
 		return v
 	}

@@ -342,7 +342,7 @@ func (b *builder) params(prefix string, oldPrefixes []string, decls map[string]*
 			}
 			def, rule := p.Normalize(v)
 			if rule != "" {
-				return nil, fmt.Errorf("parameter %q: default %s: %s", path, Show(v), rule)
+				return nil, fmt.Errorf("parameter %q: default %s: %s", path, Brief(Show(v)), rule)
 			}
 			p.Default = def
 		}

@@ -553,7 +553,8 @@ func DecodeJSON(data []byte) (any, error) {
 }
 
 // Show renders a value for an error message: strings quoted, maps and
-// lists as typed on a command line, everything else as compact JSON.
+// lists as typed on a command line, everything else as compact JSON; whole
+// (an Error shows it Brief).
 func Show(v any) string {
 	switch x := v.(type) {
 	case string:
@@ -578,11 +579,7 @@ func Show(v any) string {
 	if err != nil {
 		return fmt.Sprint(v)
 	}
-	s := string(b)
-	if len(s) > 120 {
-		s = s[:117] + "..."
-	}
-	return strconv.Quote(s)
+	return strconv.Quote(string(b))
 }
 
 func oneLine(s string) string {
