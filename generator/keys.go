@@ -51,6 +51,19 @@ func (pr *Prototype) oldPath(paths ...string) *param.Param {
 	return nil
 }
 
+// keyUsed records how an input named prm, by key: an alias (a flag or key
+// of the replaced system's, ks generate openmpi --secret) counts among the
+// replaced system's keys (applyChart); an old path gets a warning naming
+// the new one.
+func (r *resolved) keyUsed(prm *param.Param, key, given string) {
+	switch {
+	case slices.Contains(prm.Aliases, key):
+		r.oldKeys = append(r.oldKeys, key)
+	case slices.Contains(prm.OldPaths, key):
+		r.renamedKey(given, key, prm)
+	}
+}
+
 // renamedKey records that given wrote old, the replaced system's path of
 // prm: a warning that names the new one.
 func (r *resolved) renamedKey(given, old string, prm *param.Param) {

@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/trainsonnet/trainsonnet/generator"
 )
 
@@ -59,4 +62,22 @@ func TestBashSyntaxWarning(t *testing.T) {
 			t.Errorf("%q: warning %q, want one naming %s", c.exec, got, c.want)
 		}
 	}
+}
+
+// TestAliasesCountAsTheReplacedSystemsKeys: an alias of the replaced
+// system's (openmpi's --secret, Kubeflow's) brings in what its system
+// did, however it is given: flag, --set or a Go caller's text.
+func TestAliasesCountAsTheReplacedSystemsKeys(t *testing.T) {
+	g := newGenerator(t)
+	for _, p := range []*generator.Params{
+		generator.NewParams("openmpi").SetTexts("secret", []string{"s"}, "--secret"),
+		generator.NewParams("openmpi").SetText("secret", "s", "--set secret"),
+	} {
+		res, err := g.Render(context.Background(), p)
+		require.NoError(t, err)
+		assert.Contains(t, strings.Join(res.Warnings, "\n"), "the Kubeflow openmpi prototype: the launcher is the Job")
+	}
+	res, err := g.Render(context.Background(), generator.NewParams("openmpi").SetText("ssh.secret", "s", "--set ssh.secret"))
+	require.NoError(t, err)
+	assert.NotContains(t, strings.Join(res.Warnings, "\n"), "the Kubeflow openmpi prototype", "the declared path is no key of Kubeflow's")
 }

@@ -169,9 +169,7 @@ func (pr *Prototype) resolve(in *Params) (*resolved, []*param.Error) {
 			if strings.HasPrefix(it.given, "--set ") {
 				setKeys[prm.Path] = it.path
 			}
-			if slices.Contains(prm.OldPaths, it.path) && !slices.Contains(prm.Aliases, it.path) {
-				r.renamedKey(it.given, it.path, prm)
-			}
+			r.keyUsed(prm, it.path, it.given)
 			rd, rule := prm.ReadText(it.text)
 			if rule != "" {
 				add(&param.Error{Param: prm.Path, Source: it.given, Value: param.Show(it.text), Rule: rule})
@@ -184,10 +182,7 @@ func (pr *Prototype) resolve(in *Params) (*resolved, []*param.Error) {
 				add(pr.unknown(it.given, it.path))
 				continue
 			}
-			if a := strings.TrimPrefix(it.given, "--"); a != it.given && slices.Contains(prm.Aliases, a) {
-				// a flag of the replaced system's (ks generate openmpi --secret)
-				r.oldKeys = append(r.oldKeys, a)
-			}
+			r.keyUsed(prm, it.path, it.given)
 			rd, text, rule := prm.ReadTexts(it.texts)
 			if rule != "" {
 				add(&param.Error{Param: prm.Path, Source: it.given, Value: param.Show(text), Rule: rule})

@@ -117,7 +117,11 @@ func (pf *paramFlags) apply(params *generator.Params) error {
 			return usagef("--%s and --%s both set %s; use one", used[0].name, used[1].name, p.Path)
 		}
 		f := used[0]
-		params.SetTexts(p.Path, f.values, "--"+f.name)
+		key := p.Path // the flag of an alias names it: the replaced system's (--secret)
+		if slices.Contains(p.Aliases, f.name) {
+			key = f.name
+		}
+		params.SetTexts(key, f.values, "--"+f.name)
 	}
 	for _, f := range pf.removed {
 		if len(f.values) > 0 {
