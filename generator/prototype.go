@@ -165,16 +165,7 @@ func (pr *Prototype) Param(path string) *param.Param {
 	if pr == nil {
 		return nil
 	}
-	ps := pr.Params
-	var p *param.Param
-	for _, part := range strings.Split(path, ".") {
-		p = param.Find(ps, part)
-		if p == nil {
-			return nil
-		}
-		ps = p.Params
-	}
-	return p
+	return param.Lookup(pr.Params, path)
 }
 
 // Defaults returns the default value of every parameter as the tree a

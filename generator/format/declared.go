@@ -35,7 +35,7 @@ type Declared struct {
 // error.
 func (d *Declared) Format() (*Format, error) {
 	switch {
-	case !isDeclaredName(d.Name):
+	case !IsIdentifier(d.Name):
 		return nil, fmt.Errorf("format %q: a format's name must be a camelCase identifier", d.Name)
 	case registry[d.Name] != nil:
 		return nil, fmt.Errorf("format %q: the name of a built-in format (declare it under another name)", d.Name)
@@ -104,8 +104,10 @@ func (d *Declared) Format() (*Format, error) {
 	}, nil
 }
 
-// isDeclaredName: a camelCase identifier, as parameter names are.
-func isDeclaredName(s string) bool {
+// IsIdentifier reports whether s is a name a declaration may give (a
+// format, a parameter): a lower-case ASCII letter, then ASCII letters and
+// digits.
+func IsIdentifier(s string) bool {
 	if s == "" || !unicode.IsLower(rune(s[0])) {
 		return false
 	}

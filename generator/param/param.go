@@ -190,7 +190,7 @@ func checkRelations(ps []*Param) error {
 			if r == nil {
 				continue
 			}
-			other := lookupPath(ps, r.Param)
+			other := Lookup(ps, r.Param)
 			switch {
 			case !numeric(p):
 				return fmt.Errorf("parameter %q: %s relates ints or seconds, not a %s", p.Path, op, p.Type)
@@ -237,8 +237,8 @@ func Related(ps []*Param, value func(path string) any) []*Error {
 	return out
 }
 
-// lookupPath returns the parameter at a dotted path of ps, or nil.
-func lookupPath(ps []*Param, path string) *Param {
+// Lookup returns the parameter at a dotted path of ps, or nil.
+func Lookup(ps []*Param, path string) *Param {
 	var p *Param
 	for _, part := range strings.Split(path, ".") {
 		if p = Find(ps, part); p == nil {
@@ -298,7 +298,7 @@ func (b *builder) params(prefix string, oldPrefixes []string, decls map[string]*
 		if d == nil {
 			return nil, fmt.Errorf("parameter %q: declaration is null", path)
 		}
-		if !isIdentifier(n) {
+		if !format.IsIdentifier(n) {
 			return nil, fmt.Errorf("parameter %q: a name must be a camelCase identifier", path)
 		}
 		sep := ","
@@ -422,18 +422,6 @@ func Leaves(ps []*Param) []*Param {
 		}
 	}
 	return out
-}
-
-func isIdentifier(s string) bool {
-	if s == "" || !unicode.IsLower(rune(s[0])) {
-		return false
-	}
-	for _, r := range s {
-		if !(r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r))) {
-			return false
-		}
-	}
-	return true
 }
 
 func isKeyName(s string) bool {
