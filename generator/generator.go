@@ -226,7 +226,7 @@ func (g *Generator) render(ctx context.Context, params *Params, w *pooledVM) (*R
 		// Every problem at once: the prototype's own rules too, on the
 		// values the inputs gave that are valid (the others keep their
 		// defaults), for the parameters an input set and no problem names.
-		if out, err := g.run(w, pr, r); err == nil {
+		if out, err := g.run(w, pr, r, false); err == nil {
 			named := map[string]bool{}
 			for _, pb := range problems {
 				named[pb.Param] = true
@@ -252,7 +252,7 @@ func (g *Generator) render(ctx context.Context, params *Params, w *pooledVM) (*R
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	out, err := g.run(w, pr, r)
+	out, err := g.run(w, pr, r, true)
 	if err != nil {
 		return nil, err
 	}
@@ -282,7 +282,9 @@ func (g *Generator) render(ctx context.Context, params *Params, w *pooledVM) (*R
 }
 
 // run is one evaluation of the prototype on resolved values: the
-// problems its own rules report, or its objects and warnings.
+// problems its own rules report, or its objects and warnings. explain
+// says what a failed evaluation lacks (evalFailed, a second evaluation
+// with the library's checks); a caller that drops the error does not ask.
 type run struct {
 	problems []*param.Error
 	warnings []any
@@ -290,7 +292,7 @@ type run struct {
 	dollars  bool // the user's text holds $ (kubeletexpand.go)
 }
 
-func (g *Generator) run(w *pooledVM, pr *Prototype, r *resolved) (*run, error) {
+func (g *Generator) run(w *pooledVM, pr *Prototype, r *resolved, explain bool) (*run, error) {
 	tla, dollars, problems, err := r.tla(pr)
 	if err != nil {
 		return nil, fmt.Errorf("passing the parameters to %s: %w", pr.Name, err)
@@ -300,6 +302,9 @@ func (g *Generator) run(w *pooledVM, pr *Prototype, r *resolved) (*run, error) {
 	}
 	full, err := g.full(w, pr.Source, tla)
 	if err != nil {
+		if !explain {
+			return nil, err
+		}
 		return nil, g.evalFailed(pr, tla, err)
 	}
 	top, _ := full.(map[string]any)
