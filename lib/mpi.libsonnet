@@ -96,9 +96,6 @@ local hwlocEnv = [{ name: hwlocName, value: '-gl' }];
 local hwlocOf(env) = if std.member([e.name for e in env], hwlocName) then [] else hwlocEnv;
 
 local ompiDefaultEnv = [{ name: 'OMPI_MCA_' + k, value: ompiDefaults[k] } for k in std.objectFields(ompiDefaults)] + prteEnv(ompiDefaults) + ompiRoot;
-// /dev/shm: the container runtime's default is 64 MiB, too small for NCCL
-// and for Open MPI's shared-memory transport between ranks of one pod.
-local shmDir = '/dev/shm';
 local keyMode(p) =
   if !common.nonRoot(p) then 256  // 0400
   else if p.fsGroup != null || p.runAsGroup != null then 288  // 0440
@@ -108,9 +105,6 @@ local ownMounts = [
   { name: 'trainsonnet-ssh', mountPath: keyDir, readOnly: true },
   { name: 'trainsonnet-run', mountPath: runDir },
 ];
-local shmMount = { name: 'trainsonnet-shm', mountPath: shmDir };
-// ownShm: trainsonnet mounts /dev/shm unless the user's volumeMounts do.
-local ownShm(p) = !std.member([m.mountPath for m in p.volumeMounts], shmDir);
 
 // What a job's roles leave out (mpi.jobs).
 local launcherDefaults = { kind: 'Job', strategy: null, ports: [], initContainers: [], volumes: [], mounts: [] };
@@ -135,7 +129,7 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
       if 'env' in super then super.env + { doc: 'Environment variables of every job container. In pods that serve ssh, the processes mpirun starts there get them too.' }
       else ts.fail('mpi.params tells how the env of common.params reads in an MPI job: put it after common.params'),
   } + ts.declare('mpi.params', {
-    shmSize: params.quantity('Size limit of /dev/shm in the launcher and the workers: a memory-backed volume (NCCL and Open MPI\'s shared-memory transport need more than the container runtime\'s 64 MiB), counted against the pod\'s memory. Unset: no limit of its own. A volumeMount of your own at /dev/shm replaces it.', unit='bytes'),
+    shmSize: roles.shmParam('the launcher and the workers', 'NCCL and Open MPI\'s shared-memory transport').shmSize,
     launcherGrace: params.seconds('How long a worker waits, once the launcher is gone without telling it to stop, before it stops on its own. A launcher that is preempted, evicted or retried must be back within it, or its workers are gone.', default=420, min=10, max=86400),
   }),
 
@@ -254,7 +248,7 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
     local lHwloc = hwlocOf(l.env), wHwloc = hwlocOf(w.env);
     local ssh = [{ name: 'ssh', port: j.port }];
     local volumes = $.volumes(p, j.secretName, j.volumes);
-    local mounts = ownMounts + (if ownShm(p) then [shmMount] else []) + j.mounts;
+    local mounts = ownMounts + roles.shm(p).mounts + j.mounts;
     // A pod in its node's network binds the ssh port on the node: at most
     // one pod of the group j.oneNode (a component, or null: the whole job)
     // per node.
@@ -339,7 +333,7 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
       runtime.volume($.configName(p)),
       { name: 'trainsonnet-ssh', secret: { secretName: secretName, defaultMode: keyMode(p) } },
       { name: 'trainsonnet-run', emptyDir: {} },
-    ] + (if ownShm(p) then [{ name: 'trainsonnet-shm', emptyDir: { medium: 'Memory', [if p.shmSize != null then 'sizeLimit']: p.shmSize } }] else [])
+    ] + roles.shm(p).volumes
     + extra,
 
 
@@ -349,7 +343,7 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
   // Open MPI are trainsonnet's, set or not.
   checks(p, envMaps)::
     [
-      ts.check(p.shmSize == null || ownShm(p), 'shmSize', 'your volumeMounts mount /dev/shm: size that volume instead'),
+      roles.shmCheck(p),
     ] + [
       ts.check(!reservedEnv(k), param, 'variable ' + k + ' is set by trainsonnet'
                                        + (if std.startsWith(k, 'OMPI_MCA_') then '; set Open MPI parameters with --mca ' + std.substr(k, 9, std.length(k) - 9) + '=...' else ''))

@@ -24,7 +24,9 @@
 //           role with roles.defaults; roles.resources, roles.gpus,
 //           roles.presence, roles.onePodPerNode; the rules every job obeys
 //           (nameFits, hostNetworkPort, nonRootPort: ts.check lists) and
-//           warnings (shWarning, hostNetworkWarning).
+//           warnings (shWarning, hostNetworkWarning); a memory-backed
+//           /dev/shm (shmParam, whose shmSize the caller declares, shm,
+//           shmCheck).
 //
 //   local roles = import 'roles.libsonnet';
 //   roles.params('each worker', gpu=0)        // a role's typed parameters
@@ -427,6 +429,23 @@ local serviceOf(proto, p, rs) =
   hostNetworkPort(param, port, hostNetwork, who, note='')::
     ts.check(!(hostNetwork && port == 22), param,
              'must not be 22 with useHostNetwork: ' + who + ' their node\'s network, where the node\'s own sshd has port 22' + note),
+
+  // /dev/shm as a memory-backed volume in a role's pods: the container
+  // runtime's is 64 MiB, too small for NCCL, Open MPI's shared memory and
+  // DataLoader workers. shmParam(who, users) declares shmSize (users: who
+  // needs more); shm(p) is the volume and mount, none when the user's
+  // volumeMounts mount /dev/shm themselves; shmCheck(p) refuses a size for
+  // a volume that is not ours.
+  shmParam(who, users):: {
+    shmSize: params.quantity('Size limit of /dev/shm in ' + who + ': a memory-backed volume (' + users + ' need more than the container runtime\'s 64 MiB), counted against the pod\'s memory. Unset: no limit of its own. A volumeMount of your own at /dev/shm replaces it.', unit='bytes'),
+  },
+  shm(p)::
+    if std.member([m.mountPath for m in p.volumeMounts], '/dev/shm') then { volumes: [], mounts: [] }
+    else {
+      volumes: [{ name: 'trainsonnet-shm', emptyDir: { medium: 'Memory', [if p.shmSize != null then 'sizeLimit']: p.shmSize } }],
+      mounts: [{ name: 'trainsonnet-shm', mountPath: '/dev/shm' }],
+    },
+  shmCheck(p):: ts.check(p.shmSize == null || $.shm(p).volumes != [], 'shmSize', 'your volumeMounts mount /dev/shm: size that volume instead'),
 
   // nonRootPort: a server that runs as runAsUser cannot bind below 1024.
   nonRootPort(p, param, port, server)::

@@ -28,8 +28,6 @@ local nprocFormat = params.format(
   examples=['8', 'gpu', 'auto'],
 );
 
-local shmDir = '/dev/shm';
-local shmVolume = 'trainsonnet-shm';
 
 local roleParams = roles.params(
   'each worker',
@@ -67,7 +65,7 @@ local params_ = common.params('train', defaultImage) + batch.params('each worker
     maxRestarts: params.int('How often torchrun restarts the training of every pod (a new rendezvous) after a process failed or a pod came or went (--max_restarts). Unset: 0.', min=0, max=1000, replaces='elasticPolicy.maxRestarts'),
   }),
   gpuResource: params.string('Extended resource that counts GPUs.', default='nvidia.com/gpu', format='extendedResourceName'),
-  shmSize: params.quantity('Size limit of /dev/shm in every worker: a memory-backed volume (DataLoader workers and NCCL need more than the container runtime\'s 64 MiB), counted against the pod\'s memory. Unset: no limit of its own. A volumeMount of your own at /dev/shm replaces it.', unit='bytes'),
+  shmSize: roles.shmParam('every worker', 'DataLoader workers and NCCL').shmSize,
 };
 
 local elastic(p) = p.elastic.minNodes != null || p.elastic.maxNodes != null || p.elastic.maxRestarts != null;
@@ -83,7 +81,6 @@ local procs(p) =
   else std.parseInt(n);
 local trainDir(p) = storage.dir(p, 'trainDir');
 local master(p) = roles.host(p, p.name + '-' + component + '-0');
-local ownShm(p) = !std.member([m.mountPath for m in p.volumeMounts], shmDir);
 
 // torchrun's options. Static: every pod knows its node rank (the completion
 // index) and worker 0 hosts the store. Elastic (c10d): the rendezvous hands
@@ -135,8 +132,8 @@ local worker(p) =
     resources: roles.resources(cpu=p.cpu, memory=p.memory, gpu=p.gpu, gpuResource=p.gpuResource),
     nodeSelector: p.nodeSelector,
     tolerations: p.tolerations,
-    volumes: store.volumes + (if ownShm(p) then [{ name: shmVolume, emptyDir: { medium: 'Memory', [if p.shmSize != null then 'sizeLimit']: p.shmSize } }] else []),
-    mounts: store.mounts + (if ownShm(p) then [{ name: shmVolume, mountPath: shmDir }] else []),
+    volumes: store.volumes + roles.shm(p).volumes,
+    mounts: store.mounts + roles.shm(p).mounts,
     job: {
       // the training goes on without a pod that failed for good only
       // while elastic training has enough pods left
@@ -204,7 +201,7 @@ ts.prototype({
 
   validate(p):: storage.validate(p, ['trainDir']) + [
     roles.nameFits(p, [worker(p)]),
-    ts.check(p.shmSize == null || ownShm(p), 'shmSize', 'your volumeMounts mount /dev/shm: size that volume instead'),
+    roles.shmCheck(p),
     ts.check(nproc(p) != 'gpu' || p.gpu > 0, 'nprocPerNode', 'gpu starts one process per GPU, and the pods have none: set gpu, or a number'),
     roles.nonRootPort(p, 'port', p.port, 'worker 0\'s rendezvous'),
   ],
