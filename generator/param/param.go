@@ -82,7 +82,8 @@ type Param struct {
 	Spellings []Spelling `json:"spellings,omitempty"`
 	// AtMost and AtLeast relate an int or seconds parameter to another
 	// (params.atMost, params.atLeast): when both are set, its value is at
-	// most (at least) the other's. ts.prototype checks them.
+	// most (at least) the other's. The render checks them (Related), after
+	// the prototype's own rules.
 	AtMost  *Relation `json:"atMost,omitempty"`
 	AtLeast *Relation `json:"atLeast,omitempty"`
 
@@ -181,23 +182,42 @@ func Build(decls map[string]*Decl) ([]*Param, error) {
 	return ps, nil
 }
 
+// relation is one of a parameter's relations to another: its name in a
+// declaration, its words in a rule, and whether two values keep it.
+type relation struct {
+	*Relation
+	name, word string
+	holds      func(a, b int64) bool
+}
+
+// relations are the parameter's relations that are declared, in order.
+func (p *Param) relations() []relation {
+	var out []relation
+	for _, r := range []relation{
+		{p.AtMost, "atMost", "at most", func(a, b int64) bool { return a <= b }},
+		{p.AtLeast, "atLeast", "at least", func(a, b int64) bool { return a >= b }},
+	} {
+		if r.Relation != nil {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // checkRelations: a relation holds an int or seconds parameter to another
 // one of the same type.
 func checkRelations(ps []*Param) error {
 	numeric := func(p *Param) bool { return p != nil && (p.Type == TypeInt || p.Type == TypeDuration) }
 	for _, p := range Leaves(ps) {
-		for op, r := range map[string]*Relation{"atMost": p.AtMost, "atLeast": p.AtLeast} {
-			if r == nil {
-				continue
-			}
+		for _, r := range p.relations() {
 			other := Lookup(ps, r.Param)
 			switch {
 			case !numeric(p):
-				return fmt.Errorf("parameter %q: %s relates ints or seconds, not a %s", p.Path, op, p.Type)
+				return fmt.Errorf("parameter %q: %s relates ints or seconds, not a %s", p.Path, r.name, p.Type)
 			case !numeric(other) || other.Type != p.Type:
-				return fmt.Errorf("parameter %q: %s %q: not a parameter of type %s", p.Path, op, r.Param, p.Type)
+				return fmt.Errorf("parameter %q: %s %q: not a parameter of type %s", p.Path, r.name, r.Param, p.Type)
 			case other == p:
-				return fmt.Errorf("parameter %q: %s names itself", p.Path, op)
+				return fmt.Errorf("parameter %q: %s names itself", p.Path, r.name)
 			}
 		}
 	}
@@ -211,25 +231,15 @@ func checkRelations(ps []*Param) error {
 func Related(ps []*Param, value func(path string) any) []*Error {
 	var out []*Error
 	for _, p := range Leaves(ps) {
-		for _, c := range []struct {
-			r    *Relation
-			word string
-			ok   func(a, b int64) bool
-		}{
-			{p.AtMost, "at most", func(a, b int64) bool { return a <= b }},
-			{p.AtLeast, "at least", func(a, b int64) bool { return a >= b }},
-		} {
-			if c.r == nil {
-				continue
-			}
+		for _, r := range p.relations() {
 			v, vok := value(p.Path).(int64)
-			other, ook := value(c.r.Param).(int64)
-			if !vok || !ook || c.ok(v, other) {
+			other, ook := value(r.Param).(int64)
+			if !vok || !ook || r.holds(v, other) {
 				continue
 			}
-			rule := fmt.Sprintf("must be %s %s (%d)", c.word, c.r.Param, other)
-			if c.r.Why != "" {
-				rule += ": " + c.r.Why
+			rule := fmt.Sprintf("must be %s %s (%d)", r.word, r.Param, other)
+			if r.Why != "" {
+				rule += ": " + r.Why
 			}
 			out = append(out, &Error{Param: p.Path, Rule: rule})
 		}
