@@ -277,7 +277,7 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
         env: $.scriptEnv(j.port, j.initTimeout)
              + (if l.rankHost != null then [{ name: 'TS_SELF', value: l.rankHost }] else [])
              + (if l.exec != null then [{ name: 'TS_EXEC', value: l.exec }] else [])
-             + (if p.backoffLimit > 0 then [{ name: 'TS_STOP_WORKERS_ON_FAILURE', value: '0' }] else [])
+             + (if p.backoffLimit > 0 then [{ name: 'TS_END_ON_FAILURE', value: '0' }] else [])
              + $.ompiEnv(p.mca)
              + lHwloc
              + (if l.rankHost != null then $.sshEnv(l.env, [e.name for e in lHwloc]) else [])

@@ -85,16 +85,21 @@ func launcherRunsExecAfterAllWorkersAnswer(t *testing.T, f *fixture) {
 
 // With retries of the launcher pod (backoffLimit > 0), a failed exec must
 // not stop the workers: the next attempt needs them. Success still does.
+// (TS_STOP_WORKERS_ON_FAILURE is the older name of TS_END_ON_FAILURE.)
 func launcherLeavesWorkersUpForARetry(t *testing.T, f *fixture) {
-	f.env["TS_STOP_WORKERS_ON_FAILURE"] = "0"
 	f.env["TS_EXEC"] = "exit 3"
-	code, p := f.run("launcher")
-	assert.Equal(t, 3, code, p.output())
-	assert.Empty(t, f.hostsCalledWith(f.stopCommand()), "no worker told to stop")
-	assert.Contains(t, p.output(), "trainsonnet: leaving the workers up for a retry of the launcher")
+	for _, name := range []string{"TS_END_ON_FAILURE", "TS_STOP_WORKERS_ON_FAILURE"} {
+		f.env[name] = "0"
+		code, p := f.run("launcher")
+		assert.Equal(t, 3, code, p.output())
+		assert.Empty(t, f.hostsCalledWith(f.stopCommand()), "%s=0: no worker told to stop", name)
+		assert.Contains(t, p.output(), "trainsonnet: leaving the workers up for a retry of the launcher")
+		delete(f.env, name)
+	}
 
+	f.env["TS_END_ON_FAILURE"] = "0"
 	f.env["TS_EXEC"] = "exit 0"
-	code, p = f.run("launcher")
+	code, p := f.run("launcher")
 	assert.Equal(t, 0, code, p.output())
 	assert.Equal(t, []string{worker0, worker1}, f.hostsCalledWith(f.stopCommand()), "success stops the workers")
 }

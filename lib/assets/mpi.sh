@@ -14,9 +14,9 @@
 # command has ended, the launcher answers there, for a while, with a line
 # that no other server sends (the stop banner); every worker reads that
 # port of the launcher's address every END_EVERY seconds (END_RATE
-# connections a second in all, refused by the kernel while the job runs). A launcher that cannot open
-# the port (no python3, no sshd) writes a stop file into each worker over
-# ssh instead. When the launcher died without saying so, the workers stop
+# connections a second in all, refused by the kernel while the job runs).
+# A launcher that cannot open the port (no python3, no sshd) writes a stop
+# file into each worker over ssh instead. When the launcher died without saying so, the workers stop
 # once its DNS name (a headless Service of the launcher that publishes
 # ready pods only) has been gone for TS_LAUNCHER_GRACE.
 #
@@ -44,8 +44,8 @@
 #   TS_INIT_TIMEOUT, TS_POLL_INTERVAL, TS_PARALLEL, TS_TCP_TOOL: see runtime.sh
 # launcher:    TS_EXEC (sh -c string; empty = stay up until SIGTERM),
 #              TS_SELF (optional: this pod's own hostfile entry; it runs sshd),
-#              TS_STOP_WORKERS_ON_FAILURE [1; 0 leaves the workers up when
-#              TS_EXEC fails, for a retry of the launcher pod]
+#              TS_END_ON_FAILURE [1; 0 leaves the workers up when
+#              TS_EXEC fails, for a retry of the launcher pod: runtime.sh's]
 # worker:      TS_LAUNCHER (required), TS_LAUNCHER_GRACE [60; 0: the
 #              worker outlives the launcher, no watchdog],
 #              TS_WAIT_FOR_GPU_DRIVER [0; 1 or true to wait], TS_GPU_DRIVER_FILE
@@ -337,7 +337,7 @@ wait_for_workers() {
     # The job has failed: let the workers that did answer end now rather
     # than when they notice the launcher is gone.
     SIGNAL_EXIT=$_ww_rc
-    [ "${TS_STOP_WORKERS_ON_FAILURE:-1}" = 0 ] || end_workers "$1.ok"
+    ends_on_failure && end_workers "$1.ok"
     exit "$_ww_rc"
 }
 
@@ -462,11 +462,11 @@ cmd_launcher() {
         exit "$GOT_SIGNAL"
     fi
     log "TS_EXEC exited with code $_cl_rc"
-    if [ "$_cl_rc" -ne 0 ] && [ "${TS_STOP_WORKERS_ON_FAILURE:-1}" = 0 ]; then
+    if [ "$_cl_rc" -ne 0 ] && ! ends_on_failure; then
         # The Job may retry the launcher (backoffLimit > 0): leave the
         # workers up for the next attempt. Once the launcher is gone for
         # good, they stop by themselves after TS_LAUNCHER_GRACE.
-        log "leaving the workers up for a retry of the launcher (TS_STOP_WORKERS_ON_FAILURE=0)"
+        log "leaving the workers up for a retry of the launcher (TS_END_ON_FAILURE=0)"
         exit "$_cl_rc"
     fi
     # A signal from here on ends the launcher with TS_EXEC's code.

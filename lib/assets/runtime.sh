@@ -461,6 +461,12 @@ sys.stdout.write(s.makefile("rb").readline().decode("latin-1"))' "$1" "$2" "$3" 
 END_RATE=250
 END_MAX=3 # seconds one read of an end port may take
 
+# ends_on_failure: whether a lead whose command failed says that the job
+# is over: not with TS_END_ON_FAILURE=0 (the Job retries the lead, and its
+# followers stay for the retry; mpi.sh's older name for it,
+# TS_STOP_WORKERS_ON_FAILURE, is read too).
+ends_on_failure() { [ "${TS_END_ON_FAILURE:-${TS_STOP_WORKERS_ON_FAILURE:-1}}" != 0 ]; }
+
 # end_every N: END_EVERY for a job of N followers, as every pod computes it.
 end_every() {
     END_EVERY=$(($1 / END_RATE))
@@ -771,7 +777,7 @@ cmd_run() {
     log "$1 exited with code $_cr_rc"
     [ -z "$GOT_SIGNAL" ] || exit "$GOT_SIGNAL"
     if [ -n "$_cr_tell" ]; then
-        if [ "$_cr_rc" != 0 ] && [ "${TS_END_ON_FAILURE:-1}" = 0 ]; then
+        if [ "$_cr_rc" != 0 ] && ! ends_on_failure; then
             log "leaving the followers up for a retry of this pod (TS_END_ON_FAILURE=0)"
         else
             # A signal from here on ends the script with CMD's code.

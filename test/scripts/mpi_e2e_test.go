@@ -86,7 +86,7 @@ func TestMPIScriptWithRealSSHAndMPI(t *testing.T) {
 		env := l.RootEnv(t)
 		ws := l.StartWorkers(t, env, 2)
 		lp := l.Start(t, l.Launcher, "launcher", env, map[string]string{
-			"TS_EXEC": "exit 5", "TS_STOP_WORKERS_ON_FAILURE": "0"})
+			"TS_EXEC": "exit 5", "TS_END_ON_FAILURE": "0"})
 		assert.Equal(t, 5, lp.Wait(t), lp.Output())
 		assert.NotContains(t, lp.Output(), "the job is over")
 		// Still serving (the launcher's name still resolves here); a pod
