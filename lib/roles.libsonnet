@@ -22,8 +22,9 @@
 //           roles.container, the parts of one role, usable inside any
 //           object (a custom resource's pod template); roles.role(r) the
 //           role with roles.defaults; roles.resources, roles.gpus,
-//           roles.presence, roles.onePodPerNode; the rules every job obeys
-//           (nameFits, hostNetworkPort, nonRootPort: ts.check lists) and
+//           roles.presence, roles.onePodPerNode, roles.scratch; the rules
+//           every job obeys (nameFits, hostNetworkPort, nonRootPort:
+//           ts.check lists) and
 //           warnings (shWarning, hostNetworkWarning); a memory-backed
 //           /dev/shm (shmParam, whose shmSize the caller declares, shm,
 //           shmCheck).
@@ -429,6 +430,13 @@ local serviceOf(proto, p, rs) =
   hostNetworkPort(param, port, hostNetwork, who, note='')::
     ts.check(!(hostNetwork && port == 22), param,
              'must not be 22 with useHostNetwork: ' + who + ' their node\'s network, where the node\'s own sshd has port 22' + note),
+
+  // scratch(dir): node-local scratch space at dir, an emptyDir: {volume,
+  // mount} for a role's volumes and mounts.
+  scratch(dir):: {
+    volume: { name: 'trainsonnet-scratch', emptyDir: {} },
+    mount: { name: 'trainsonnet-scratch', mountPath: dir },
+  },
 
   // /dev/shm as a memory-backed volume in a role's pods: the container
   // runtime's is 64 MiB, too small for NCCL, Open MPI's shared memory and

@@ -3,7 +3,9 @@
 // Needs:    the prototype's declarations (removed reads them). Declares:
 //           no parameter (the storage keys of the TensorFlow charts are
 //           storage.params(..., tfCharts=true)). Returns: removed(proto,
-//           decls, own), the prototype's removed map; chartKeys, keys.
+//           decls, own), the prototype's removed map; chartKeys, keys;
+//           chartPrep, the charts' data preparation command (its
+//           directory after it).
 //
 // The distributed TensorFlow charts (seed 002) shared one
 // values.override.yaml, and their users kept one file per environment for
@@ -74,6 +76,10 @@ local users(list) =
 
 {
   keys:: keys,
+
+  // chartPrep: the charts' data preparation (their images' script), to
+  // which the prototype adds the directory it prepares.
+  chartPrep:: 'bash /src/prepare_cars_data.sh /src/images/Car.zip /src/images/NoCar.zip ',
 
   // chartKeys: the keys of the charts' values files that none of the
   // three declares under that name (their spellings of storage and the

@@ -18,7 +18,7 @@ local defaultTag = '2.18.0';
 // Where the chart's image had its evaluation script, and how it prepared
 // the data first.
 local chartScript = '/src/python/eval.py';
-local chartPrep = 'bash /src/prepare_cars_data.sh /src/images/Car.zip /src/images/NoCar.zip ';
+local chartPrep = tf.chartPrep;
 
 local roleParams = roles.params(
   'the evaluator',
@@ -67,7 +67,6 @@ local initOf(p) =
   if p.init != null then p.init
   else if p.prepareData && p.exec == null && p.script == chartScript then chartPrep + p.dataDir;
 
-local scratch = { name: 'trainsonnet-scratch', emptyDir: {} };
 
 local role(p) =
   local store = storage.pod(p, component, [trainDir(p), evalDir(p)]);
@@ -85,8 +84,8 @@ local role(p) =
     resources: roles.resources(cpu=p.cpu, memory=p.memory, gpu=gpuOf(p), gpuResource=p.gpuResource),
     nodeSelector: p.nodeSelector,
     tolerations: p.tolerations,
-    volumes: [scratch] + store.volumes,
-    mounts: [{ name: scratch.name, mountPath: p.scratchDir }] + store.mounts,
+    volumes: [roles.scratch(p.scratchDir).volume] + store.volumes,
+    mounts: [roles.scratch(p.scratchDir).mount] + store.mounts,
   };
 
 ts.prototype({

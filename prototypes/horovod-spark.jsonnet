@@ -107,7 +107,6 @@ local configName(p) = p.name + '-spark';
 local masterService(p) = p.name + '-master';
 local masterURL(p) = 'spark://' + masterService(p) + ':' + p.master.port;
 local driverHost(p) = roles.host(p, p.name + '-driver');
-local scratch = { name: 'trainsonnet-scratch', emptyDir: {} };
 
 // spark-defaults.conf, rendered: every pod reads it through SPARK_CONF_DIR.
 local ownConf(p) = {
@@ -172,8 +171,8 @@ local role(p, r, store) =
     resources: roles.resources(cpu=p[r].cpu, memory=p[r].memory, gpu=p[r].gpu, gpuResource=p.gpuResource),
     nodeSelector: p[r].nodeSelector,
     tolerations: p[r].tolerations,
-    volumes: [runtime.volume(configName(p)), scratch] + store.volumes,
-    mounts: [runtime.mount, { name: scratch.name, mountPath: p.scratchDir }] + store.mounts,
+    volumes: [runtime.volume(configName(p)), roles.scratch(p.scratchDir).volume] + store.volumes,
+    mounts: [runtime.mount, roles.scratch(p.scratchDir).mount] + store.mounts,
   };
   if !namesUser(p) then base else base + {
     volumes+: [passwdVolume],

@@ -17,7 +17,7 @@ local proto = 'tf-distributed';
 // Where the chart's image had its training script, and how its workers
 // prepared their data first (the chart's worker image had both).
 local chartScript = '/src/python/train.py';
-local chartPrep = 'bash /src/prepare_cars_data.sh /src/images/Car.zip /src/images/NoCar.zip ';
+local chartPrep = tf.chartPrep;
 local defaultTag = '2.18.0';
 
 // The chart's image blocks, <repository>/<name>:<tag>: tasks without GPUs
@@ -207,7 +207,6 @@ local imageOf(p, r) =
   if p[r].image != null then p[r].image
   else img.repository + (if img.name != null then '/' + img.name else '') + ':' + img.tag;
 
-local scratch = { name: 'trainsonnet-scratch', emptyDir: {} };
 
 // role r; store is the storage's {volumes, mounts}, the same in every task.
 local role(p, r, store) =
@@ -224,8 +223,8 @@ local role(p, r, store) =
     resources: roles.resources(cpu=orShared(p, r, 'cpu', null), memory=orShared(p, r, 'memory', null), gpu=gpuOf(p, r), gpuResource=p.gpuResource),
     nodeSelector: orShared(p, r, 'nodeSelector', {}),
     tolerations: orShared(p, r, 'tolerations', []),
-    volumes: [runtime.volume(configName(p)), scratch] + store.volumes,
-    mounts: [runtime.mount, { name: 'trainsonnet-scratch', mountPath: p.scratchDir }] + store.mounts,
+    volumes: [runtime.volume(configName(p)), roles.scratch(p.scratchDir).volume] + store.volumes,
+    mounts: [runtime.mount, roles.scratch(p.scratchDir).mount] + store.mounts,
     initCommand: if initOf(p, r) != null then ['sh', '-c', initOf(p, r)],
   };
 
