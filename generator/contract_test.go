@@ -67,7 +67,7 @@ func TestLibContracts(t *testing.T) {
 		{name: "retry-per-index-of-a-job", worker: `{name: 'worker', image: p.image, lead: true, retryPerIndex: true}`,
 			want: "role worker: retryPerIndex is for the lead role (lead: true) of kind IndexedJob"},
 		{name: "no-common", params: `batch.params('the workers') + {name: ts.params.string('Name.', default='x', format='dns1035Label'), image: ts.params.string('Image.', default='busybox:1.37')}`,
-			want: "roles.objects reads the common parameters, and the prototype does not declare annotations, automountServiceAccountToken, env, fsGroup, imagePullSecrets, labels, namespace, networkPolicy, priorityClassName, runAsGroup, runAsUser, schedulerName, serviceAccountName, supplementalGroups, volumeMounts, volumes: add common.params('<default name>') to its params"},
+			want: "roles.objects reads the common parameters, and the prototype does not declare annotations, automountServiceAccountToken, env, fsGroup, imagePullSecrets, labels, namespace, networkPolicy, priorityClassName, queue, runAsGroup, runAsUser, schedulerName, serviceAccountName, supplementalGroups, volumeMounts, volumes, workloadPriorityClass: add common.params('<default name>') to its params"},
 		{name: "env-twice", params: params + ` + roles.envParams('each worker')`,
 			want: "roles.envParams declares the parameter env, which common.params declares too: a parameter has one owner; leave one of them out, or refine the first with env+: {...}"},
 		{name: "piece-twice", params: params + ` + batch.params('the chief')`,

@@ -335,7 +335,7 @@ func (g *Generator) run(w *pooledVM, pr *Prototype, r *resolved, explain bool) (
 		rule, _ := m["rule"].(string)
 		report(path, rule)
 	}
-	// The relations its declarations state (params.atMost, atLeast),
+	// The relations its declarations state (params.atMost, atLeast, needs),
 	// checked here, beside its own rules.
 	for _, e := range param.Related(pr.related, r.get) {
 		report(e.Param, e.Rule)

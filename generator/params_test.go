@@ -423,7 +423,7 @@ func TestDeclaredFormat(t *testing.T) {
 }
 
 // TestDeclaredRelations: params.atMost and atLeast hold a parameter to
-// another when both are set, beside the prototype's own rules, named as
+// another when both are set, params.needs one to another when it is set, beside the prototype's own rules, named as
 // the user wrote it; a relation that cannot hold is refused at load.
 func TestDeclaredRelations(t *testing.T) {
 	g, err := generator.New(generator.Options{PrototypePaths: []string{"testdata/declproto"}})
@@ -435,6 +435,13 @@ func TestDeclaredRelations(t *testing.T) {
 		`f.yaml: pool.max: invalid value "3": must be at least pool.min (5)`,
 		`--pool-min: invalid value "5": must be at most workers (4): some would wait forever`,
 	}, validationProblems(t, err))
+	// needs: a value without the one it needs; the common workloadPriorityClass needs queue.
+	_, err = g.Render(context.Background(), generator.NewParams("related").SetText("tier", "gold", "--tier"))
+	assert.Equal(t, []string{`--tier: invalid value "gold": needs pool.min: a tier sizes the pool`}, validationProblems(t, err))
+	render(t, g, generator.NewParams("related").SetText("tier", "gold", "--tier").SetText("pool.min", "2", "--pool-min"))
+	_, err = g.Render(context.Background(), generator.NewParams("related").AddFile("f.yaml", []byte("workloadPriorityClass: high\n")))
+	assert.Equal(t, []string{`f.yaml: workloadPriorityClass: invalid value "high": needs queue: only a queued job has a Kueue priority`}, validationProblems(t, err))
+	render(t, g, generator.NewParams("related").AddFile("f.yaml", []byte("workloadPriorityClass: high\nqueue: team-a\n")))
 	// With workers invalid, a rule that names it is not reported.
 	_, err = g.Render(context.Background(), generator.NewParams("related").
 		SetText("pool.min", "5", "--pool-min").SetText("workers", "0", "--workers"))

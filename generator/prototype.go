@@ -37,7 +37,7 @@ type Prototype struct {
 
 	byKey     map[string]*param.Param // path, aliases and old paths -> leaf param
 	byOldPath map[string]*param.Param // the replaced system's path -> param or group
-	related   []*param.Param          // the parameters with a relation (AtMost, AtLeast)
+	related   []*param.Param          // the parameters with a relation (AtMost, AtLeast, Needs)
 }
 
 // spec is the shape of a prototype's declaration as Jsonnet emits it with
@@ -115,7 +115,7 @@ func parsePrototype(name, source string, builtin bool, specJSON string) (*Protot
 	}
 	index(params)
 	for _, p := range param.Leaves(params) {
-		if p.AtMost != nil || p.AtLeast != nil {
+		if p.AtMost != nil || p.AtLeast != nil || p.Needs != nil {
 			pr.related = append(pr.related, p)
 		}
 		for _, k := range append(append([]string{p.Path}, p.Aliases...), p.OldPaths...) {

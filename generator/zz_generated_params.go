@@ -77,8 +77,12 @@ type Eval struct {
 	// /src/images/NoCar.zip <dataDir> (the chart's image had that script and the zips). init
 	// replaces it; false: none. Default true.
 	PrepareData *bool
-	// PriorityClass of every pod.
+	// PriorityClass of every pod (Kueue also ranks a queued job by it when
+	// workloadPriorityClass is unset).
 	PriorityClassName string
+	// Kueue LocalQueue that admits the job: all its pods together or none (one workload),
+	// none of them running while it waits. Unset: no queue.
+	Queue string
 	// Group id the containers run as; also the pods' fsGroup unless fsGroup is set. Default
 	// 1000.
 	RunAsGroup *int
@@ -118,6 +122,9 @@ type Eval struct {
 	VolumeMounts []corev1.VolumeMount
 	// Volumes added to every pod.
 	Volumes []corev1.Volume
+	// Kueue WorkloadPriorityClass of the job: its place in the queue and whom it may
+	// preempt, apart from the pods' priorityClassName.
+	WorkloadPriorityClass string
 }
 
 // EvalImage holds the image parameters: Image of the evaluator, in the eval-tensorflow chart's shape: <repository>/<name>:<tag>, or <repository>:<tag> without name.
@@ -264,6 +271,9 @@ func (p Eval) setOn(ps *Params) {
 	if p.PriorityClassName != "" {
 		ps.Set("priorityClassName", p.PriorityClassName)
 	}
+	if p.Queue != "" {
+		ps.Set("queue", p.Queue)
+	}
 	if p.RunAsGroup != nil {
 		ps.Set("runAsGroup", *p.RunAsGroup)
 	}
@@ -300,6 +310,9 @@ func (p Eval) setOn(ps *Params) {
 	}
 	if p.Volumes != nil {
 		ps.Set("volumes", p.Volumes)
+	}
+	if p.WorkloadPriorityClass != "" {
+		ps.Set("workloadPriorityClass", p.WorkloadPriorityClass)
 	}
 }
 
@@ -418,8 +431,12 @@ type Horovod struct {
 	// Create a NetworkPolicy that admits only this job's own pods. Turn off only if your
 	// cluster manages policies elsewhere. Default true.
 	NetworkPolicy *bool
-	// PriorityClass of every pod.
+	// PriorityClass of every pod (Kueue also ranks a queued job by it when
+	// workloadPriorityClass is unset).
 	PriorityClassName string
+	// Kueue LocalQueue that admits the job: all its pods together or none (one workload),
+	// none of them running while it waits. Unset: no queue.
+	Queue string
 	// Resources of the driver and of every worker (the chart's resources); driver.resources
 	// and worker.resources replace them per role. The GPU limit (gpuResource) sets the
 	// slots.
@@ -464,6 +481,9 @@ type Horovod struct {
 	// The workers: ranks 1 to number, in an Indexed Job that ends when the driver does (the
 	// chart's StatefulSet never ended).
 	Worker HorovodWorker
+	// Kueue WorkloadPriorityClass of the job: its place in the queue and whom it may
+	// preempt, apart from the pods' priorityClassName.
+	WorkloadPriorityClass string
 }
 
 // HorovodDriver holds the driver parameters: The driver: rank 0, which waits for the workers and runs args.
@@ -636,6 +656,9 @@ func (p Horovod) setOn(ps *Params) {
 	if p.PriorityClassName != "" {
 		ps.Set("priorityClassName", p.PriorityClassName)
 	}
+	if p.Queue != "" {
+		ps.Set("queue", p.Queue)
+	}
 	if p.Resources != nil {
 		ps.Set("resources", *p.Resources)
 	}
@@ -677,6 +700,9 @@ func (p Horovod) setOn(ps *Params) {
 		ps.Set("volumes", p.Volumes)
 	}
 	p.Worker.setOn(ps)
+	if p.WorkloadPriorityClass != "" {
+		ps.Set("workloadPriorityClass", p.WorkloadPriorityClass)
+	}
 }
 
 func (p HorovodDriver) setOn(ps *Params) {
@@ -841,13 +867,17 @@ type HorovodDask struct {
 	// Create a NetworkPolicy that admits only this job's own pods. Turn off only if your
 	// cluster manages policies elsewhere. Default true.
 	NetworkPolicy *bool
-	// PriorityClass of every pod.
+	// PriorityClass of every pod (Kueue also ranks a queued job by it when
+	// workloadPriorityClass is unset).
 	PriorityClassName string
 	// The project (the chart's projectName): a conda environment of that name is activated
 	// in every pod when the image's conda has it, and TensorBoard reads
 	// /root/<projectName>/checkpoints, the chart's checkpoint directory, unless logDir or a
 	// storage is set. Empty: none. Default "".
 	ProjectName string
+	// Kueue LocalQueue that admits the job: all its pods together or none (one workload),
+	// none of them running while it waits. Unset: no queue.
+	Queue string
 	// Resources of the scheduler and of every worker (the chart's resources);
 	// scheduler.resources and worker.resources replace them per role. The GPU limit
 	// (gpuResource) sets the slots.
@@ -903,6 +933,9 @@ type HorovodDask struct {
 	// The workers: the Horovod ring (ranks 0 to number - 1, each serving ssh) and, in each,
 	// dask.number Dask workers.
 	Worker HorovodDaskWorker
+	// Kueue WorkloadPriorityClass of the job: its place in the queue and whom it may
+	// preempt, apart from the pods' priorityClassName.
+	WorkloadPriorityClass string
 }
 
 // HorovodDaskCuda holds the cuda parameters: CUDA in the workers.
@@ -1190,6 +1223,9 @@ func (p HorovodDask) setOn(ps *Params) {
 	if p.ProjectName != "" {
 		ps.Set("projectName", p.ProjectName)
 	}
+	if p.Queue != "" {
+		ps.Set("queue", p.Queue)
+	}
 	if p.Resources != nil {
 		ps.Set("resources", *p.Resources)
 	}
@@ -1234,6 +1270,9 @@ func (p HorovodDask) setOn(ps *Params) {
 		ps.Set("volumes", p.Volumes)
 	}
 	p.Worker.setOn(ps)
+	if p.WorkloadPriorityClass != "" {
+		ps.Set("workloadPriorityClass", p.WorkloadPriorityClass)
+	}
 }
 
 func (p HorovodDaskCuda) setOn(ps *Params) {
@@ -1483,8 +1522,12 @@ type HorovodSpark struct {
 	// admits only the UI port from elsewhere (ui.from). Turn off only if your cluster
 	// manages policies elsewhere. Default true.
 	NetworkPolicy *bool
-	// PriorityClass of every pod.
+	// PriorityClass of every pod (Kueue also ranks a queued job by it when
+	// workloadPriorityClass is unset).
 	PriorityClassName string
+	// Kueue LocalQueue that admits the job: all its pods together or none (one workload),
+	// none of them running while it waits. Unset: no queue.
+	Queue string
 	// Group id the containers run as; also the pods' fsGroup unless fsGroup is set. Default
 	// 1000.
 	RunAsGroup *int
@@ -1538,6 +1581,9 @@ type HorovodSpark struct {
 	// worker.memory, Spark's SPARK_WORKER_MEMORY is that limit less 1 GiB for the worker's
 	// own JVM (at least 512 MiB); without, Spark takes the node's memory less 1 GiB.
 	Worker HorovodSparkWorker
+	// Kueue WorkloadPriorityClass of the job: its place in the queue and whom it may
+	// preempt, apart from the pods' priorityClassName.
+	WorkloadPriorityClass string
 }
 
 // HorovodSparkDriver holds the driver parameters: The driver: a Job of one pod that runs the user's script with spark-submit, at a stable address the executors reach.
@@ -1744,6 +1790,9 @@ func (p HorovodSpark) setOn(ps *Params) {
 	if p.PriorityClassName != "" {
 		ps.Set("priorityClassName", p.PriorityClassName)
 	}
+	if p.Queue != "" {
+		ps.Set("queue", p.Queue)
+	}
 	if p.RunAsGroup != nil {
 		ps.Set("runAsGroup", *p.RunAsGroup)
 	}
@@ -1786,6 +1835,9 @@ func (p HorovodSpark) setOn(ps *Params) {
 		ps.Set("volumes", p.Volumes)
 	}
 	p.Worker.setOn(ps)
+	if p.WorkloadPriorityClass != "" {
+		ps.Set("workloadPriorityClass", p.WorkloadPriorityClass)
+	}
 }
 
 func (p HorovodSparkDriver) setOn(ps *Params) {
@@ -2016,8 +2068,12 @@ type OpenMPI struct {
 	// Node labels the workers must run on, such as
 	// cloud.google.com/gke-accelerator=nvidia-tesla-t4.
 	NodeSelector map[string]string
-	// PriorityClass of every pod.
+	// PriorityClass of every pod (Kueue also ranks a queued job by it when
+	// workloadPriorityClass is unset).
 	PriorityClassName string
+	// Kueue LocalQueue that admits the job: all its pods together or none (one workload),
+	// none of them running while it waits. Unset: no queue.
+	Queue string
 	// Group id the containers run as; also the pods' fsGroup unless fsGroup is set.
 	RunAsGroup *int
 	// User id the containers run as. Set it (non-zero) to run without root: sshd then
@@ -2063,6 +2119,9 @@ type OpenMPI struct {
 	// Number of worker pods. At most 5,000, the largest job the pods' runtime is tested at
 	// (test/scripts). Default 4.
 	Workers *int
+	// Kueue WorkloadPriorityClass of the job: its place in the queue and whom it may
+	// preempt, apart from the pods' priorityClassName.
+	WorkloadPriorityClass string
 }
 
 // OpenMPILauncher holds the launcher parameters: The launcher pod, which waits for the workers and runs exec (the Kubeflow prototype called it "master").
@@ -2205,6 +2264,9 @@ func (p OpenMPI) setOn(ps *Params) {
 	if p.PriorityClassName != "" {
 		ps.Set("priorityClassName", p.PriorityClassName)
 	}
+	if p.Queue != "" {
+		ps.Set("queue", p.Queue)
+	}
 	if p.RunAsGroup != nil {
 		ps.Set("runAsGroup", *p.RunAsGroup)
 	}
@@ -2248,6 +2310,9 @@ func (p OpenMPI) setOn(ps *Params) {
 	}
 	if p.Workers != nil {
 		ps.Set("workers", *p.Workers)
+	}
+	if p.WorkloadPriorityClass != "" {
+		ps.Set("workloadPriorityClass", p.WorkloadPriorityClass)
 	}
 }
 
@@ -2375,8 +2440,12 @@ type PyTorch struct {
 	// Port of the rendezvous on worker 0 (torchrun's --master_port or --rdzv_endpoint,
 	// MASTER_PORT). Default 29500.
 	Port *int
-	// PriorityClass of every pod.
+	// PriorityClass of every pod (Kueue also ranks a queued job by it when
+	// workloadPriorityClass is unset).
 	PriorityClassName string
+	// Kueue LocalQueue that admits the job: all its pods together or none (one workload),
+	// none of them running while it waits. Unset: no queue.
+	Queue string
 	// Group id the containers run as; also the pods' fsGroup unless fsGroup is set.
 	RunAsGroup *int
 	// User id the containers run as. Set it (non-zero) to run without root: sshd then
@@ -2415,6 +2484,9 @@ type PyTorch struct {
 	// Number of worker pods: torchrun's nodes, rank 0's pod (the PyTorchJob's Master)
 	// included. Default 2.
 	Workers *int
+	// Kueue WorkloadPriorityClass of the job: its place in the queue and whom it may
+	// preempt, apart from the pods' priorityClassName.
+	WorkloadPriorityClass string
 }
 
 // PyTorchElastic holds the elastic parameters: Elastic training: torchrun's c10d rendezvous on worker 0, which starts the training with any number of pods between minNodes and maxNodes and, when one fails, restarts it with those left (maxRestarts times).
@@ -2555,6 +2627,9 @@ func (p PyTorch) setOn(ps *Params) {
 	if p.PriorityClassName != "" {
 		ps.Set("priorityClassName", p.PriorityClassName)
 	}
+	if p.Queue != "" {
+		ps.Set("queue", p.Queue)
+	}
 	if p.RunAsGroup != nil {
 		ps.Set("runAsGroup", *p.RunAsGroup)
 	}
@@ -2591,6 +2666,9 @@ func (p PyTorch) setOn(ps *Params) {
 	}
 	if p.Workers != nil {
 		ps.Set("workers", *p.Workers)
+	}
+	if p.WorkloadPriorityClass != "" {
+		ps.Set("workloadPriorityClass", p.WorkloadPriorityClass)
 	}
 }
 
@@ -2694,8 +2772,12 @@ type Tensorboard struct {
 	NetworkPolicy *bool
 	// Node labels TensorBoard must run on.
 	NodeSelector map[string]string
-	// PriorityClass of every pod.
+	// PriorityClass of every pod (Kueue also ranks a queued job by it when
+	// workloadPriorityClass is unset).
 	PriorityClassName string
+	// Kueue LocalQueue that admits the job: all its pods together or none (one workload),
+	// none of them running while it waits. Unset: no queue.
+	Queue string
 	// Group id the containers run as; also the pods' fsGroup unless fsGroup is set. Default
 	// 1000.
 	RunAsGroup *int
@@ -2747,6 +2829,9 @@ type Tensorboard struct {
 	VolumeMounts []corev1.VolumeMount
 	// Volumes added to every pod.
 	Volumes []corev1.Volume
+	// Kueue WorkloadPriorityClass of the job: its place in the queue and whom it may
+	// preempt, apart from the pods' priorityClassName.
+	WorkloadPriorityClass string
 }
 
 // TensorboardGcs holds the gcs parameters: Credentials for a gs:// logDir.
@@ -2888,6 +2973,9 @@ func (p Tensorboard) setOn(ps *Params) {
 	if p.PriorityClassName != "" {
 		ps.Set("priorityClassName", p.PriorityClassName)
 	}
+	if p.Queue != "" {
+		ps.Set("queue", p.Queue)
+	}
 	if p.RunAsGroup != nil {
 		ps.Set("runAsGroup", *p.RunAsGroup)
 	}
@@ -2928,6 +3016,9 @@ func (p Tensorboard) setOn(ps *Params) {
 	}
 	if p.Volumes != nil {
 		ps.Set("volumes", p.Volumes)
+	}
+	if p.WorkloadPriorityClass != "" {
+		ps.Set("workloadPriorityClass", p.WorkloadPriorityClass)
 	}
 }
 
@@ -3088,11 +3179,15 @@ type TFDistributed struct {
 	// <hyperparameters.dataDir> (the chart's worker image had that script and the zips).
 	// worker.init replaces it; false: none. Default true.
 	PrepareData *bool
-	// PriorityClass of every pod.
+	// PriorityClass of every pod (Kueue also ranks a queued job by it when
+	// workloadPriorityClass is unset).
 	PriorityClassName string
 	// The parameter servers: they hold the variables and serve them to the other tasks until
 	// the workers (or the chief) are done, then stop.
 	Ps TFDistributedPs
+	// Kueue LocalQueue that admits the job: all its pods together or none (one workload),
+	// none of them running while it waits. Unset: no queue.
+	Queue string
 	// Group id the containers run as; also the pods' fsGroup unless fsGroup is set. Default
 	// 1000.
 	RunAsGroup *int
@@ -3144,6 +3239,9 @@ type TFDistributed struct {
 	// The workers. Their gpu, cpu, memory, nodeSelector and tolerations default to the
 	// top-level ones.
 	Worker TFDistributedWorker
+	// Kueue WorkloadPriorityClass of the job: its place in the queue and whom it may
+	// preempt, apart from the pods' priorityClassName.
+	WorkloadPriorityClass string
 }
 
 // TFDistributedChief holds the chief parameters: An optional chief (TensorFlow 2's coordinator, or a worker that leads): with one, the job ends when it does, and the workers stop with the parameter servers.
@@ -3448,6 +3546,9 @@ func (p TFDistributed) setOn(ps *Params) {
 		ps.Set("priorityClassName", p.PriorityClassName)
 	}
 	p.Ps.setOn(ps)
+	if p.Queue != "" {
+		ps.Set("queue", p.Queue)
+	}
 	if p.RunAsGroup != nil {
 		ps.Set("runAsGroup", *p.RunAsGroup)
 	}
@@ -3489,6 +3590,9 @@ func (p TFDistributed) setOn(ps *Params) {
 		ps.Set("volumes", p.Volumes)
 	}
 	p.Worker.setOn(ps)
+	if p.WorkloadPriorityClass != "" {
+		ps.Set("workloadPriorityClass", p.WorkloadPriorityClass)
+	}
 }
 
 func (p TFDistributedChief) setOn(ps *Params) {

@@ -23,9 +23,14 @@
 local params = import 'params.libsonnet';
 local ts = import 'trainsonnet.libsonnet';
 
-// Disruptions (preemption, node drain) do not count as failures.
+// Disruptions (preemption, node drain) do not count as failures, nor do
+// Kueue's evictions and preemptions of a queued job's pods (Kueue marks
+// the pods of a pod group TerminationTarget before it deletes them).
 local ignoreDisruptions = {
-  rules: [{ action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget', status: 'True' }] }],
+  rules: [
+    { action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget', status: 'True' }] },
+    { action: 'Ignore', onPodConditions: [{ type: 'TerminationTarget', status: 'True' }] },
+  ],
 };
 
 local names = ['activeDeadlineSeconds', 'backoffLimit', 'ttlSecondsAfterFinished'];
@@ -54,8 +59,8 @@ local names = ['activeDeadlineSeconds', 'backoffLimit', 'ttlSecondsAfterFinished
 
   // spec(p, backoffLimit): the lifetime fields of a batch/v1 Job spec
   // (backoffLimit null: left out, the API's default). Disruptions
-  // (preemption, node drain) do not count as failures; the pod is simply
-  // replaced.
+  // (preemption, node drain, Kueue's evictions) do not count as failures;
+  // the pod is simply replaced.
   spec(p, backoffLimit):: {
     [if backoffLimit != null then 'backoffLimit']: backoffLimit,
     [if p.activeDeadlineSeconds != null then 'activeDeadlineSeconds']: p.activeDeadlineSeconds,

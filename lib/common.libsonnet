@@ -7,10 +7,11 @@
 // Declares: common.params(defaultName, defaultImage) — name, namespace,
 //           [image, imagePullPolicy,] imagePullSecrets, serviceAccountName,
 //           automountServiceAccountToken, schedulerName, priorityClassName,
-//           labels, annotations, env, volumes, volumeMounts, runAsUser,
-//           runAsGroup, fsGroup, supplementalGroups, networkPolicy (owned by
-//           common.params; env is every container's: a role's own env is
-//           roles.envParams, in a group of the role's).
+//           queue, workloadPriorityClass, labels, annotations, env, volumes,
+//           volumeMounts, runAsUser, runAsGroup, fsGroup, supplementalGroups,
+//           networkPolicy (owned by common.params; env is every
+//           container's: a role's own env is roles.envParams, in a group of
+//           the role's; queue is applied by roles.objects).
 // Returns:  labels, selector, metadata, env (a map as an env list),
 //           nonRoot, podSecurityContext, containerSecurityContext, podSpec,
 //           podTemplate, uiRule, networkPolicy (null when it is off).
@@ -47,9 +48,17 @@ local declarations(defaultName, defaultImage) = params.common({
   ),
   automountServiceAccountToken: params.bool('Mount the ServiceAccount token into the pods (off: nothing in them talks to the API).'),
   schedulerName: params.string('Scheduler of every pod (for gang schedulers such as Volcano or the coscheduling plugin).', format='dns1123Subdomain'),
-  priorityClassName: params.string('PriorityClass of every pod.', format='dns1123Subdomain'),
+  priorityClassName: params.string('PriorityClass of every pod (Kueue also ranks a queued job by it when workloadPriorityClass is unset).', format='dns1123Subdomain'),
+  queue: params.string(
+    'Kueue LocalQueue that admits the job: all its pods together or none (one workload), none of them running while it waits. Unset: no queue.',
+    format='dns1123Label'
+  ),
+  workloadPriorityClass: params.string(
+    'Kueue WorkloadPriorityClass of the job: its place in the queue and whom it may preempt, apart from the pods\' priorityClassName.',
+    format='dns1123Label'
+  ) + params.needs('queue', 'only a queued job has a Kueue priority'),
   labels: params.map('Labels added to every object and pod (never to selectors).', keys='userLabelKey', values='labelValue'),
-  annotations: params.map('Annotations added to every object and pod.', keys='labelKey'),
+  annotations: params.map('Annotations added to every object and pod.', keys='userAnnotationKey'),
   env: params.map('Environment variables of every job container.', keys='envName'),
   volumes: params.object('Volumes added to every pod.', 'core/v1.Volume', list=true),
   volumeMounts: params.object('Volume mounts added to every job container.', 'core/v1.VolumeMount', list=true),

@@ -27,10 +27,11 @@ local base(type, doc, default, aliases, replaces) =
 
 {
   // Text. format names a check (generator/format): nonEmpty, dns1035Label,
-  // dns1123Label, dns1123Subdomain, labelKey, userLabelKey, labelValue,
-  // resourceName, envName, image, imageTag, imageRepository, absPath,
-  // s3URI, ... (trainsonnet describe lists each parameter's in words), or
-  // is a format of the prototype's own, made with format below.
+  // dns1123Label, dns1123Subdomain, labelKey, userLabelKey,
+  // userAnnotationKey, labelValue, resourceName, envName, image, imageTag,
+  // imageRepository, absPath, s3URI, ... (trainsonnet describe lists each
+  // parameter's in words), or is a format of the prototype's own, made
+  // with format below.
   string(doc, default=null, format='', aliases=[], replaces=null)::
     base('string', doc, default, aliases, replaces) + { format: format },
 
@@ -111,6 +112,12 @@ local base(type, doc, default, aliases, replaces) =
   // shows it, and the sweep of test/e2e draws values that keep it.
   atMost(param, why=''):: { atMost: { param: param, why: why } },
   atLeast(param, why=''):: { atLeast: { param: param, why: why } },
+
+  // A parameter that means nothing without another one, added to its
+  // declaration: params.string(...) + params.needs('queue', why). A value
+  // given without the other one is refused ("needs queue: why"), whatever
+  // the type: both must be unset (null) by default.
+  needs(param, why=''):: { needs: { param: param, why: why } },
 
   // The other ways the Helm charts' values files wrote values, which a
   // prototype that replaces a chart takes with a warning

@@ -255,6 +255,54 @@ local serviceOf(proto, p, rs) =
     },
   };
 
+// Kueue (p.queue): the job's workloads ws, each admitted with all the
+// others or not at all, as one Kueue workload.
+//   - One Job: Kueue's Job integration. The Job carries the queue label
+//     and is created suspended; Kueue resumes it once admitted and suspends
+//     it again to evict it (the Job deletes its pods, counting no failure).
+//     A suspended Job's activeDeadlineSeconds starts again when resumed, so
+//     time queued never counts.
+//   - One Deployment: Kueue's Deployment integration (its label): each pod
+//     is admitted on its own, as a pod group of one.
+//   - More workloads: one pod group. Every pod template carries the queue
+//     and the group's name (the job's) and the number of pods in the
+//     group; the workloads themselves carry no queue label, or Kueue would
+//     admit each Job apart. Kueue holds every pod at its scheduling gate
+//     until it admits the group; to evict it, it marks the pods
+//     TerminationTarget and deletes them (batch.libsonnet ignores that
+//     failure), and the Jobs make new ones that wait in the queue again.
+//     The Jobs run while their pods wait, so a Job's activeDeadlineSeconds
+//     would count the time queued: its pods get it instead (a pod's counts
+//     from its start, once admitted).
+local kueue = 'kueue.x-k8s.io/';
+local podsOf(w) =
+  if w.kind == 'Deployment' then std.get(w.spec, 'replicas', 1)
+  else
+    local n = std.get(w.spec, 'parallelism', 1);
+    if std.objectHas(w.spec, 'completions') then std.min(n, w.spec.completions) else n;
+local queued(p, ws) =
+  local labels = {
+    [kueue + 'queue-name']: p.queue,
+    [if p.workloadPriorityClass != null then kueue + 'priority-class']: p.workloadPriorityClass,
+  };
+  if std.length(ws) == 1 then [
+    ws[0] + { metadata+: { labels+: labels } } + (if ws[0].kind == 'Job' then { spec+: { suspend: true } } else {}),
+  ] else
+    local group = labels + { [kueue + 'pod-group-name']: p.name };
+    local total = { [kueue + 'pod-group-total-count']: std.toString(std.foldl(function(n, w) n + podsOf(w), ws, 0)) };
+    [
+      local deadline = if w.kind == 'Job' then std.get(w.spec, 'activeDeadlineSeconds', null);
+      w + {
+        spec+: {
+          [if deadline != null then 'activeDeadlineSeconds']:: deadline,
+          template+: {
+            metadata+: { labels+: group, annotations+: total },
+            spec+: { [if deadline != null then 'activeDeadlineSeconds']: deadline },
+          },
+        },
+      }
+      for w in ws
+    ];
 
 {
   // The role defaults: every field of a role but name and image.
@@ -377,7 +425,8 @@ local serviceOf(proto, p, rs) =
   },
 
   // objects(proto, p, rs): the job's headless Service (null when no role
-  // has dns) and every role's workload. One role of a job with Jobs is the
+  // has dns) and every role's workload, admitted as one by Kueue when p
+  // has a queue (see queued above). One role of a job with Jobs is the
   // lead (lead: true): when p has backoffLimit, objects refuses a job
   // without one, or with two.
   objects(proto, p, rs)::
@@ -392,7 +441,9 @@ local serviceOf(proto, p, rs) =
       else ts.fail('roles.objects: none of the roles ' + std.join(', ', [r.name for r in all])
                    + ' says lead: true, so backoffLimit (batch.params) would retry nothing: add lead: true to the role whose end ends the job')
     else if ts.checks && jobs != [] && !batch.declared(p) then lifetimeMissing(p, jobs[0])
-    else [serviceOf(proto, q, all)] + [workloadOf(proto, q, r) for r in all],
+    else
+      local ws = [workloadOf(proto, q, r) for r in all];
+      [serviceOf(proto, q, all)] + (if q.queue == null then ws else queued(q, ws)),
 
   // onePodPerNode: required anti-affinity between the pods of a role
   // (component), or of the whole job (null): for host network, where every

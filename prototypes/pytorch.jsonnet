@@ -192,10 +192,10 @@ ts.prototype({
     'elasticPolicy.standalone': 'a job of one pod is workers: 1',
     'elasticPolicy.metrics': 'nothing scales the job by metrics: scale an elastic job by changing its Job\'s completions and parallelism together, up to elastic.maxNodes',
     'runPolicy.cleanPodPolicy': 'once rank 0 ends, the pods still running are stopped; the ended pods (and their logs) stay until ttlSecondsAfterFinished deletes the Job',
-    'runPolicy.schedulingPolicy.minAvailable': 'for gang scheduling set schedulerName to your gang scheduler (Volcano, the coscheduling plugin) and add its PodGroup with a kustomize overlay',
-    'runPolicy.schedulingPolicy.queue': 'a queue is a label of the Job: set labels (Kueue: kueue.x-k8s.io/queue-name=<queue>)',
+    'runPolicy.schedulingPolicy.minAvailable': 'with queue, Kueue admits every pod together; for a gang scheduler set schedulerName (Volcano, the coscheduling plugin) and add its PodGroup with a kustomize overlay',
+    'runPolicy.schedulingPolicy.queue': 'this is Volcano\'s queue: with Kueue set queue to its LocalQueue; with Volcano set schedulerName and add its PodGroup with a kustomize overlay',
     'runPolicy.schedulingPolicy.scheduleTimeoutSeconds': 'bound the whole job with activeDeadlineSeconds',
-    'runPolicy.suspend': 'apply the Job suspended with a kustomize patch (spec.suspend: true), or let Kueue do it',
+    'runPolicy.suspend': 'with queue, the Job is created suspended and Kueue resumes it once admitted; without, apply it suspended with a kustomize patch (spec.suspend: true)',
     'runPolicy.managedBy': 'the Job controller runs the job: there is no operator',
   },
 

@@ -109,3 +109,32 @@ func TestImageTag(t *testing.T) {
 		}
 	}
 }
+
+// TestKueueKeys: the label and annotation keys by which Kueue would admit
+// a job otherwise than trainsonnet made it (each Job apart, in part, or
+// ended at an eviction) are not a user's to add; Kueue's other keys are.
+func TestKueueKeys(t *testing.T) {
+	for _, c := range []struct {
+		format, value string
+		ok            bool
+	}{
+		{"userLabelKey", "kueue.x-k8s.io/queue-name", false},
+		{"userLabelKey", "kueue.x-k8s.io/pod-group-name", false},
+		{"userLabelKey", "kueue.x-k8s.io/priority-class", false},
+		{"userLabelKey", "kueue.x-k8s.io/managed", false},
+		{"userLabelKey", "kueue.x-k8s.io/max-exec-time-seconds", true},
+		{"userLabelKey", "team", true},
+		{"userAnnotationKey", "kueue.x-k8s.io/pod-group-total-count", false},
+		{"userAnnotationKey", "kueue.x-k8s.io/job-min-parallelism", false},
+		{"userAnnotationKey", "kueue.x-k8s.io/pod-group-fast-admission", false},
+		{"userAnnotationKey", "kueue.x-k8s.io/retriable-in-group", false},
+		{"userAnnotationKey", "kueue.x-k8s.io/pod-group-serving", false},
+		{"userAnnotationKey", "kueue.x-k8s.io/podset-preferred-topology", true},
+		{"userAnnotationKey", "example.com/owner", true},
+		{"userAnnotationKey", "not a key", false},
+	} {
+		if rule := Get(c.format).Check(c.value); c.ok != (rule == "") {
+			t.Errorf("%s %q: ok %v, rule %q", c.format, c.value, c.ok, rule)
+		}
+	}
+}

@@ -69,11 +69,26 @@ var formats = []Format{
 		// NetworkPolicy and workloads select on them, nor one that the
 		// Job or Deployment controller sets on the pods.
 		Name:  "userLabelKey",
-		Rule:  "a label key other than those trainsonnet and the Kubernetes controllers set (app.kubernetes.io/name, instance, component, managed-by; job-name, controller-uid, batch.kubernetes.io/*, pod-template-hash)",
+		Rule:  "a label key other than those trainsonnet, Kueue and the Kubernetes controllers set (app.kubernetes.io/name, instance, component, managed-by; kueue.x-k8s.io/queue-name, priority-class, pod-group-name, managed, prebuilt-workload-name; job-name, controller-uid, batch.kubernetes.io/*, pod-template-hash)",
 		Check: checkUserLabelKey,
 		Draw: func(r *Rand) string {
 			for {
 				if k := r.LabelKey(); checkUserLabelKey(k) == "" {
+					return k
+				}
+			}
+		},
+	},
+	{
+		// userAnnotationKey: an annotation key a user may add to a job's
+		// objects and pods: not one by which Kueue would admit the job
+		// otherwise than whole, or would end it at an eviction.
+		Name:  "userAnnotationKey",
+		Rule:  "an annotation key other than Kueue's that change how a job is admitted (kueue.x-k8s.io/pod-group-total-count, pod-group-fast-admission, pod-group-serving, retriable-in-group, job-min-parallelism)",
+		Check: checkUserAnnotationKey,
+		Draw: func(r *Rand) string {
+			for {
+				if k := r.LabelKey(); checkUserAnnotationKey(k) == "" {
 					return k
 				}
 			}
@@ -423,6 +438,36 @@ func checkUserLabelKey(k string) string {
 		return "is set by trainsonnet"
 	case k == "job-name" || k == "controller-uid" || strings.HasPrefix(k, "batch.kubernetes.io/") || k == "pod-template-hash":
 		return "is set by Kubernetes on the pods (the Job and Deployment controllers)"
+	case k == kueuePrefix+"queue-name":
+		return "is set by queue (--queue): as a label of every object it would make each Job of the job a Kueue workload of its own, admitted apart from the others"
+	case k == kueuePrefix+"pod-group-name":
+		return "is set by queue (--queue): it makes the pods of a job of several Jobs one Kueue workload"
+	case k == kueuePrefix+"priority-class":
+		return "is set by workloadPriorityClass (--workload-priority-class)"
+	case k == kueuePrefix+"managed" || k == kueuePrefix+"prebuilt-workload-name":
+		return "is set by Kueue"
+	}
+	return ""
+}
+
+// kueuePrefix is the prefix of Kueue's label and annotation keys.
+const kueuePrefix = "kueue.x-k8s.io/"
+
+// checkUserAnnotationKey: a label key's rule, and none of Kueue's keys
+// that would admit a queued job in part, or end it at an eviction.
+func checkUserAnnotationKey(k string) string {
+	if msg := joinMsgs(content.IsLabelKey)(k); msg != "" {
+		return msg
+	}
+	switch k {
+	case kueuePrefix + "pod-group-total-count":
+		return "is set by queue (--queue): the number of the job's pods, which Kueue admits together"
+	case kueuePrefix + "pod-group-fast-admission", kueuePrefix + "job-min-parallelism":
+		return "would let Kueue admit part of a queued job, which is admitted whole"
+	case kueuePrefix + "retriable-in-group":
+		return "would make Kueue end a queued job's workload at its first eviction, which requeues it"
+	case kueuePrefix + "pod-group-serving":
+		return "would make Kueue keep a queued job's quota after the job has ended"
 	}
 	return ""
 }

@@ -86,6 +86,10 @@ type Param struct {
 	// the prototype's own rules.
 	AtMost  *Relation `json:"atMost,omitempty"`
 	AtLeast *Relation `json:"atLeast,omitempty"`
+	// Needs names a parameter without which this one means nothing
+	// (params.needs): a value given without the other one is refused.
+	// Both are unset by default.
+	Needs *Relation `json:"needs,omitempty"`
 
 	// The formats of Format and ValueFormat, when declared by the
 	// prototype (nil: by name, from generator/format).
@@ -164,6 +168,7 @@ type Decl struct {
 	Spellings   []Spelling       `json:"spellings"`
 	AtMost      *Relation        `json:"atMost"`
 	AtLeast     *Relation        `json:"atLeast"`
+	Needs       *Relation        `json:"needs"`
 	Params      map[string]*Decl `json:"params"`
 }
 
@@ -205,10 +210,22 @@ func (p *Param) relations() []relation {
 }
 
 // checkRelations: a relation holds an int or seconds parameter to another
-// one of the same type.
+// one of the same type; a parameter needs another one when both are unset
+// by default.
 func checkRelations(ps []*Param) error {
 	numeric := func(p *Param) bool { return p != nil && (p.Type == TypeInt || p.Type == TypeDuration) }
 	for _, p := range Leaves(ps) {
+		if r := p.Needs; r != nil {
+			other := Lookup(ps, r.Param)
+			switch {
+			case other == nil || other.Type == TypeGroup:
+				return fmt.Errorf("parameter %q: needs %q: not a parameter", p.Path, r.Param)
+			case other == p:
+				return fmt.Errorf("parameter %q: needs itself", p.Path)
+			case p.Default != nil || other.Default != nil:
+				return fmt.Errorf("parameter %q: needs %q: both must be unset (null) by default", p.Path, r.Param)
+			}
+		}
 		for _, r := range p.relations() {
 			other := Lookup(ps, r.Param)
 			switch {
@@ -224,7 +241,7 @@ func checkRelations(ps []*Param) error {
 	return nil
 }
 
-// Related checks the relations of the parameters ps (AtMost, AtLeast) on
+// Related checks the relations of the parameters ps (AtMost, AtLeast, Needs) on
 // their values (value returns the value at a dotted path, nil when
 // unset): a problem (its Param and Rule) for each value that breaks its
 // relation, in the order of ps. Relations hold between set values only.
@@ -238,6 +255,13 @@ func Related(ps []*Param, value func(path string) any) []*Error {
 				continue
 			}
 			rule := fmt.Sprintf("must be %s %s (%d)", r.word, r.Param, other)
+			if r.Why != "" {
+				rule += ": " + r.Why
+			}
+			out = append(out, &Error{Param: p.Path, Rule: rule})
+		}
+		if r := p.Needs; r != nil && value(p.Path) != nil && value(r.Param) == nil {
+			rule := "needs " + r.Param
 			if r.Why != "" {
 				rule += ": " + r.Why
 			}
@@ -319,7 +343,7 @@ func (b *builder) params(prefix string, oldPrefixes []string, decls map[string]*
 			Name: n, Path: path, Type: d.Type, Doc: strings.TrimSpace(d.Doc), Separator: sep,
 			Min: d.Min, Max: d.Max, Values: d.Values, Format: d.Format.Name, ValueFormat: d.ValueFormat.Name,
 			Kind: d.Kind, List: d.List, Aliases: d.Aliases, Common: d.Common, Replaces: d.Replaces,
-			Spellings: d.Spellings, AtMost: d.AtMost, AtLeast: d.AtLeast,
+			Spellings: d.Spellings, AtMost: d.AtMost, AtLeast: d.AtLeast, Needs: d.Needs,
 		}
 		if p.Doc == "" {
 			return nil, fmt.Errorf("parameter %q: doc is empty; every parameter needs one", path)

@@ -83,6 +83,9 @@ func TestBuildRefuses(t *testing.T) {
 		{`{"a": {"type": "int", "doc": "a", "format": {"name": "x", "rule": "r", "pattern": "x"}}}`, "a parameter of type int takes no format"},
 		{`{"a": {"type": "int", "doc": "a", "atMost": {"param": "b"}}}`, `atMost "b": not a parameter of type int`},
 		{`{"a": {"type": "int", "doc": "a", "atLeast": {"param": "a"}}}`, "atLeast names itself"},
+		{`{"a": {"type": "string", "doc": "a", "needs": {"param": "b"}}}`, `needs "b": not a parameter`},
+		{`{"a": {"type": "string", "doc": "a", "needs": {"param": "a"}}}`, "needs itself"},
+		{`{"a": {"type": "string", "doc": "a", "needs": {"param": "b"}}, "b": {"type": "int", "doc": "b", "default": 1}}`, `needs "b": both must be unset (null) by default`},
 	} {
 		var d map[string]*Decl
 		if err := json.Unmarshal([]byte(c.decls), &d); err != nil {

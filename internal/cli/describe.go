@@ -196,6 +196,9 @@ func describeParams(w io.Writer, ps []*param.Param, indent string) {
 		if p.AtLeast != nil {
 			facts = append(facts, "at least "+p.AtLeast.Param)
 		}
+		if p.Needs != nil {
+			facts = append(facts, "needs "+p.Needs.Param)
+		}
 		if p.Replaces != "" {
 			facts = append(facts, "was "+p.Replaces)
 		}

@@ -242,6 +242,14 @@ func (d *drawer) drawSet(pr *generator.Prototype, index int) []drawnValue {
 			}
 		}
 	}
+	// A parameter that needs another (params.needs: workloadPriorityClass
+	// needs queue) usually (90%) comes with it, as a user's does; the rest
+	// come alone, which the generator must refuse.
+	for _, p := range leaves {
+		if p.Needs != nil && set[p.Path] && d.IntN(100) < 90 {
+			set[p.Needs.Param] = true
+		}
+	}
 	values := map[string]drawnValue{}
 	// Objects referring to others come after them (volume mounts after
 	// volumes), absolute paths last: they are drawn relative to paths drawn
