@@ -9,9 +9,10 @@
 #    test binaries;
 # 2. test/scripts: lib/assets/mpi.sh and a rendered ConfigMap run for real
 #    (sshd, mpirun) in network namespaces; no cluster;
-# 3. test/e2e and test/kube under test/cluster/with-cluster.sh with kwok:
-#    every golden manifest, example overlay and the random sweep applied to
-#    a real API server, fake GPU nodes;
+# 3. test/e2e and test/kube under test/cluster/with-cluster.sh with kwok
+#    and Kueue: every golden manifest, example overlay and the random sweep
+#    applied to a real API server, fake GPU nodes, every prototype's job on
+#    a Kueue queue;
 # 4. test/node and test/jobs under test/node/with-node.sh: a real kubelet
 #    node runs the generated MPI jobs to completion.
 # Each step stops what it started, on exit, Ctrl-C or SIGTERM.
@@ -23,6 +24,8 @@
 # (and KUBECTL, else the cached kubectl, built if missing). Nothing is
 # started or stopped; the kwok tests run only if TRAINSONNET_E2E_KWOK=1 is
 # set by the caller (kwok must then run with test/cluster/kwok-stages.yaml),
+# the Kueue tests only with TRAINSONNET_E2E_KUEUE=1 and TRAINSONNET_KUEUE=1
+# (Kueue's webhooks must see namespaces labelled trainsonnet.test/kueue),
 # and the node suites only with TRAINSONNET_E2E_NODE=1 plus the variables of
 # test/node/README.md (the test image must be on the cluster's nodes).
 #
@@ -82,11 +85,13 @@ if [ "${TRAINSONNET_USE_EXISTING_CLUSTER:-0}" = 1 ]; then
   [ -n "${KUBECONFIG:-}" ] || die "TRAINSONNET_USE_EXISTING_CLUSTER=1 needs KUBECONFIG"
   if [ -z "${KUBECTL:-}" ]; then run "$cluster/build.sh" k8s; fi # the cached kubectl
   kwok="${TRAINSONNET_E2E_KWOK:-0}"
+  kueue="${TRAINSONNET_E2E_KUEUE:-0}"
   with_kwok=0
 else
   run "$cluster/build.sh" all
   run "$repo/test/node/build.sh"
   kwok=1
+  kueue=1
   with_kwok=1
 fi
 
@@ -106,9 +111,9 @@ step() { # step NAME CMD...: runs a step, remembers the first failure
 
 step "the pods' script, run for real" env TRAINSONNET_E2E=1 "${go_test[@]}" "${host_suites[@]}"
 
-export WITH_KWOK="$with_kwok"
-step "control plane: goldens, overlays, sweep, kwok" "$cluster/with-cluster.sh" \
-  env TRAINSONNET_E2E=1 TRAINSONNET_E2E_KWOK="$kwok" "${go_test[@]}" "${cluster_suites[@]}"
+export WITH_KWOK="$with_kwok" WITH_KUEUE="$with_kwok"
+step "control plane: goldens, overlays, sweep, kwok, Kueue" "$cluster/with-cluster.sh" \
+  env TRAINSONNET_E2E=1 TRAINSONNET_E2E_KWOK="$kwok" TRAINSONNET_E2E_KUEUE="$kueue" "${go_test[@]}" "${cluster_suites[@]}"
 
 if [ "${TRAINSONNET_USE_EXISTING_CLUSTER:-0}" = 1 ]; then
   if [ "${TRAINSONNET_E2E_NODE:-0}" = 1 ]; then

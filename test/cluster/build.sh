@@ -12,13 +12,17 @@
 #                  (one `go build` through a generated wrapper module)
 #   etcd           etcd server (wrapper module around go.etcd.io/etcd/server/v3)
 #   kwok           kwok (go install sigs.k8s.io/kwok/cmd/kwok@version)
+#   kueue          Kueue (go install sigs.k8s.io/kueue/cmd/kueue@version) and
+#                  the manifests up.sh installs it with (CRDs, RBAC, webhooks)
 #   control-plane  k8s + etcd
-#   all            k8s + etcd + kwok: everything the e2e suite needs
+#   all            k8s + etcd + kwok + kueue: everything the e2e suite needs
 #
 # Cache layout (TRAINSONNET_CACHE, default /var/cache/trainsonnet):
 #   k8s-<ver>/{kube-apiserver,kube-controller-manager,kube-scheduler,kubectl,kubelet,kube-proxy}
 #   etcd-<ver>/etcd
 #   kwok-<ver>/kwok
+#   kueue-<ver>/{kueue,crds.yaml,role.yaml,webhooks.yaml}  (role.yaml: the
+#                             manager's ClusterRole and its Role of Secrets)
 #   build/{k8s,etcd}-<ver>/   wrapper modules and build logs
 #
 # GOCACHE and GOMODCACHE are left at whatever `go env` says: keep them at a
@@ -44,14 +48,15 @@ if [ "$#" -eq 0 ]; then
 else
   args=("$@")
 fi
-want_k8s=0 want_etcd=0 want_kwok=0
+want_k8s=0 want_etcd=0 want_kwok=0 want_kueue=0
 for t in "${args[@]}"; do
   case "$t" in
-    all) want_k8s=1 want_etcd=1 want_kwok=1 ;;
+    all) want_k8s=1 want_etcd=1 want_kwok=1 want_kueue=1 ;;
     control-plane) want_k8s=1 want_etcd=1 ;;
     k8s | kubernetes) want_k8s=1 ;;
     etcd) want_etcd=1 ;;
     kwok) want_kwok=1 ;;
+    kueue) want_kueue=1 ;;
     -h | --help) usage; exit 0 ;;
     *) usage; ts_die "unknown target '$t'" ;;
   esac
@@ -109,7 +114,7 @@ check_version() {
 }
 
 # Leftovers of interrupted builds (safe: we hold the lock).
-rm -rf "$TS_K8S_BIN"/.tmp-build.* "$TS_ETCD_BIN"/.tmp-build.* "$TS_KWOK_BIN"/.tmp-build.*
+rm -rf "$TS_K8S_BIN"/.tmp-build.* "$TS_ETCD_BIN"/.tmp-build.* "$TS_KWOK_BIN"/.tmp-build.* "$TS_KUEUE_DIR"/.tmp-build.*
 
 # --------------------------------------------------------------- kubernetes
 build_k8s() {
@@ -223,7 +228,45 @@ build_kwok() {
   ts_log "kwok $v: built in $(ts_since "$t0")"
 }
 
+# -------------------------------------------------------------------- kueue
+# The binary, and what up.sh installs it with, from the same module: the
+# CRDs, the manager's ClusterRole and the webhook configurations (their
+# clientConfig and selectors are up.sh's business).
+build_kueue() {
+  local v="$TRAINSONNET_KUEUE_VERSION" f
+  local files=(kueue crds.yaml role.yaml webhooks.yaml)
+  local present=1
+  for f in "${files[@]}"; do [ -s "$TS_KUEUE_DIR/$f" ] || present=0; done
+  if [ "$present" = 1 ]; then
+    ts_log "kueue $v: present in $TS_KUEUE_DIR (skip)"
+    return 0
+  fi
+  local t0 log tmp mod
+  t0="$(date +%s.%N)"
+  mkdir -p "$TS_BUILD_ROOT"
+  log="$TS_BUILD_ROOT/kueue-$v.log"
+  : >"$log"
+  ts_log "kueue $v: building (log: $log; cold: about 10 min on 2 cores)"
+  new_tmp "$TS_KUEUE_DIR"
+  # No replace directives in Kueue's go.mod: plain `go install` works.
+  (cd "$TS_BUILD_ROOT" && GOBIN="$tmp" logged "$log" go install -ldflags "-s -w" "sigs.k8s.io/kueue/cmd/kueue@$v")
+  "$tmp/kueue" --help >/dev/null 2>&1 || ts_die "$tmp/kueue --help failed"
+  mod="$(cd "$TS_BUILD_ROOT" && go mod download -json "sigs.k8s.io/kueue@$v" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  [ -d "$mod/config/components" ] || ts_die "no config/components in the module sigs.k8s.io/kueue@$v ('$mod')"
+  for f in "$mod"/config/components/crd/bases/*.yaml; do printf -- '---\n'; cat "$f"; done >"$tmp/crds.yaml"
+  # the manager's ClusterRole, and its Role of Secrets in its namespace
+  {
+    cat "$mod/config/components/rbac/role.yaml"
+    printf -- '---\n'
+    cat "$mod/config/components/rbac/manager_secrets_role.yaml"
+  } >"$tmp/role.yaml"
+  cp "$mod/config/components/webhook/manifests.yaml" "$tmp/webhooks.yaml"
+  for f in "${files[@]}"; do mv -f "$tmp/$f" "$TS_KUEUE_DIR/$f"; done
+  ts_log "kueue $v: built in $(ts_since "$t0")"
+}
+
 if [ "$want_etcd" = 1 ]; then build_etcd; fi
 if [ "$want_k8s" = 1 ]; then build_k8s; fi
 if [ "$want_kwok" = 1 ]; then build_kwok; fi
+if [ "$want_kueue" = 1 ]; then build_kueue; fi
 ts_log "done in $(ts_since "$TS_T0")"

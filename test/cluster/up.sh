@@ -12,6 +12,12 @@
 #   kwok                      only with WITH_KWOK=1; manages only Nodes annotated
 #                             kwok.x-k8s.io/node=fake; pod stages from
 #                             kwok-stages.yaml (Job pods stay Running)
+#   kueue                     only with WITH_KUEUE=1; its CRDs, webhooks at
+#                             https://127.0.0.1:19443 (for the objects of
+#                             namespaces labelled trainsonnet.test/kueue=true
+#                             and of cluster-scoped kinds), its own identity
+#                             bound to its ClusterRole; the Job, pod and
+#                             Deployment integrations
 #
 # and wait until the API server is ready and the `default` ServiceAccount
 # exists in namespace `default`.
@@ -28,6 +34,10 @@
 #
 # Environment:
 #   WITH_KWOK=1                  also start kwok
+#   WITH_KUEUE=1                 also start Kueue (as root: it reads a metrics
+#                                certificate from /etc/kueue/metrics/certs)
+#   TRAINSONNET_KUEUE_WEBHOOK_PORT, TRAINSONNET_KUEUE_HEALTH_PORT
+#                                default 19443 and 18081
 #   TRAINSONNET_STATE            state dir (default /tmp/trainsonnet-cluster)
 #   TRAINSONNET_CACHE            binary cache (default /var/cache/trainsonnet)
 #   TRAINSONNET_ETCD_PORT        default 12379
@@ -37,7 +47,7 @@
 #   TRAINSONNET_KEEP_DATA=1      keep the etcd data of the previous run (default:
 #                                every start is a fresh, empty cluster; the PKI
 #                                is always kept)
-#   TRAINSONNET_{ETCD,APISERVER,KCM,SCHEDULER,KWOK}_EXTRA_ARGS
+#   TRAINSONNET_{ETCD,APISERVER,KCM,SCHEDULER,KWOK,KUEUE}_EXTRA_ARGS
 #                                extra flags, split on white space
 #
 # Refuses to start (one-line error, exit 1) if a cluster from the same state
@@ -49,6 +59,9 @@ TS_NAME=up
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 WITH_KWOK="${WITH_KWOK:-0}"
+WITH_KUEUE="${WITH_KUEUE:-0}"
+KUEUE_WEBHOOK_PORT="${TRAINSONNET_KUEUE_WEBHOOK_PORT:-19443}"
+KUEUE_HEALTH_PORT="${TRAINSONNET_KUEUE_HEALTH_PORT:-18081}"
 UP_TIMEOUT="${TRAINSONNET_UP_TIMEOUT:-60}"
 KUBECTL="$TS_K8S_BIN/kubectl"
 KWOK_STAGES="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/kwok-stages.yaml"
@@ -58,6 +71,11 @@ command -v openssl >/dev/null || ts_die "openssl is needed for the PKI (apt-get 
 bins=("$TS_ETCD_BIN/etcd" "$TS_K8S_BIN/kube-apiserver" "$TS_K8S_BIN/kube-controller-manager"
   "$TS_K8S_BIN/kube-scheduler" "$KUBECTL")
 [ "$WITH_KWOK" = 1 ] && bins+=("$TS_KWOK_BIN/kwok")
+[ "$WITH_KUEUE" = 1 ] && bins+=("$TS_KUEUE_DIR/kueue")
+if [ "$WITH_KUEUE" = 1 ]; then
+  command -v python3 >/dev/null || ts_die "python3 is needed to install Kueue's webhooks (apt-get install python3)"
+  [ "$(id -u)" = 0 ] || ts_die "WITH_KUEUE=1 needs root: Kueue reads its metrics certificate from /etc/kueue/metrics/certs"
+fi
 for b in "${bins[@]}"; do
   [ -x "$b" ] || ts_die "missing $b; run test/cluster/build.sh first"
 done
@@ -80,11 +98,13 @@ done
 rm -f "$TS_STATE"/pids/*.pid # stale records of processes that are gone
 
 busy=()
-for p in "etcd:$TS_ETCD_PORT" "etcd-peer:$TS_ETCD_PEER_PORT" "kube-apiserver:$TS_API_PORT"; do
+ports=("etcd:$TS_ETCD_PORT" "etcd-peer:$TS_ETCD_PEER_PORT" "kube-apiserver:$TS_API_PORT")
+[ "$WITH_KUEUE" = 1 ] && ports+=("kueue-webhook:$KUEUE_WEBHOOK_PORT" "kueue-health:$KUEUE_HEALTH_PORT")
+for p in "${ports[@]}"; do
   if ts_port_in_use "${p#*:}"; then busy+=("127.0.0.1:${p#*:} (${p%%:*})"); fi
 done
 [ "${#busy[@]}" -eq 0 ] ||
-  ts_die "port in use: ${busy[*]}; stop its owner or set TRAINSONNET_{ETCD,ETCD_PEER,API}_PORT"
+  ts_die "port in use: ${busy[*]}; stop its owner or set TRAINSONNET_{ETCD,ETCD_PEER,API,KUEUE_WEBHOOK,KUEUE_HEALTH}_PORT"
 
 mkdir -p "$TS_STATE"/{pki,pids,logs}
 
@@ -98,7 +118,7 @@ on_exit() {
   exec 2>&8
   if [ "$rc" -ne 0 ] && [ "$started" = 1 ]; then
     ts_log "start-up failed; stopping what was started (logs: $TS_STATE/logs)"
-    ts_stop kwok kube-scheduler kube-controller-manager kube-apiserver || true
+    ts_stop kueue kwok kube-scheduler kube-controller-manager kube-apiserver || true
     ts_stop etcd || true
   fi
 }
@@ -253,6 +273,7 @@ read -r -a apiserver_extra <<<"${TRAINSONNET_APISERVER_EXTRA_ARGS:-}"
 read -r -a kcm_extra <<<"${TRAINSONNET_KCM_EXTRA_ARGS:-}"
 read -r -a scheduler_extra <<<"${TRAINSONNET_SCHEDULER_EXTRA_ARGS:-}"
 read -r -a kwok_extra <<<"${TRAINSONNET_KWOK_EXTRA_ARGS:-}"
+read -r -a kueue_extra <<<"${TRAINSONNET_KUEUE_EXTRA_ARGS:-}"
 
 # --------------------------------------------------------------------- etcd
 # Every start is a fresh cluster unless TRAINSONNET_KEEP_DATA=1; the PKI is
@@ -332,6 +353,85 @@ wait_ready kube-controller-manager "default ServiceAccount" kc -n default get se
 wait_ready kube-controller-manager "kube-root-ca.crt ConfigMap" kc -n default get configmap kube-root-ca.crt
 check_alive
 
+# -------------------------------------------------------------------- kueue
+# Kueue as a host process, installed as its module's manifests say but for
+# what a process outside the cluster needs: its webhooks served at
+# 127.0.0.1 with a certificate of our CA (its own certificate management
+# issues one only for <service>.<namespace>.svc), its own identity bound to
+# its ClusterRole, and no leader election. Its webhooks see only the
+# objects of namespaces labelled trainsonnet.test/kueue=true (and
+# cluster-scoped ones, such as ClusterQueues), so the suites that do not
+# test queues never depend on it.
+kueue_healthy() {
+  local resp
+  # shellcheck disable=SC2016 # $1 is expanded by the inner bash
+  resp="$(timeout 2 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1" &&
+    printf "GET /readyz HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n" >&3 && cat <&3' _ "$KUEUE_HEALTH_PORT")" || return 1
+  [[ "$resp" == "HTTP/1."?" 200"* ]]
+}
+if [ "$WITH_KUEUE" = 1 ]; then
+  t=$(date +%s.%N)
+  kdir="$TS_STATE/kueue"
+  mkdir -p "$kdir/certs"
+  kc apply --server-side --force-conflicts -f "$TS_KUEUE_DIR/crds.yaml" >/dev/null
+  kc wait --for condition=established --timeout="${UP_TIMEOUT}s" -f "$TS_KUEUE_DIR/crds.yaml" >/dev/null
+  [ -s "$PKI/kueue.crt" ] || issue kueue "/CN=trainsonnet:kueue" clientAuth
+  [ -s "$PKI/kueue-webhook.crt" ] || issue kueue-webhook "/CN=kueue-webhook" serverAuth "IP:127.0.0.1"
+  kubeconfig "$kdir/kubeconfig" kueue trainsonnet:kueue
+  cp "$PKI/kueue-webhook.crt" "$kdir/certs/tls.crt"
+  cp "$PKI/kueue-webhook.key" "$kdir/certs/tls.key"
+  # Kueue reads a metrics certificate from this fixed path whenever its own
+  # certificate management is off (cmd/kueue/main.go), metrics off or not.
+  mkdir -p /etc/kueue/metrics/certs
+  cp "$kdir/certs/tls.crt" "$kdir/certs/tls.key" /etc/kueue/metrics/certs/
+  {
+    printf -- '---\napiVersion: v1\nkind: Namespace\nmetadata: {name: kueue-system}\n---\n'
+    sed -e 's/^  name: manager-role$/  name: trainsonnet-kueue/' -e 's/^  name: manager-secrets-role$/  name: trainsonnet-kueue/' \
+      -e 's/^  namespace: system$/  namespace: kueue-system/' "$TS_KUEUE_DIR/role.yaml"
+    for kind in ClusterRole Role; do
+      printf -- '---\napiVersion: rbac.authorization.k8s.io/v1\nkind: %sBinding\n' "$kind"
+      printf 'metadata: {name: trainsonnet-kueue, namespace: kueue-system}\n'
+      printf 'roleRef: {apiGroup: rbac.authorization.k8s.io, kind: %s, name: trainsonnet-kueue}\n' "$kind"
+      printf 'subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: "trainsonnet:kueue"}]\n'
+    done
+  } | kc apply -f - >/dev/null
+  cat >"$kdir/config.yaml" <<EOF
+apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+namespace: kueue-system
+health: {healthProbeBindAddress: "127.0.0.1:$KUEUE_HEALTH_PORT"}
+metrics: {bindAddress: "0"}
+webhook: {host: 127.0.0.1, port: $KUEUE_WEBHOOK_PORT, certDir: "$kdir/certs"}
+leaderElection: {leaderElect: false}
+internalCertManagement: {enable: false}
+manageJobsWithoutQueueName: false
+integrations:
+  frameworks: [batch/job, pod, deployment]
+EOF
+  # VisibilityOnDemand off: it would serve an aggregated API on :8082.
+  start kueue "$TS_KUEUE_DIR/kueue" --config="$kdir/config.yaml" --kubeconfig="$kdir/kubeconfig" \
+    --feature-gates=VisibilityOnDemand=false --zap-log-level=2 "${kueue_extra[@]}"
+  wait_ready kueue "kueue (127.0.0.1:$KUEUE_HEALTH_PORT/readyz)" kueue_healthy
+  # Only now the webhooks (failurePolicy Fail), pointed at the process.
+  kc create --dry-run=client -o json -f "$TS_KUEUE_DIR/webhooks.yaml" |
+    python3 -c '
+import base64, json, sys
+port, ca, label = sys.argv[1], open(sys.argv[2], "rb").read(), sys.argv[3]
+text, objs, i = sys.stdin.read(), [], 0
+while text[i:].strip():  # one JSON object per document
+    o, i = json.JSONDecoder().raw_decode(text, len(text) - len(text[i:].lstrip()))
+    objs.append(o)
+for o in objs:
+    o["metadata"]["name"] = "trainsonnet-kueue-" + o["metadata"]["name"]
+    for w in o["webhooks"]:
+        path = w["clientConfig"]["service"]["path"]
+        w["clientConfig"] = {"url": "https://127.0.0.1:%s%s" % (port, path), "caBundle": base64.b64encode(ca).decode()}
+        w["namespaceSelector"] = {"matchLabels": {label: "true"}}
+json.dump({"apiVersion": "v1", "kind": "List", "items": objs}, sys.stdout)
+' "$KUEUE_WEBHOOK_PORT" "$PKI/ca.crt" trainsonnet.test/kueue | kc apply -f - >/dev/null
+  ts_log "kueue: installed and serving its webhooks $(ts_since "$t") after the control plane (total $(ts_since "$TS_T0"))"
+fi
+
 # ----------------------------------------------------------------- env file
 {
   printf '# written by test/cluster/up.sh; source it\n'
@@ -342,6 +442,7 @@ check_alive
   printf 'export TRAINSONNET_APISERVER=%q\n' "https://127.0.0.1:$TS_API_PORT"
   printf 'export TRAINSONNET_K8S_BIN=%q\n' "$(readlink -f "$TS_K8S_BIN")"
   printf 'export TRAINSONNET_KWOK=%q\n' "$WITH_KWOK"
+  printf 'export TRAINSONNET_KUEUE=%q\n' "$WITH_KUEUE"
 } >"$TS_STATE/env.tmp"
 mv -f "$TS_STATE/env.tmp" "$TS_STATE/env"
 

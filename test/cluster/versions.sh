@@ -12,3 +12,8 @@ TRAINSONNET_ETCD_VERSION=v3.6.16
 # kwok (fake kubelets); v0.7.0 is the last release built with client-go 0.33,
 # v0.8.0 needs client-go 0.36.
 TRAINSONNET_KWOK_VERSION=v0.7.0
+# Kueue (queues and gang admission of the e2e suites' jobs): a host process
+# with its CRDs, RBAC and webhooks from the same module (build.sh kueue).
+# v0.17.0 builds with `go install` (no replace directives) and supports
+# Kubernetes 1.29 and newer.
+TRAINSONNET_KUEUE_VERSION=v0.17.0

@@ -141,9 +141,9 @@ func (jc *jobCase) restrictedJob(name, script string) []byte {
 
 // createLocalClaim creates a PersistentVolumeClaim bound to a local
 // PersistentVolume of the node (a directory on this host, which is the
-// node), as a cluster's storage admin would provide one. The volume and its
-// directory go when the test ends.
-func (jc *jobCase) createLocalClaim(claim string) {
+// node), as a cluster's storage admin would provide one, and returns that
+// directory. The volume and its directory go when the test ends.
+func (jc *jobCase) createLocalClaim(claim string) string {
 	jc.t.Helper()
 	dir, err := os.MkdirTemp("", "trainsonnet-pv-")
 	require.NoError(jc.t, err)
@@ -186,4 +186,5 @@ func (jc *jobCase) createLocalClaim(claim string) {
 		_, _ = jc.s.k.Run(jc.t.Context(), nil, "delete", "persistentvolume", pv, "--wait=false")
 		_ = os.RemoveAll(filepath.Clean(dir))
 	})
+	return dir
 }

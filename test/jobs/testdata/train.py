@@ -18,12 +18,25 @@ where the losses are the mean over all ranks at the first and the last
 step, and SHA is the start of the sha256 of the rank's parameters. With
 --checkpoint DIR, rank 0 writes DIR/model.pt (torch.save), which
 evaluate.py reads.
+
+With --resume DIR (on storage every rank sees), the training survives
+being stopped: rank 0 writes its state (parameters, optimizer, losses so
+far) to DIR/state.pt every --every steps, atomically, and the number of
+the last step done to DIR/progress; a training that finds DIR/state.pt
+starts from there, and rank 0 prints
+    train: resumed at step S, redoing K steps
+K being the steps done after that state by the training that stopped.
+Everything else is the same: the data, and the state written, are the
+same on every rank, so a resumed training ends with the parameters of one
+that never stopped. --step-seconds makes each step last at least that
+long, so that a test has time to stop it.
 """
 
 import argparse
 import datetime
 import hashlib
 import os
+import time
 
 import torch
 import torch.distributed as dist
@@ -43,6 +56,15 @@ def dataset(seed):
     return x, x @ w + b + 0.05 * torch.randn(SAMPLES, 1, generator=g)
 
 
+def write(path, how):
+    """Writes path atomically: a stopped training leaves the old or the new file."""
+    with open(path + ".tmp", "wb") as f:
+        how(f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(path + ".tmp", path)
+
+
 def model():
     return torch.nn.Sequential(torch.nn.Linear(FEATURES, 16), torch.nn.Tanh(), torch.nn.Linear(16, 1))
 
@@ -51,6 +73,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=80)
     ap.add_argument("--checkpoint", help="directory rank 0 writes model.pt into")
+    ap.add_argument("--resume", help="directory of the state to resume from and to write")
+    ap.add_argument("--every", type=int, default=10, help="steps between two states written")
+    ap.add_argument("--step-seconds", type=float, default=0, help="least duration of a step")
     args = ap.parse_args()
     if "OMPI_COMM_WORLD_RANK" in os.environ:
         os.environ["RANK"] = os.environ["OMPI_COMM_WORLD_RANK"]
@@ -65,7 +90,21 @@ def main():
     x, y = x[rank::world], y[rank::world]
     opt = torch.optim.Adam(net.parameters(), lr=0.03)
     losses = []
-    for _ in range(args.steps):
+    state = os.path.join(args.resume, "state.pt") if args.resume else None
+    progress = os.path.join(args.resume, "progress") if args.resume else None
+    if state and os.path.exists(state):
+        saved = torch.load(state)
+        net.module.load_state_dict(saved["model"])
+        opt.load_state_dict(saved["optimizer"])
+        losses = saved["losses"]
+        if rank == 0:
+            with open(progress) as f:
+                done = int(f.read())
+            print(f"train: resumed at step {len(losses)}, redoing {done - len(losses)} steps", flush=True)
+    elif state and rank == 0:
+        os.makedirs(args.resume, exist_ok=True)
+    while len(losses) < args.steps:
+        began = time.monotonic()
         opt.zero_grad()
         loss = torch.nn.functional.mse_loss(net(x), y)
         loss.backward()
@@ -73,6 +112,12 @@ def main():
         mean = loss.detach().clone()
         dist.all_reduce(mean)
         losses.append(mean.item() / world)
+        if state and rank == 0:
+            write(progress, lambda f: f.write(str(len(losses)).encode()))
+            if len(losses) % args.every == 0:
+                saved = {"model": net.module.state_dict(), "optimizer": opt.state_dict(), "losses": losses}
+                write(state, lambda f: torch.save(saved, f))
+        time.sleep(max(0, args.step_seconds - (time.monotonic() - began)))
 
     params = b"".join(p.detach().numpy().tobytes() for p in net.module.parameters())
     sha = hashlib.sha256(params).hexdigest()[:16]
