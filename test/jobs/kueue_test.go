@@ -19,10 +19,7 @@ import (
 // real node, is preempted by a job of a higher WorkloadPriorityClass;
 // Kueue requeues it, and once the preemptor has ended and it is admitted
 // again, it completes, resuming from the last state its training wrote to
-// the shared claim (testdata/train.py --resume: every 5 steps). Each case
-// logs
-//
-//	kueue: <prototype>: preempted at step <D>, requeued, resumed at step <S> (<K> steps redone), completed: <N> ranks, loss <first> -> <last>, parameters identical on every rank
+// the shared claim (testdata/train.py --resume: every 5 steps).
 //
 //   - pytorch: one Indexed Job, Kueue's Job integration: preempted, the Job
 //     is suspended (its pods deleted, no failure counted) and resumed.
@@ -35,7 +32,10 @@ import (
 //
 // The queue's CPU quota is cut to what the training job uses, so the
 // preemptor, the same job with a command of about 20 s (a shorter
-// training, a sleep), fits only in its place.
+// training, a sleep), fits only in its place. Each case logs its
+// training's line (TestTraining) and
+//
+//	kueue: <prototype>: preempted at step <D>, requeued, resumed at step <S> (<K> steps redone), completed (the training line above)
 func TestKueuePreemption(t *testing.T) {
 	kube.Kueue(t)
 	runCases(t, []jobTest{
