@@ -13,8 +13,9 @@
 #    and Kueue: every golden manifest, example overlay and the random sweep
 #    applied to a real API server, fake GPU nodes, every prototype's job on
 #    a Kueue queue;
-# 4. test/node and test/jobs under test/node/with-node.sh: a real kubelet
-#    node runs the generated MPI jobs to completion.
+# 4. test/node and test/jobs under test/node/with-node.sh (with Kueue): a
+#    real kubelet node runs the generated jobs to completion, and a queued
+#    training job through its preemption.
 # Each step stops what it started, on exit, Ctrl-C or SIGTERM.
 #
 # Exits 0 when every step passed, else the first failing step's code
@@ -122,9 +123,9 @@ if [ "${TRAINSONNET_USE_EXISTING_CLUSTER:-0}" = 1 ]; then
     log "node suites skipped: an existing cluster needs TRAINSONNET_E2E_NODE=1 and the test image (test/node/README.md)"
   fi
 else
-  export WITH_KWOK=0
+  export WITH_KWOK=0 WITH_KUEUE=1
   step "real node: jobs run to completion" "$repo/test/node/with-node.sh" \
-    env TRAINSONNET_E2E=1 "${go_test[@]}" "${node_suites[@]}"
+    env TRAINSONNET_E2E=1 TRAINSONNET_E2E_KUEUE=1 "${go_test[@]}" "${node_suites[@]}"
 fi
 
 log "done in $((SECONDS - t0)) s: exit code $rc"

@@ -91,19 +91,6 @@ func newKueueQueue(t *testing.T, k *kube.Kubectl, name string) *kueueQueue {
 		poolNodeOf(pool, "c", a100, 8, ""),
 	})
 	ns := k.Namespace(t, "kueue", kube.Baseline)
-	// Kueue gives a pod its flavor's node labels and tolerations only if
-	// it requests a resource of the flavor: a pod that requests none (the
-	// Spark master, the TensorFlow parameter servers) would stay off the
-	// pool, on no node. Default requests, as platform teams set them.
-	limits, err := json.Marshal(map[string]any{
-		"apiVersion": "v1", "kind": "LimitRange", "metadata": map[string]any{"name": "defaults"},
-		"spec": map[string]any{"limits": []any{map[string]any{
-			"type": "Container", "defaultRequest": map[string]string{"cpu": "50m", "memory": "64Mi"},
-		}}},
-	})
-	require.NoError(t, err)
-	_, err = k.Run(t.Context(), limits, "create", "--namespace", ns, "-f", "-")
-	require.NoError(t, err)
 	q := k.KueueQueue(t, ns, map[string]string{poolLabel: pool},
 		[]any{map[string]any{"key": poolLabel, "operator": "Equal", "value": pool, "effect": "NoSchedule"}})
 	return &kueueQueue{KueueQueue: q, k: k}

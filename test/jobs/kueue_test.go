@@ -125,6 +125,7 @@ func (jc *jobCase) kueuePreempt(proto string, q *kube.KueueQueue, dir string, tr
 		return err == nil && len(wls) == 1 && wls[0].Condition("Admitted")
 	}, 2*time.Minute, pollInterval, "the training job is admitted as one workload")
 	usage := wls[0].Usage("cpu")
+	require.False(t, usage.IsZero(), "the training job's workload holds CPU: %s", kube.DescribeWorkloads(wls))
 	require.NoError(t, q.Cut(jc.ctx, map[string]string{"cpu": usage.String()}))
 	done := 0
 	require.Eventually(t, func() bool {
@@ -135,7 +136,8 @@ func (jc *jobCase) kueuePreempt(proto string, q *kube.KueueQueue, dir string, tr
 
 	jc.apply(jc.yaml(preemptor))
 	require.Eventually(t, func() bool {
-		return len(jc.pods(instanceLabel+"="+jc.name)) == 0 || jc.noneRunning(jc.name)
+		wls, err := jc.s.k.Workloads(jc.ctx, jc.ns, jc.name)
+		return err == nil && len(wls) == 1 && !wls[0].Condition("Admitted") && jc.noneRunning(jc.name)
 	}, 2*time.Minute, pollInterval, "the training job's pods go once the preemptor is admitted")
 	b, err := os.ReadFile(filepath.Join(dir, "progress"))
 	require.NoError(t, err)

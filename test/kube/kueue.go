@@ -48,9 +48,10 @@ type KueueQueue struct {
 	Resources []string
 }
 
-// KueueQueue labels namespace ns for Kueue (KueueNamespaceLabel), creates
-// the WorkloadPriorityClasses KueueLow and KueueHigh if missing, and a
-// queue in it whose flavor gives admitted pods nodeLabels and tolerations
+// KueueQueue labels namespace ns for Kueue (KueueNamespaceLabel), gives
+// its containers default requests (a LimitRange), creates the
+// WorkloadPriorityClasses KueueLow and KueueHigh if missing, and a queue
+// in it whose flavor gives admitted pods nodeLabels and tolerations
 // (nil: none), with plenty of cpu, memory and nvidia.com/gpu; the flavor
 // and the ClusterQueue go when the test ends (after ns: cleanups run last
 // first, and a ClusterQueue waits for its workloads).
@@ -88,7 +89,17 @@ func (k *Kubectl) KueueQueue(t testing.TB, ns string, nodeLabels map[string]stri
 		"metadata": map[string]any{"name": "lq", "namespace": ns},
 		"spec":     map[string]any{"clusterQueue": ns},
 	}
-	if err := q.apply(ctx, priority(KueueLow, 100), priority(KueueHigh, 1000), flavor, q.clusterQueue(nil), local); err != nil {
+	// Kueue counts what pods request: a pod that requests nothing takes
+	// no quota, and gets no flavor's node labels and tolerations either
+	// (such as the Spark master's, or the TensorFlow parameter servers').
+	// Default requests, as platform teams set them for queued namespaces.
+	limits := map[string]any{
+		"apiVersion": "v1", "kind": "LimitRange", "metadata": map[string]any{"name": "defaults", "namespace": ns},
+		"spec": map[string]any{"limits": []any{map[string]any{
+			"type": "Container", "defaultRequest": map[string]string{"cpu": "50m", "memory": "64Mi"},
+		}}},
+	}
+	if err := q.apply(ctx, limits, priority(KueueLow, 100), priority(KueueHigh, 1000), flavor, q.clusterQueue(nil), local); err != nil {
 		t.Fatal(err)
 	}
 	return q
