@@ -271,6 +271,15 @@ local serviceOf(proto, p, rs) =
 //     until it admits the group; to evict it, it marks the pods
 //     TerminationTarget and deletes them (batch.libsonnet ignores that
 //     failure), and the Jobs make new ones that wait in the queue again.
+//     The pods say that their owner manages them (pod-suspending-parent,
+//     as Kueue's Deployment and StatefulSet integrations mark theirs, with
+//     the managed label): Kueue then puts no finalizer on them, so that
+//     deleting the job (or its Jobs' TTL) deletes its pods, which frees
+//     its workload and quota. With Kueue's own finalizer a deleted pod of
+//     a group that has not finished stays until its workload is deleted
+//     (Kueue waits for a replacement), and with it the Jobs and the quota.
+//     A failed pod that its Job keeps still holds its share of the quota
+//     until the Jobs are deleted: the warning says to set a TTL.
 //     The Jobs run while their pods wait, so a Job's activeDeadlineSeconds
 //     would count the time queued: its pods get it instead (a pod's counts
 //     from its start, once admitted).
@@ -288,21 +297,27 @@ local queued(p, ws) =
   if std.length(ws) == 1 then [
     ws[0] + { metadata+: { labels+: labels } } + (if ws[0].kind == 'Job' then { spec+: { suspend: true } } else {}),
   ] else
-    local group = labels + { [kueue + 'pod-group-name']: p.name };
-    local total = { [kueue + 'pod-group-total-count']: std.toString(std.foldl(function(n, w) n + podsOf(w), ws, 0)) };
-    [
+    local group = labels + { [kueue + 'pod-group-name']: p.name, [kueue + 'managed']: 'true' };
+    local annotations = {
+      [kueue + 'pod-group-total-count']: std.toString(std.foldl(function(n, w) n + podsOf(w), ws, 0)),
+      [kueue + 'pod-suspending-parent']: 'trainsonnet',
+    };
+    local grouped(w) =
       local deadline = if w.kind == 'Job' then std.get(w.spec, 'activeDeadlineSeconds', null);
       w + {
         spec+: {
           [if deadline != null then 'activeDeadlineSeconds']:: deadline,
           template+: {
-            metadata+: { labels+: group, annotations+: total },
+            metadata+: { labels+: group, annotations+: annotations },
             spec+: { [if deadline != null then 'activeDeadlineSeconds']: deadline },
           },
         },
-      }
-      for w in ws
-    ];
+      };
+    local out = [grouped(w) for w in ws];
+    if p.ttlSecondsAfterFinished != null || std.length([w for w in ws if w.kind == 'Job']) == 0 then out
+    else [ts.warn(out[0], [
+      'queue: Kueue keeps the quota of a failed pod of this job (one pod group of several Jobs) until the pod is deleted, waiting for its Job to replace it: set ttlSecondsAfterFinished to have the Jobs and their pods deleted that long after they end',
+    ])] + out[1:];
 
 {
   // The role defaults: every field of a role but name and image.

@@ -7,7 +7,8 @@
 //           ts.declare(piece, decls) makes a piece's declarations its own
 //           (a name declared by two pieces fails, naming both).
 // Returns:  ts.prototype(spec) the function trainsonnet evaluates; ts.check
-//           a problem of validate(p); ts.fail(message) an error of the
+//           a problem of validate(p); ts.warn(o, warnings) an object that
+//           carries warnings; ts.fail(message) an error of the
 //           prototype's author, reported as "prototype <name>: <message>"
 //           without a trace; the per-worker and text helpers
 //           (indexedLines, indexedList, contains, bytes, bashSyntax), the
@@ -58,6 +59,9 @@ local failMark = '\uFDD1';
 // Registered by trainsonnet for renders: see checks.
 local skipChecks = std.native('skipContractChecks');
 local fail(message) = error failMark + message;
+// The hidden field of an object by which a piece of the library warns
+// about what it made (warn).
+local warningsField = 'trainsonnetWarnings';
 
 {
   params:: params,
@@ -81,10 +85,11 @@ local fail(message) = error failMark + message;
         local errors = std.join([], s.validate(p));  // native, unlike std.flattenArrays
         local objects() = [o for o in s.render(p) if o != null];
         if output == 'full' then
+          local objs = if errors == [] then objects() else [];
           local full = {
             errors: errors,
-            warnings: if errors == [] then [w for w in s.warnings(p) if w != null] else [],
-            objects: if errors == [] then objects() else [],
+            warnings: if errors == [] then [w for w in s.warnings(p) if w != null] + std.join([], [std.get(o, warningsField, []) for o in objs]) else [],
+            objects: objs,
           };
           // trainsonnet takes this value as Go values: printing it as JSON
           // text for Go to parse it again would cost more than the rest of
@@ -94,6 +99,12 @@ local fail(message) = error failMark + message;
         else if output == 'objects' then objects()
         else if output == 'yaml' then std.manifestYamlStream(objects(), quote_keys=false)
         else error "output must be 'objects', 'yaml', 'spec' or 'full'",
+
+  // warn(o, warnings): the object o, carrying warnings (texts) about it
+  // that trainsonnet prints beside the prototype's own (in a hidden field,
+  // never in the output): how a piece of the library that makes objects
+  // (roles.objects) says what the user should know of them.
+  warn(o, warnings):: o + { [warningsField]:: warnings },
 
   // check returns a problem with param when ok is false; validate(p)
   // returns a list of these lists.

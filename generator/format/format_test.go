@@ -129,6 +129,7 @@ func TestKueueKeys(t *testing.T) {
 		{"userAnnotationKey", "kueue.x-k8s.io/pod-group-fast-admission", false},
 		{"userAnnotationKey", "kueue.x-k8s.io/retriable-in-group", false},
 		{"userAnnotationKey", "kueue.x-k8s.io/pod-group-serving", false},
+		{"userAnnotationKey", "kueue.x-k8s.io/pod-suspending-parent", false},
 		{"userAnnotationKey", "kueue.x-k8s.io/podset-preferred-topology", true},
 		{"userAnnotationKey", "example.com/owner", true},
 		{"userAnnotationKey", "not a key", false},

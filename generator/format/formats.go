@@ -84,7 +84,7 @@ var formats = []Format{
 		// objects and pods: not one by which Kueue would admit the job
 		// otherwise than whole, or would end it at an eviction.
 		Name:  "userAnnotationKey",
-		Rule:  "an annotation key other than Kueue's that change how a job is admitted (kueue.x-k8s.io/pod-group-total-count, pod-group-fast-admission, pod-group-serving, retriable-in-group, job-min-parallelism)",
+		Rule:  "an annotation key other than Kueue's that change how a job is admitted (kueue.x-k8s.io/pod-group-total-count, pod-suspending-parent, pod-group-fast-admission, pod-group-serving, retriable-in-group, job-min-parallelism)",
 		Check: checkUserAnnotationKey,
 		Draw: func(r *Rand) string {
 			for {
@@ -462,6 +462,8 @@ func checkUserAnnotationKey(k string) string {
 	switch k {
 	case kueuePrefix + "pod-group-total-count":
 		return "is set by queue (--queue): the number of the job's pods, which Kueue admits together"
+	case kueuePrefix + "pod-suspending-parent":
+		return "is set by queue (--queue): it lets a queued job's pods go when the job is deleted"
 	case kueuePrefix + "pod-group-fast-admission", kueuePrefix + "job-min-parallelism":
 		return "would let Kueue admit part of a queued job, which is admitted whole"
 	case kueuePrefix + "retriable-in-group":

@@ -184,3 +184,56 @@ func (jc *jobCase) requireNoFailures(job string) {
 			"Job %s counted no failure (failed pods, Failed): %q", f[0], l)
 	}
 }
+
+// TestKueueCleanup: a queued job of several Jobs (one pod group) lets go
+// of its pods and its quota when it ends for good: deleted while it runs
+// (kubectl delete -f), or failed, once its Jobs' ttlSecondsAfterFinished
+// has passed. With Kueue's own finalizer on the pods, both would keep the
+// pods and the quota until the workload itself was deleted (Kueue waits
+// for a replacement of a pod of an unfinished group). Each case logs
+//
+//	kueue: openmpi: <how it ended>: pods, workload and quota gone <s> s after <what>
+func TestKueueCleanup(t *testing.T) {
+	kube.Kueue(t)
+	runCases(t, []jobTest{
+		{"deleted", func(t *testing.T, s *suite) { testKueueCleanup(t, s, false) }},
+		{"failed", func(t *testing.T, s *suite) { testKueueCleanup(t, s, true) }},
+	})
+}
+
+func testKueueCleanup(t *testing.T, s *suite, fail bool) {
+	jc := s.start(t, "kueue-end", kube.Baseline) // sshd as root
+	s.k.KueueQueue(t, jc.ns, nil, nil)
+	p := jc.params("sleep 600")
+	p.Queue = "lq"
+	if fail {
+		p.Exec = "sleep 2; exit 3"
+		ttl := 5 * time.Second
+		p.TTLSecondsAfterFinished = &ttl
+	}
+	manifests := jc.yaml(jc.render(p))
+	jc.apply(manifests)
+	var start time.Time
+	how, after := "deleted while it ran", "kubectl delete -f"
+	if fail {
+		how, after = "failed", "its launcher's Job failed (ttlSecondsAfterFinished 5 s)"
+		require.Equal(t, "Failed", jc.waitJob(jc.name+"-launcher"), "the launcher's Job")
+		start = time.Now()
+	} else {
+		require.Eventually(t, func() bool {
+			return len(jc.pods(instanceLabel+"="+jc.name)) == 3 && !jc.noneRunning(jc.name)
+		}, 2*time.Minute, pollInterval, "the job runs")
+		start = time.Now()
+		_, err := jc.kubectl(manifests, "delete", "--wait=false", "-f", "-")
+		require.NoError(t, err)
+	}
+	require.Eventually(t, func() bool {
+		wls, err := s.k.Workloads(jc.ctx, jc.ns, jc.name)
+		if err != nil || len(wls) > 0 || len(jc.pods(instanceLabel+"="+jc.name)) > 0 {
+			return false
+		}
+		out, err := jc.kubectl(nil, "get", "clusterqueue", jc.ns, "-o", "jsonpath={.status.reservingWorkloads}/{.status.admittedWorkloads}")
+		return err == nil && string(out) == "0/0"
+	}, 2*time.Minute, pollInterval, "the job's pods, its workload and its quota go")
+	t.Logf("kueue: openmpi: %s: pods, workload and quota gone %.1f s after %s", how, time.Since(start).Seconds(), after)
+}
