@@ -190,7 +190,8 @@ func (w *Workload) Condition(typ string) bool {
 	return false
 }
 
-// Pending: Kueue has looked at the workload and reserved it no quota.
+// Pending reports whether Kueue has looked at the workload and reserved
+// it no quota.
 func (w *Workload) Pending() bool {
 	for _, c := range w.Status.Conditions {
 		if c.Type == "QuotaReserved" {
