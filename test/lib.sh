@@ -110,3 +110,31 @@ ts_stop() {
   done
   return "$failed"
 }
+
+# ts_restart NAME LOG DOWN: stops the recorded process NAME (ts_stop), waits
+# DOWN seconds, and starts it again as it ran: the same binary, arguments,
+# environment and working directory, in a session of its own, its output
+# appended to LOG; then records it anew. For the fault tests: a kubelet, a
+# containerd or an API server that restarts under a running job.
+ts_restart() {
+  local name="$1" log="$2" down="$3" pid exe cwd argv=() envv=()
+  pid="$(ts_recorded_pid "$name")" || ts_die "$name is not running"
+  read -r _ _ exe <"$TS_PIDS/$name.pid"
+  mapfile -d '' argv <"/proc/$pid/cmdline"
+  mapfile -d '' envv <"/proc/$pid/environ"
+  cwd="$(readlink "/proc/$pid/cwd")"
+  ts_stop "$name" || ts_die "$name did not stop"
+  sleep "$down"
+  (cd "$cwd" && exec setsid env -i "${envv[@]}" "$exe" "${argv[@]:1}" </dev/null >>"$log" 2>&1 8>&- 9>&-) &
+  pid=$!
+  # setsid and env exec the binary in this very process: wait for that.
+  for _ in $(seq 100); do
+    if [ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = "$exe" ]; then
+      ts_record "$name" "$pid" "$exe" || ts_die "$name exited at once: $(tail -n 5 "$log")"
+      ts_log "restarted $name (pid $pid) after ${down}s down"
+      return 0
+    fi
+    sleep 0.02
+  done
+  ts_die "$name: pid $pid did not become $exe: $(tail -n 5 "$log")"
+}

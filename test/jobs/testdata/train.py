@@ -29,7 +29,8 @@ K being the steps done after that state by the training that stopped.
 Everything else is the same: the data, and the state written, are the
 same on every rank, so a resumed training ends with the parameters of one
 that never stopped. --step-seconds makes each step last at least that
-long, so that a test has time to stop it.
+long, so that a test has time to stop it; --oom RANK:STEP makes one rank
+outgrow its memory limit.
 """
 
 import argparse
@@ -76,6 +77,7 @@ def main():
     ap.add_argument("--resume", help="directory of the state to resume from and to write")
     ap.add_argument("--every", type=int, default=10, help="steps between two states written")
     ap.add_argument("--step-seconds", type=float, default=0, help="least duration of a step")
+    ap.add_argument("--oom", metavar="RANK:STEP", help="rank RANK takes memory without end at step STEP (a fault)")
     args = ap.parse_args()
     if "OMPI_COMM_WORLD_RANK" in os.environ:
         os.environ["RANK"] = os.environ["OMPI_COMM_WORLD_RANK"]
@@ -103,8 +105,14 @@ def main():
             print(f"train: resumed at step {len(losses)}, redoing {done - len(losses)} steps", flush=True)
     elif state and rank == 0:
         os.makedirs(args.resume, exist_ok=True)
+    oom_rank, oom_step = (int(n) for n in args.oom.split(":")) if args.oom else (-1, -1)
     while len(losses) < args.steps:
         began = time.monotonic()
+        if rank == oom_rank and len(losses) == oom_step:
+            print(f"train: rank {rank} takes memory without end at step {oom_step}", flush=True)
+            hog = []
+            while True:  # until the kernel kills it at its container's limit
+                hog.append(bytearray(b"\x01") * (64 << 20))  # written: resident
         opt.zero_grad()
         loss = torch.nn.functional.mse_loss(net(x), y)
         loss.backward()
