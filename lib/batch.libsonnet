@@ -11,14 +11,16 @@
 //
 // roles.objects applies the lifetime to every Job (and Indexed Job) role
 // by itself: the deadline and the TTL to each, p.backoffLimit to the lead
-// role (lead: true) and 0 to the others. A prototype with a Job role must
+// role (lead: true), and as many replacements of a lost pod to the others
+// (per index for an Indexed Job). A prototype with a Job role must
 // declare batch.params, or roles.objects stops with an error naming it;
 // prototypes made only of long-lived workloads (a TensorBoard Deployment)
 // leave it out: it would mean nothing there.
 //
 // A job's lead role is the one whose end ends the job: the launcher (MPI),
-// the driver (Horovod), the chief or the workers (TensorFlow). Retries apply
-// to it; the other roles' Jobs never retry, they wait for the next attempt.
+// the driver (Horovod), the chief or the workers (TensorFlow). Its retries
+// are the job's attempts; the other roles' Jobs wait for the next attempt,
+// and replace a pod they lost, so that the next attempt finds them all.
 
 local params = import 'params.libsonnet';
 local ts = import 'trainsonnet.libsonnet';

@@ -48,9 +48,10 @@
 //                   Deployment of one replica may have it too, its pod's
 //                   host name <name>-<role>: give it strategy Recreate)
 //   lead            the role whose end ends the job (one per job): its Job
-//                   is retried p.backoffLimit times, the other roles' Jobs
-//                   never (backoffLimit 0); every Job gets p's deadline and
-//                   TTL (batch.libsonnet)
+//                   is retried p.backoffLimit times; the other roles' Jobs
+//                   replace a lost pod as often (an Indexed Job per index),
+//                   for the lead's next attempt; every Job gets p's
+//                   deadline and TTL (batch.libsonnet)
 //   retryPerIndex   the lead, an IndexedJob, retries each index on its own:
 //                   backoffLimitPerIndex p.backoffLimit, the Job's own
 //                   limit left to the API
@@ -203,8 +204,22 @@ local lifetimeMissing(p, r) = batch.missing(p, isWhat(r));
 
 // A Job's lifetime is p's (batch.params, checked by the callers): the
 // deadline and the TTL, and the retries of the lead (per index with
-// retryPerIndex); the other roles' Jobs never retry.
-local workloadOf(proto, p, r) =
+// retryPerIndex). With retries, the other roles' Jobs replace a lost pod
+// as often (an Indexed Job each index on its own, failing as soon as one
+// has failed for good), so that the lead's next attempt finds them all;
+// without, they never retry.
+//
+// TRAINSONNET_RESTARTS, in the pods of a Job that retries each index on
+// its own: how often the pod's index has failed before (0 at first), the
+// count the Job controller keeps on the pod, for a program that resumes.
+local restarts = {
+  name: 'TRAINSONNET_RESTARTS',
+  valueFrom: { fieldRef: { fieldPath: "metadata.annotations['batch.kubernetes.io/job-index-failure-count']" } },
+};
+
+local workloadOf(proto, p, r0) =
+  local perIndex = r0.kind == 'IndexedJob' && (r0.retryPerIndex || !r0.lead && p.backoffLimit > 0);
+  local r = if perIndex then r0 + { env: r0.env + [restarts] } else r0;
   local template = common.podTemplate(proto, p, r.name, podSpecOf(p, r));
   local metadata = common.metadata(proto, p, p.name + '-' + r.name, r.name);
   if r.kind == 'Deployment' then {
@@ -219,13 +234,15 @@ local workloadOf(proto, p, r) =
     },
   }
   else
-    local retries = if r.lead then p.backoffLimit else 0;
+    local retries = p.backoffLimit;
+    local follower = perIndex && !r.retryPerIndex;
     {
       apiVersion: 'batch/v1',
       kind: 'Job',
       metadata: metadata,
-      spec: batch.spec(p, if r.retryPerIndex then null else retries) + {
-        [if r.retryPerIndex then 'backoffLimitPerIndex']: retries,
+      spec: batch.spec(p, if perIndex then null else retries) + {
+        [if perIndex then 'backoffLimitPerIndex']: retries,
+        [if follower then 'maxFailedIndexes']: 0,
         [if r.kind == 'IndexedJob' then 'completionMode']: 'Indexed',
         [if r.kind == 'IndexedJob' then 'completions']: r.count,
         [if r.kind == 'IndexedJob' then 'parallelism']: r.count,
@@ -406,7 +423,7 @@ local queued(p, ws) =
     common.podTemplate(proto, p, rr.name, podSpecOf(common.need(p, 'roles.podTemplate'), rr)),
 
   // workload(proto, p, r): the Job, Indexed Job or Deployment of role r.
-  // A Job has p's lifetime (batch.params); only a lead role retries.
+  // A Job has p's lifetime (batch.params) and p's retries.
   workload(proto, p, r)::
     local rr = role(r);
     workloadOf(proto, if rr.kind == 'Deployment' then common.need(p, 'roles.workload') else needLifetime(common.need(p, 'roles.workload'), rr), rr),
