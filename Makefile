@@ -1,6 +1,6 @@
 # trainsonnet: the commands a contributor needs. `make test` is what CI runs
 # (.ci/run); `make check` is the fast, hermetic part of it.
-.PHONY: build run check vet fmt shellcheck lint modgraph update-flag unit e2e test golden generate bench bench-cli bench-runtime clean
+.PHONY: build run check vet fmt shellcheck lint modgraph update-flag unit e2e test golden generate bench bench-cli bench-runtime faults clean
 
 GO ?= go
 
@@ -78,6 +78,13 @@ bench:
 # (issue 15's targets); run it on an idle machine.
 bench-cli:
 	$(GO) run ./test/benchcli
+
+# Every fault on every prototype on the real node (test/jobs TestFaults;
+# CI runs a case of each fault and each prototype's most likely one), and
+# the README's "When things fail" table of it in faults.md. Root; ~1 hour.
+faults:
+	TRAINSONNET_FAULTS=all TRAINSONNET_FAULTS_TABLE=$(CURDIR)/faults.md test/node/with-node.sh \
+		env TRAINSONNET_E2E=1 $(GO) test -count=1 -v -timeout 150m -run TestFaults ./test/jobs/
 
 # The pods' runtime (lib/assets/mpi.sh) at 100, 1,000 and 5,000 simulated
 # workers: start and stop times, the launcher's peak processes and memory

@@ -89,6 +89,11 @@ type jobCase struct {
 	// launcher is the component label and container name of the pod
 	// that runs mpirun: "launcher" (openmpi) or "driver" (horovod).
 	launcher string
+	// claimDir is the directory of the claim createLocalClaim made, on
+	// this host (the node), or where in it the job writes.
+	claimDir string
+	// fault is the case's fault, when TestFaults runs it.
+	fault *fault
 }
 
 // start waits for a free slot on the node, then creates a namespace that
@@ -96,6 +101,12 @@ type jobCase struct {
 // test ends it logs diagnostics if the case failed, deletes the namespace
 // (and with it every pod) and frees the slot.
 func (s *suite) start(t *testing.T, name string, level kube.PodSecurityLevel) *jobCase {
+	t.Helper()
+	return s.startFor(t, name, level, caseTimeout)
+}
+
+// startFor is start with a deadline of the case's own.
+func (s *suite) startFor(t *testing.T, name string, level kube.PodSecurityLevel, caseTimeout time.Duration) *jobCase {
 	t.Helper()
 	select {
 	case s.slots <- struct{}{}:
@@ -149,7 +160,16 @@ type jobTest struct {
 // runCases runs the cases in parallel (the suite's slots bound how many
 // use the node at once), each logging how long it took.
 func runCases(t *testing.T, cases []jobTest) {
+	runCasesParallel(t, cases, 0)
+}
+
+// runCasesParallel is runCases with n cases at once (0: ParallelEnv's,
+// else 2).
+func runCasesParallel(t *testing.T, cases []jobTest, n int) {
 	s := newSuite(t)
+	if n > 0 && os.Getenv(ParallelEnv) == "" {
+		s.slots = make(chan struct{}, n)
+	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

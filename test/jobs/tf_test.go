@@ -186,5 +186,6 @@ func (jc *jobCase) createLocalClaim(claim string) string {
 		_, _ = jc.s.k.Run(jc.t.Context(), nil, "delete", "persistentvolume", pv, "--wait=false")
 		_ = os.RemoveAll(filepath.Clean(dir))
 	})
+	jc.claimDir = dir
 	return dir
 }

@@ -160,7 +160,7 @@ def submit(args, c):
     check(enough.wait(int(os.environ["HOROVOD_SPARK_START_TIMEOUT"])), "timed out waiting for Spark tasks to start")
     # the training: long enough for the watchdogs of the master and workers
     # to have seen the driver (they check every 2 s), as a real run would be
-    time.sleep(5)
+    time.sleep(float(os.environ.get("STANDIN_SECONDS", "5")))  # the training
     ranks = list(range(num_proc))
     log("driver: %d processes on executors %s; allreduce of ranks = %d" % (num_proc, " ".join(sorted(set(slots[:num_proc]))), sum(ranks)))
     os.makedirs(os.environ["STORE_DIR"], exist_ok=True)

@@ -30,7 +30,8 @@ Everything else is the same: the data, and the state written, are the
 same on every rank, so a resumed training ends with the parameters of one
 that never stopped. --step-seconds makes each step last at least that
 long, so that a test has time to stop it; --oom RANK:STEP makes one rank
-outgrow its memory limit.
+outgrow its memory limit, once (the file oomed in the --resume directory
+says it did).
 """
 
 import argparse
@@ -108,7 +109,9 @@ def main():
     oom_rank, oom_step = (int(n) for n in args.oom.split(":")) if args.oom else (-1, -1)
     while len(losses) < args.steps:
         began = time.monotonic()
-        if rank == oom_rank and len(losses) == oom_step:
+        oomed = os.path.join(args.resume or ".", "oomed")
+        if rank == oom_rank and len(losses) == oom_step and not os.path.exists(oomed):
+            open(oomed, "w").close()  # once: a retry trains on
             print(f"train: rank {rank} takes memory without end at step {oom_step}", flush=True)
             hog = []
             while True:  # until the kernel kills it at its container's limit

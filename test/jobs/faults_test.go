@@ -1,0 +1,713 @@
+package jobs_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/trainsonnet/trainsonnet/generator"
+	"github.com/trainsonnet/trainsonnet/test/kube"
+)
+
+// TestFaults injects what a cluster does to a running job into the jobs
+// the prototypes render, on the real node, and reports for each case what
+// became of the job:
+//
+//	fault: <prototype>: <fault>: <recovered|failed clearly|not applicable: why> in <s> s (detected <s> s, steps redone <k>)
+//
+// "recovered": the job completed (training resumed from its last
+// checkpoint, its steps redone counted); "failed clearly": its lead's Job
+// failed with a reason, and no pod of it runs after; "in": from the fault
+// to the job's end; "detected": from the fault to the first pod of the job
+// that ended or was replaced. No case may hang: every case is bounded,
+// and a job still running after its bound fails the test, as does a pod
+// still running 2 minutes after the job has ended.
+//
+// The training prototypes (pytorch static and elastic, openmpi, horovod)
+// train for real, with a checkpoint every 5 steps on the shared claim
+// (testdata/train.py --resume), 40 steps of at least 0.5 s, and
+// backoffLimit 2: a user who wants a job to survive gives it retries. The
+// others run their stand-ins (no TensorFlow, Spark or Horovod here: see
+// TestTFDistributed, TestHorovodDask, TestHorovodSpark), made to last, for
+// the faults of their pods; what the framework itself makes of a lost
+// peer, a stand-in cannot show.
+//
+// TRAINSONNET_FAULTS=all runs the whole matrix (make faults); CI runs a
+// case of every fault class and every prototype's most likely fault, a
+// worker pod deleted. TRAINSONNET_FAULTS_TABLE=FILE writes the outcomes
+// as the README's table.
+func TestFaults(t *testing.T) {
+	if file := os.Getenv("TRAINSONNET_FAULTS_TABLE"); file != "" {
+		t.Cleanup(func() {
+			if err := os.WriteFile(file, []byte(faultTable()), 0o644); err != nil {
+				t.Errorf("the table: %v", err)
+			}
+		})
+	}
+	// The faults of the control plane first, one case at a time: they
+	// reach every job on the cluster, and the others' tests with them.
+	t.Run("control plane", func(t *testing.T) { runCases(t, faultCases(true)) })
+	// Three at a time: the jobs are light, and mostly wait.
+	t.Run("pods and node", func(t *testing.T) { runCasesParallel(t, faultCases(false), 3) })
+}
+
+// faultCases are the cases of TestFaults of the control plane's faults
+// (alone), or of the others.
+func faultCases(alone bool) []jobTest {
+	all := os.Getenv("TRAINSONNET_FAULTS") == "all"
+	var cases []jobTest
+	for _, j := range faultJobs {
+		for _, f := range faults {
+			if f.alone != alone || !all && !slices.Contains(f.ci, j.proto) {
+				continue
+			}
+			if why := j.notFor(f); why != "" {
+				cases = append(cases, jobTest{j.proto + "/" + f.name, func(t *testing.T, _ *suite) {
+					t.Logf("fault: %s: %s: not applicable: %s", j.proto, f.name, why)
+					record(f.name, j.proto, "not applicable: "+why)
+				}})
+				continue
+			}
+			cases = append(cases, jobTest{j.proto + "/" + f.name, func(t *testing.T, s *suite) { runFault(t, s, j, f) }})
+		}
+	}
+	return cases
+}
+
+// A faultJob is a prototype's job as the fault cases run it.
+type faultJob struct {
+	proto string
+	// start renders and applies the job; its Jobs, the lead's first;
+	// whether it trains (with steps and checkpoints).
+	start func(jc *jobCase) (jobs []string, trains bool)
+	// target returns the selector of the pod a fault hits: the lead's,
+	// or a worker's (not the lead's).
+	target func(jc *jobCase, lead bool) string
+	// log is the log of the job's training once it has ended.
+	log func(jc *jobCase) string
+	// standIn: the job runs a stand-in, which only the faults of its pods
+	// fit.
+	standIn bool
+}
+
+// notFor says why fault f does not fit the job, or "".
+func (j faultJob) notFor(f fault) string {
+	if j.standIn && !f.pod {
+		return "its framework is a stand-in here, which would show nothing of the framework's own timeouts and recovery"
+	}
+	return ""
+}
+
+// A fault is one thing a cluster does to a running job.
+type fault struct {
+	name string
+	// ci are the prototypes whose case of this fault CI runs.
+	ci []string
+	// inject does it to the job (its target, lead or not), and returns
+	// what undoes it (nil: nothing to undo).
+	inject func(jc *jobCase, j faultJob) (undo func())
+	// params, if any, change the job before it starts (an unschedulable
+	// worker, a worker that outgrows its memory); train, the arguments
+	// the training program gets beside its own.
+	params func(jc *jobCase, p *generator.Params)
+	train  string
+	// pod: the fault hits a pod of the job, which a stand-in shows.
+	pod bool
+	// node: the fault hits the node or the control plane, so every job
+	// on the cluster; alone: the other cases' tests too (the API server):
+	// its case runs alone.
+	node, alone bool
+	// operators is what mpi-operator and the training operator document
+	// for the fault, for the README's table.
+	operators string
+	// bound is how long the job may take after the fault (default
+	// faultDeadline).
+	bound time.Duration
+}
+
+const (
+	faultSteps    = 40
+	faultEvery    = 5
+	faultAtStep   = 12
+	faultRetries  = 2
+	faultDeadline = 5 * time.Minute
+)
+
+// faultTrain is the training command of the training jobs.
+func faultTrain(dir string, extra string) string {
+	return trainingDir + "/train.py --steps " + strconv.Itoa(faultSteps) + " --every " + strconv.Itoa(faultEvery) +
+		" --step-seconds 0.5 --resume " + dir + extra
+}
+
+var faultJobs = []faultJob{
+	{proto: "pytorch", start: startFaultPyTorch(false), target: pytorchTarget, log: pytorchLog},
+	{proto: "pytorch-elastic", start: startFaultPyTorch(true), target: pytorchTarget, log: pytorchLog},
+	{proto: "openmpi", start: startFaultMPI, target: mpiTarget("launcher"), log: mpiLog("launcher")},
+	{proto: "horovod", start: startFaultHorovod, target: mpiTarget("driver"), log: mpiLog("driver")},
+	{proto: "tf-distributed", start: startFaultTF, target: roleTarget("worker", "worker"), standIn: true},
+	{proto: "horovod-dask", start: startFaultDask, target: roleTarget("scheduler", "worker"), standIn: true},
+	{proto: "horovod-spark", start: startFaultSpark, target: roleTarget("driver", "worker"), standIn: true},
+	{proto: "eval", start: startFaultEval, target: roleTarget("eval", "eval"), standIn: true},
+}
+
+var everyProto = []string{"pytorch", "pytorch-elastic", "openmpi", "horovod", "tf-distributed", "horovod-dask", "horovod-spark", "eval"}
+
+var faults = []fault{
+	{name: "worker pod deleted", ci: everyProto, pod: true,
+		operators: "the operator makes the pod again; MPIJob: mpirun fails and the launcher Job retries (runPolicy.backoffLimit); PyTorchJob: static ranks fail, elastic ones re-form (elasticPolicy.maxRestarts)",
+		inject: func(jc *jobCase, j faultJob) func() {
+			jc.deletePod(j.target(jc, false))
+			return nil
+		}},
+	{name: "worker process killed", ci: []string{"openmpi"},
+		operators: "restartPolicy of the replica: OnFailure restarts the container in place, ExitCode retries exit codes 128 and up (137 here), Never fails; the launcher's mpirun fails and its Job retries",
+		inject: func(jc *jobCase, j faultJob) func() {
+			jc.killContainer(j.target(jc, false))
+			return nil
+		}},
+	{name: "worker OOM-killed", ci: []string{"pytorch-elastic"}, train: " --oom 1:" + strconv.Itoa(faultAtStep+3),
+		operators: "as a killed process (exit 137): OnFailure restarts it in place, ExitCode retries it",
+		params:    func(_ *jobCase, p *generator.Params) { p.Set("memory", "1Gi") }},
+	{name: "lead pod deleted", ci: []string{"openmpi"}, pod: true,
+		operators: "MPIJob: the launcher Job makes a new launcher pod; PyTorchJob: the operator makes the Master pod again",
+		inject: func(jc *jobCase, j faultJob) func() {
+			jc.deletePod(j.target(jc, true))
+			return nil
+		}},
+	{name: "worker evicted", ci: []string{"pytorch"}, pod: true,
+		operators: "as a deleted pod: the operator makes it again",
+		inject: func(jc *jobCase, j faultJob) func() {
+			jc.evict(j.target(jc, false))
+			return nil
+		}},
+	{name: "kubelet restarted", ci: []string{"openmpi"}, node: true,
+		operators: "nothing: the pods outlive it",
+		inject: func(jc *jobCase, _ faultJob) func() {
+			restartComponent(jc.t, "kubelet", 0)
+			return nil
+		}},
+	{name: "containerd restarted", ci: []string{"pytorch"}, node: true,
+		operators: "nothing: the containers outlive it",
+		inject: func(jc *jobCase, _ faultJob) func() {
+			restartComponent(jc.t, "containerd", 0)
+			return nil
+		}},
+	{name: "API server down 20 s", ci: []string{"openmpi"}, node: true, alone: true,
+		operators: "nothing: the controllers resume",
+		inject: func(jc *jobCase, _ faultJob) func() {
+			restartComponent(jc.t, "kube-apiserver", 20)
+			require.Eventually(jc.t, func() bool {
+				_, err := jc.s.k.Run(jc.ctx, nil, "get", "--raw=/readyz")
+				return err == nil
+			}, time.Minute, pollInterval, "the API server is ready again")
+			return nil
+		}},
+	{name: "worker cut off 30 s", ci: []string{"pytorch-elastic"},
+		operators: "nothing of the operator's: the training's own timeouts (gloo, NCCL) decide",
+		inject: func(jc *jobCase, j faultJob) func() {
+			undo := jc.cutOff(j.target(jc, false))
+			time.Sleep(30 * time.Second)
+			undo()
+			return nil
+		}},
+	{name: "worker cut off for good", ci: []string{"pytorch-elastic"}, bound: 10 * time.Minute,
+		operators: "nothing of the operator's: the training's timeouts end it, then restartPolicy and backoffLimit",
+		inject: func(jc *jobCase, j faultJob) func() {
+			return jc.cutOff(j.target(jc, false))
+		}},
+	{name: "worker unschedulable", ci: []string{"openmpi"},
+		operators: "Pending until runPolicy.activeDeadlineSeconds, or a gang scheduler's schedulingPolicy.scheduleTimeoutSeconds",
+		params: func(jc *jobCase, p *generator.Params) {
+			// Each worker takes one of a resource the node has two of:
+			// the third can never be placed. The job's bound is its
+			// activeDeadlineSeconds.
+			res := "fault.example.com/" + jc.ns
+			_, err := jc.kubectl(nil, "patch", "node", jc.s.node.NodeName, "--subresource=status", "--type=json",
+				"-p", `[{"op":"add","path":"/status/capacity/`+strings.ReplaceAll(res, "/", "~1")+`","value":"2"}]`)
+			require.NoError(jc.t, err)
+			p.Set("gpuResource", res).Set("gpu", 1).Set("activeDeadlineSeconds", 90)
+		}},
+}
+
+// restartComponent restarts a process of the harness (test/restart.sh),
+// down for down seconds.
+func restartComponent(t *testing.T, name string, down int) {
+	t.Helper()
+	out, err := exec.Command("../restart.sh", name, strconv.Itoa(down)).CombinedOutput()
+	require.NoError(t, err, "test/restart.sh %s %d: %s", name, down, out)
+}
+
+// runFault runs one case: the job started, the fault injected at step
+// faultAtStep (or once running), the job's end awaited and reported.
+func runFault(t *testing.T, s *suite, j faultJob, f fault) {
+	bound := f.bound
+	if bound == 0 {
+		bound = faultDeadline
+	}
+	jc := s.startFor(t, "f-"+faultSlug(j.proto, f.name), kube.Baseline, bound+5*time.Minute)
+	jc.createLocalClaim(storeClaim)
+	jc.fault = &f
+	jobs, trains := j.start(jc)
+	lead := jobs[0]
+	// Once training: its progress on the claim, or the target running;
+	// a fault made by the parameters is there from the start.
+	if f.inject != nil {
+		require.Eventually(t, func() bool {
+			if trains {
+				return jc.trainedSteps() >= faultAtStep
+			}
+			return !jc.noneRunning(j.target(jc, false))
+		}, 3*time.Minute, pollInterval, "the job runs")
+	}
+	before := jc.podUIDs()
+	at := time.Now()
+	var undo func()
+	if f.inject != nil {
+		undo = f.inject(jc, j)
+	}
+	if undo != nil {
+		defer undo()
+	}
+	detected := time.Duration(0)
+	state := ""
+	for state == "" {
+		if detected == 0 && jc.podsChanged(before) {
+			detected = time.Since(at)
+		}
+		jb, err := jc.getJob(lead)
+		if err == nil {
+			state, _ = jb.finished()
+		}
+		if time.Since(at) > bound {
+			t.Fatalf("fault: %s: %s: the job has not ended %s after the fault (a hang)", j.proto, f.name, bound)
+		}
+		time.Sleep(pollInterval)
+	}
+	took := time.Since(at)
+	outcome := "recovered"
+	if state == "Failed" {
+		outcome = "failed clearly"
+		jb, _ := jc.getJob(lead)
+		_, why := jb.finished()
+		require.NotEmpty(t, why, "the lead's Job says why it failed")
+		t.Logf("the lead's Job failed: %s", why)
+	}
+	jc.requireNothingRunningWithin(2 * time.Minute)
+	if f.node {
+		// blips cost nothing: no retry spent, no training redone
+		jc.requireNoFailures(jc.name)
+	}
+	redone := "-"
+	if trains && state == "Complete" {
+		log := j.log(jc)
+		redone = strconv.Itoa(stepsRedone(log))
+		jc.requireTrainedRanks(log)
+		if f.node {
+			require.Equal(t, "0", redone, "a blip restarts no training:\n%s", log)
+		}
+	}
+	det := "-"
+	if detected > 0 && !f.node { // a blip: nothing to detect
+		det = fmt.Sprintf("%.1f", detected.Seconds())
+	}
+	t.Logf("fault: %s: %s: %s in %.1f s (detected %s s, steps redone %s)", j.proto, f.name, outcome, took.Seconds(), det, redone)
+	if redone == "-" {
+		record(f.name, j.proto, fmt.Sprintf("%s in %.0f s", outcome, took.Seconds()))
+	} else {
+		record(f.name, j.proto, fmt.Sprintf("%s in %.0f s, %s steps redone", outcome, took.Seconds(), redone))
+	}
+}
+
+// record keeps a case's outcome for the table.
+func record(fault, proto, outcome string) {
+	results.Lock()
+	defer results.Unlock()
+	results.m[[2]string{fault, proto}] = outcome
+}
+
+// results are the outcomes of the cases run, by fault and prototype.
+var results = struct {
+	sync.Mutex
+	m map[[2]string]string
+}{m: map[[2]string]string{}}
+
+// faultTable is the README's table of the outcomes: a row per fault, a
+// column per prototype, and what the operators document for it.
+func faultTable() string {
+	results.Lock()
+	defer results.Unlock()
+	var b strings.Builder
+	b.WriteString("| fault |")
+	for _, j := range faultJobs {
+		b.WriteString(" `" + j.proto + "` |")
+	}
+	b.WriteString(" the operators, as they document it |\n|---|")
+	for range faultJobs {
+		b.WriteString("---|")
+	}
+	b.WriteString("---|\n")
+	for _, f := range faults {
+		b.WriteString("| " + f.name + " |")
+		for _, j := range faultJobs {
+			r, ok := results.m[[2]string{f.name, j.proto}]
+			if !ok {
+				r = "not run"
+			}
+			b.WriteString(" " + r + " |")
+		}
+		b.WriteString(" " + f.operators + " |\n")
+	}
+	return b.String()
+}
+
+var slugRE = regexp.MustCompile(`[^a-z0-9]+`)
+
+func faultSlug(proto, fault string) string {
+	s := slugRE.ReplaceAllString(strings.ToLower(proto+"-"+fault), "-")
+	if len(s) > 30 {
+		s = s[:30]
+	}
+	return strings.Trim(s, "-")
+}
+
+// trainedSteps is the last step the training wrote in progress.
+func (jc *jobCase) trainedSteps() int {
+	b, err := os.ReadFile(filepath.Join(jc.claimDir, "progress"))
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return n
+}
+
+var resumedRE = regexp.MustCompile(`train: resumed at step (\d+), redoing (\d+) steps`)
+
+// stepsRedone sums what every resumption in log redid.
+func stepsRedone(log string) int {
+	n := 0
+	for _, m := range resumedRE.FindAllStringSubmatch(log, -1) {
+		k, _ := strconv.Atoi(m[2])
+		n += k
+	}
+	return n
+}
+
+// podUIDs are the job's pods now and their phases (nil while the API
+// server does not answer).
+func (jc *jobCase) podUIDs() map[string]string {
+	out, err := jc.kubectl(nil, "get", "pods", "--selector", instanceLabel+"="+jc.name, "-o",
+		`jsonpath={range .items[*]}{.metadata.name} {.status.phase}{"\n"}{end}`)
+	if err != nil {
+		return nil
+	}
+	m := map[string]string{}
+	for _, l := range lines(string(out)) {
+		if n, phase, ok := strings.Cut(l, " "); ok {
+			m[n] = phase
+		}
+	}
+	return m
+}
+
+// podsChanged: a pod of the job has gone, come or left Running since
+// before.
+func (jc *jobCase) podsChanged(before map[string]string) bool {
+	now := jc.podUIDs()
+	if now == nil {
+		return false
+	}
+	if len(now) != len(before) {
+		return true
+	}
+	for n, phase := range now {
+		if b, ok := before[n]; !ok || b != phase {
+			return true
+		}
+	}
+	return false
+}
+
+// requireNothingRunningWithin: no pod of the job runs, within d.
+func (jc *jobCase) requireNothingRunningWithin(d time.Duration) {
+	jc.t.Helper()
+	require.Eventually(jc.t, func() bool { return jc.noneRunning(jc.name) }, d, pollInterval,
+		"no pod of the job runs after it has ended")
+}
+
+// deletePod deletes the first pod of selector, as a user or a controller
+// would (no eviction, no disruption condition).
+func (jc *jobCase) deletePod(selector string) {
+	jc.t.Helper()
+	name := jc.firstPod(selector)
+	_, err := jc.kubectl(nil, "delete", "pod", name, "--wait=false")
+	require.NoError(jc.t, err)
+	jc.t.Logf("deleted pod %s", name)
+}
+
+// evict evicts the first pod of selector through the Eviction API, as a
+// node drain does.
+func (jc *jobCase) evict(selector string) {
+	jc.t.Helper()
+	name := jc.firstPod(selector)
+	doc, err := json.Marshal(map[string]any{"apiVersion": "policy/v1", "kind": "Eviction",
+		"metadata": map[string]any{"name": name, "namespace": jc.ns}})
+	require.NoError(jc.t, err)
+	_, err = jc.kubectl(doc, "create", "--raw", "/api/v1/namespaces/"+jc.ns+"/pods/"+name+"/eviction", "-f", "-")
+	require.NoError(jc.t, err)
+	jc.t.Logf("evicted pod %s", name)
+}
+
+func (jc *jobCase) firstPod(selector string) string {
+	jc.t.Helper()
+	for _, p := range jc.pods(selector) {
+		if p.Status.Phase == "Running" {
+			return p.name()
+		}
+	}
+	jc.t.Fatalf("no running pod of %s", selector)
+	return ""
+}
+
+// containerPID is the host PID of the main process of the first running
+// pod of selector (its first container).
+func (jc *jobCase) containerPID(selector string) (name string, pid int) {
+	jc.t.Helper()
+	name = jc.firstPod(selector)
+	out, err := jc.kubectl(nil, "get", "pod", name, "-o", "jsonpath={.status.containerStatuses[0].containerID}")
+	require.NoError(jc.t, err)
+	id := strings.TrimPrefix(string(out), "containerd://")
+	sock := filepath.Join(os.Getenv("TRAINSONNET_NODE_STATE"), "containerd", "containerd.sock")
+	out, err = exec.Command("ctr", "--address", sock, "-n", "k8s.io", "tasks", "ls").CombinedOutput()
+	require.NoError(jc.t, err, "ctr tasks ls: %s", out)
+	for _, l := range lines(string(out)) {
+		f := strings.Fields(l)
+		if len(f) >= 2 && f[0] == id {
+			pid, err = strconv.Atoi(f[1])
+			require.NoError(jc.t, err)
+			return name, pid
+		}
+	}
+	jc.t.Fatalf("no containerd task %s of pod %s", id, name)
+	return "", 0
+}
+
+// killContainer kills the main process of the first running pod of
+// selector with SIGKILL, from the node: its container exits 137.
+func (jc *jobCase) killContainer(selector string) {
+	jc.t.Helper()
+	name, pid := jc.containerPID(selector)
+	out, err := exec.Command("kill", "-KILL", strconv.Itoa(pid)).CombinedOutput()
+	require.NoError(jc.t, err, "kill: %s", out)
+	jc.t.Logf("killed the main process of pod %s (pid %d on the node)", name, pid)
+}
+
+// cutOff drops every packet in and out of the first running pod of
+// selector, in its network namespace, and returns what lets them through
+// again.
+func (jc *jobCase) cutOff(selector string) func() {
+	jc.t.Helper()
+	name, pid := jc.containerPID(selector)
+	nft := func(rules string) {
+		cmd := exec.Command("nsenter", "--net=/proc/"+strconv.Itoa(pid)+"/ns/net", "nft", "-f", "-")
+		cmd.Stdin = strings.NewReader(rules)
+		out, err := cmd.CombinedOutput()
+		require.NoError(jc.t, err, "nft in pod %s: %s", name, out)
+	}
+	nft("table inet trainsonnet-fault {\n chain in { type filter hook input priority -300; policy drop; }\n chain out { type filter hook output priority -300; policy drop; }\n}\n")
+	jc.t.Logf("cut off pod %s (nftables in its network namespace)", name)
+	once := sync.Once{}
+	return func() {
+		once.Do(func() {
+			cmd := exec.Command("nsenter", "--net=/proc/"+strconv.Itoa(pid)+"/ns/net", "nft", "delete", "table", "inet", "trainsonnet-fault")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				jc.t.Logf("uncut pod %s: %v: %s (gone with its pod, most likely)", name, err, out)
+			} else {
+				jc.t.Logf("uncut pod %s", name)
+			}
+		})
+	}
+}
+
+// The training jobs.
+
+func startFaultPyTorch(elastic bool) func(jc *jobCase) ([]string, bool) {
+	return func(jc *jobCase) ([]string, bool) {
+		p := jc.pytorchParams().
+			Set("storage.claim.name", storeClaim).
+			Set("backoffLimit", faultRetries).
+			Set("exec", faultTrain(`"$TRAIN_DIR"`, jc.fault.train))
+		if elastic {
+			p.Set("elastic.minNodes", 2).Set("elastic.maxNodes", 3).Set("elastic.maxRestarts", 3)
+		}
+		if jc.fault.params != nil {
+			jc.fault.params(jc, p)
+		}
+		res, err := jc.s.g.Render(jc.ctx, p)
+		require.NoError(jc.t, err)
+		jc.apply(jc.yaml(res))
+		jc.claimDir += "/train"
+		return []string{jc.name + "-worker"}, true
+	}
+}
+
+func pytorchTarget(jc *jobCase, lead bool) string {
+	index := "1"
+	if lead {
+		index = "0"
+	}
+	return "job-name=" + jc.name + "-worker,batch.kubernetes.io/job-completion-index=" + index
+}
+
+// pytorchLog: the logs of every pod of the job that is still there.
+func pytorchLog(jc *jobCase) string {
+	var b strings.Builder
+	for _, p := range jc.pods("job-name=" + jc.name + "-worker") {
+		if out, err := jc.kubectl(nil, "logs", "pod/"+p.name()); err == nil {
+			b.Write(out)
+		}
+	}
+	return b.String()
+}
+
+func startFaultMPI(jc *jobCase) ([]string, bool) {
+	prog, progMount := jc.trainingProgram()
+	store, storeMount := storeVolume()
+	exec := `mpirun -x MASTER_ADDR="$(awk 'NR == 1 { print $1 }' /etc/trainsonnet/hostfile)" -x MASTER_PORT=` + trainingPort +
+		` python3 ` + faultTrain(storePath+"/openmpi", jc.fault.train)
+	jc.startFaultJob(generator.NewParams("openmpi").Set("name", jc.name).
+		Set("image", jc.s.node.Image).Set("imagePullPolicy", "Never").Set("workers", 3).
+		Set("exec", afterLauncherResolves(jc.name+"-launcher", exec)).
+		Set("volumes", []any{prog, store}).Set("volumeMounts", []any{progMount, storeMount}))
+	jc.claimDir += "/openmpi"
+	return []string{jc.name + "-launcher", jc.name + "-worker"}, true
+}
+
+// startFaultJob renders and applies p with the case's retries and the
+// fault's parameters.
+func (jc *jobCase) startFaultJob(p *generator.Params) {
+	jc.t.Helper()
+	p.Set("backoffLimit", faultRetries)
+	if jc.fault.params != nil {
+		jc.fault.params(jc, p)
+	}
+	res, err := jc.s.g.Render(jc.ctx, p)
+	require.NoError(jc.t, err)
+	jc.apply(jc.yaml(res))
+}
+
+// startFaultHorovod: the chart's example, the driver (rank 0) and 2
+// workers training with the chart's mpirun line.
+func startFaultHorovod(jc *jobCase) ([]string, bool) {
+	jc.launcher = "driver"
+	prog, progMount := jc.trainingProgram()
+	store, storeMount := storeVolume()
+	repo, tag, ok := strings.Cut(jc.s.node.Image, ":")
+	require.True(jc.t, ok)
+	example, err := os.ReadFile(chartExample)
+	require.NoError(jc.t, err)
+	args := `mpirun -np 3 --hostfile /horovod/generated/hostfile --mca orte_keep_fqdn_hostnames t --allow-run-as-root` +
+		` -x MASTER_ADDR="$(awk 'NR == 1 { print $1 }' /horovod/generated/hostfile)" -x MASTER_PORT=` + trainingPort +
+		` python3 ` + faultTrain(storePath+"/horovod", jc.fault.train)
+	jc.startFaultJob(generator.NewParams("horovod").Set("name", jc.name).
+		AddFile(chartExample, example).
+		AddFile("node.yaml", []byte(fmt.Sprintf(nodeValues, repo, tag, afterLauncherResolves(jc.name+"-driver", args)))).
+		Set("volumes", []any{prog, store}).
+		Set("volumeMounts", []any{progMount, storeMount}))
+	jc.claimDir += "/horovod"
+	return []string{jc.name + "-driver", jc.name + "-worker"}, true
+}
+
+// standInSeconds: how long the stand-ins' "training" lasts.
+const standInSeconds = "45"
+
+func startFaultTF(jc *jobCase) ([]string, bool) {
+	jc.startFaultJob(jc.tfParams().Set("env", map[string]string{"STANDIN_JOB": jc.name, "STANDIN_SECONDS": standInSeconds}))
+	return []string{jc.name + "-worker", jc.name + "-ps"}, false
+}
+
+func startFaultDask(jc *jobCase) ([]string, bool) {
+	jc.launcher = "scheduler"
+	jc.startFaultJob(jc.daskParams().
+		Set("scheduler.args", []string{afterLauncherResolves(jc.name+"-scheduler", "sleep "+standInSeconds+" && "+daskClient+" && "+ringAllreduce)}))
+	return []string{jc.name + "-scheduler", jc.name + "-worker"}, false
+}
+
+func startFaultSpark(jc *jobCase) ([]string, bool) {
+	jc.launcher = "driver"
+	p := jc.sparkParams()
+	p.Set("env", map[string]string{
+		"STANDIN_JOB":     jc.name,
+		"STANDIN_SECONDS": standInSeconds,
+		"PATH":            "/standin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+	})
+	jc.startFaultJob(p)
+	return []string{jc.name + "-driver", jc.name + "-master", jc.name + "-worker"}, false
+}
+
+// startFaultEval: an evaluation that takes a while (the stand-in: what
+// eval runs is the user's).
+func startFaultEval(jc *jobCase) ([]string, bool) {
+	repo, tag, ok := strings.Cut(jc.s.node.Image, ":")
+	require.True(jc.t, ok)
+	jc.startFaultJob(generator.NewParams("eval").Set("name", jc.name).
+		Set("storage.claim.name", storeClaim).
+		Set("image.repository", repo).Set("image.tag", tag).Set("image.pullPolicy", "Never").
+		Set("exec", `sleep `+standInSeconds+` && mkdir -p "$EVAL_DIR" && echo evaluated > "$EVAL_DIR/metrics"`))
+	return []string{jc.name + "-eval"}, false
+}
+
+// roleTarget: the lead's pod is of role lead, a worker's is the second pod
+// of role worker (its first if it has one).
+func roleTarget(lead, worker string) func(jc *jobCase, isLead bool) string {
+	return func(jc *jobCase, isLead bool) string {
+		role := worker
+		if isLead {
+			role = lead
+		}
+		return instanceLabel + "=" + jc.name + "," + componentLabel + "=" + role
+	}
+}
+
+func mpiTarget(lead string) func(jc *jobCase, lead bool) string {
+	return func(jc *jobCase, isLead bool) string {
+		if isLead {
+			return instanceLabel + "=" + jc.name + "," + componentLabel + "=" + lead
+		}
+		return instanceLabel + "=" + jc.name + "," + componentLabel + "=worker,batch.kubernetes.io/job-completion-index=1"
+	}
+}
+
+// mpiLog: the log of the lead's last pod.
+func mpiLog(lead string) func(jc *jobCase) string {
+	return func(jc *jobCase) string {
+		var b strings.Builder
+		for _, p := range jc.podsOf(lead) {
+			if out, err := jc.kubectl(nil, "logs", "pod/"+p.name(), "--container", lead); err == nil {
+				b.Write(out)
+			}
+		}
+		return b.String()
+	}
+}
+
+// requireTrainedRanks: the training's ranks ended with the same
+// parameters (the training line of TestTraining, for the last run).
+func (jc *jobCase) requireTrainedRanks(log string) {
+	jc.t.Helper()
+	shas := map[string]bool{}
+	for _, m := range trainLine.FindAllStringSubmatch(log, -1) {
+		shas[m[5]] = true
+	}
+	require.Len(jc.t, shas, 1, "every rank of the last run ends with the same parameters:\n%s", log)
+}
