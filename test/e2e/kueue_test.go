@@ -138,7 +138,7 @@ func (q *kueueQueue) run(t *testing.T, proto string, args []string) string {
 	require.Eventually(t, func() bool {
 		wls := q.workloads(t, "qb")
 		return len(wls) > 0 && wls[0].Pending()
-	}, 2*time.Minute, 500*time.Millisecond, "job qb: no pending workload")
+	}, 4*time.Minute, 500*time.Millisecond, "job qb: no pending workload")
 	for range 3 { // and it stays so
 		if running := q.running(t, "qb"); running != 0 {
 			t.Fatalf("job qb runs %d of %d pods while it waits for quota", running, pods)
@@ -225,7 +225,7 @@ func (q *kueueQueue) podNames(t *testing.T, job string) []string {
 func (q *kueueQueue) waitRunning(t *testing.T, job string, want int) {
 	t.Helper()
 	var got []kube.Pod
-	if !assertEventually(2*time.Minute, func() bool {
+	if !assertEventually(4*time.Minute, func() bool {
 		got = q.jobPods(t, job)
 		running := 0
 		for _, p := range got {
