@@ -221,7 +221,7 @@ var faults = []fault{
 			undo()
 			return nil
 		}},
-	{name: "worker cut off for good", ci: []string{"pytorch-elastic"}, bound: 10 * time.Minute,
+	{name: "worker cut off for good", ci: []string{"pytorch-elastic"}, bound: 20 * time.Minute,
 		operators: "nothing of the operator's: the training's timeouts end it, then restartPolicy and backoffLimit",
 		inject: func(jc *jobCase, j faultJob) func() {
 			return jc.cutOff(j.target(jc, false))
@@ -307,6 +307,10 @@ func runFault(t *testing.T, s *suite, j faultJob, f fault) {
 	if f.node {
 		// blips cost nothing: no retry spent, no training redone
 		jc.requireNoFailures(jc.name)
+	}
+	if jc.disrupted != "" {
+		// an eviction spends no retry; what it made crash does
+		jc.requireDisruptionUncounted(jc.disrupted)
 	}
 	redone := "-"
 	if trains && state == "Complete" {
@@ -445,6 +449,24 @@ func (jc *jobCase) requireNothingRunningWithin(d time.Duration) {
 		"no pod of the job runs after it has ended")
 }
 
+// requireDisruptionUncounted: Job job counted as failures only its pods
+// that failed and are still there: not the pod evicted from it (gone,
+// since an eviction deletes it), which its pod failure policy ignores.
+func (jc *jobCase) requireDisruptionUncounted(job string) {
+	jc.t.Helper()
+	jb, err := jc.getJob(job)
+	require.NoError(jc.t, err)
+	failed := 0
+	for _, p := range jc.pods("job-name=" + job) {
+		if p.Status.Phase == "Failed" {
+			failed++
+		}
+	}
+	require.Equal(jc.t, failed, jb.Status.Failed,
+		"Job %s counts as failures only its pods that failed (%d), not the one evicted", job, failed)
+	jc.t.Logf("Job %s: %d failures counted, the eviction not among them", job, jb.Status.Failed)
+}
+
 // deletePod deletes the first pod of selector, as a user or a controller
 // would (no eviction, no disruption condition).
 func (jc *jobCase) deletePod(selector string) {
@@ -460,6 +482,11 @@ func (jc *jobCase) deletePod(selector string) {
 func (jc *jobCase) evict(selector string) {
 	jc.t.Helper()
 	name := jc.firstPod(selector)
+	for _, p := range jc.pods(selector) {
+		if p.name() == name {
+			jc.disrupted = p.Metadata.Labels["job-name"]
+		}
+	}
 	doc, err := json.Marshal(map[string]any{"apiVersion": "policy/v1", "kind": "Eviction",
 		"metadata": map[string]any{"name": name, "namespace": jc.ns}})
 	require.NoError(jc.t, err)
