@@ -96,14 +96,14 @@ type faultJob struct {
 	target func(jc *jobCase, lead bool) string
 	// log is the log of the job's training once it has ended.
 	log func(jc *jobCase) string
-	// standIn: the job runs a stand-in, which only the faults of its pods
-	// fit.
+	// standIn: the job runs a stand-in, which only the faults of its pods,
+	// its node and the control plane fit.
 	standIn bool
 }
 
 // notFor says why fault f does not fit the job, or "".
 func (j faultJob) notFor(f fault) string {
-	if j.standIn && !f.pod {
+	if j.standIn && !f.pod && !f.node {
 		return "its framework is a stand-in here, which would show nothing of the framework's own timeouts and recovery"
 	}
 	return ""
@@ -240,10 +240,16 @@ var faults = []fault{
 		}},
 }
 
+// aloneMu keeps the cases of the faults that reach everything (alone)
+// one at a time; restartMu, the restarts of the harness's processes.
+var aloneMu, restartMu sync.Mutex
+
 // restartComponent restarts a process of the harness (test/restart.sh),
 // down for down seconds.
 func restartComponent(t *testing.T, name string, down int) {
 	t.Helper()
+	restartMu.Lock() // two restarts of one process at once would race
+	defer restartMu.Unlock()
 	out, err := exec.Command("../restart.sh", name, strconv.Itoa(down)).CombinedOutput()
 	require.NoError(t, err, "test/restart.sh %s %d: %s", name, down, out)
 }
@@ -251,6 +257,10 @@ func restartComponent(t *testing.T, name string, down int) {
 // runFault runs one case: the job started, the fault injected at step
 // faultAtStep (or once running), the job's end awaited and reported.
 func runFault(t *testing.T, s *suite, j faultJob, f fault) {
+	if f.alone { // one at a time: two restarts of one process would race
+		aloneMu.Lock()
+		defer aloneMu.Unlock()
+	}
 	bound := f.bound
 	if bound == 0 {
 		bound = faultDeadline
