@@ -25,7 +25,8 @@ type Eval struct {
 	// Default false.
 	AutomountServiceAccountToken *bool
 	// Retries of the evaluator's pod before the job fails. With retries the other pods wait
-	// for the next attempt. Default 0.
+	// for the next attempt, and a lost one is replaced as often; evictions and preemptions
+	// are not counted. Default 0.
 	BackoffLimit *int
 	// CPU limit of the evaluator.
 	CPU *resource.Quantity
@@ -382,7 +383,8 @@ type Horovod struct {
 	// Default false.
 	AutomountServiceAccountToken *bool
 	// Retries of the driver's pod before the job fails. With retries the other pods wait for
-	// the next attempt. Default 0.
+	// the next attempt, and a lost one is replaced as often; evictions and preemptions are
+	// not counted. Default 0.
 	BackoffLimit *int
 	// CPU of the driver and of every worker (limit, and request if resources has one),
 	// replacing the one of resources.
@@ -815,7 +817,8 @@ type HorovodDask struct {
 	// Default false.
 	AutomountServiceAccountToken *bool
 	// Retries of the scheduler (with scheduler.args)'s pod before the job fails. With
-	// retries the other pods wait for the next attempt. Default 0.
+	// retries the other pods wait for the next attempt, and a lost one is replaced as often;
+	// evictions and preemptions are not counted. Default 0.
 	BackoffLimit *int
 	// CPU of the scheduler and of every worker (limit, and request if resources has one),
 	// replacing the one of resources.
@@ -1479,7 +1482,8 @@ type HorovodSpark struct {
 	// Default false.
 	AutomountServiceAccountToken *bool
 	// Retries of the driver's pod before the job fails. With retries the other pods wait for
-	// the next attempt. Default 0.
+	// the next attempt, and a lost one is replaced as often; evictions and preemptions are
+	// not counted. Default 0.
 	BackoffLimit *int
 	// The driver: a Job of one pod that runs the user's script with spark-submit, at a
 	// stable address the executors reach. The job's status is its status. With longLived, a
@@ -1996,7 +2000,8 @@ type OpenMPI struct {
 	// Default false.
 	AutomountServiceAccountToken *bool
 	// Retries of the launcher's pod before the job fails. With retries the other pods wait
-	// for the next attempt. Default 0.
+	// for the next attempt, and a lost one is replaced as often; evictions and preemptions
+	// are not counted. Default 0.
 	BackoffLimit *int
 	// CPU limit of each worker.
 	CPU *resource.Quantity
@@ -3102,7 +3107,8 @@ type TFDistributed struct {
 	// Default false.
 	AutomountServiceAccountToken *bool
 	// Retries of the workers (the chief, when there is one)'s pod before the job fails. With
-	// retries the other pods wait for the next attempt. Default 0.
+	// retries the other pods wait for the next attempt, and a lost one is replaced as often;
+	// evictions and preemptions are not counted. Default 0.
 	BackoffLimit *int
 	// Batch size, passed as --batch_size and BATCHSIZE (the chart's
 	// clusterConfig.batchSize). Default 32.

@@ -43,7 +43,7 @@ local names = ['activeDeadlineSeconds', 'backoffLimit', 'ttlSecondsAfterFinished
   params(lead):: ts.declare('batch.params', params.common({
     ttlSecondsAfterFinished: params.seconds('Delete the finished Jobs (and their pods) this long after they end. Unset, they stay until deleted.', min=0),
     activeDeadlineSeconds: params.seconds('Fail the job, and stop all its pods, if it runs longer than this.', min=1),
-    backoffLimit: params.int('Retries of ' + lead + '\'s pod before the job fails. With retries the other pods wait for the next attempt.', default=0, min=0, max=100),
+    backoffLimit: params.int('Retries of ' + lead + '\'s pod before the job fails. With retries the other pods wait for the next attempt, and a lost one is replaced as often; evictions and preemptions are not counted.', default=0, min=0, max=100),
   })),
 
   // declared(p): whether p has the lifetime parameters.
