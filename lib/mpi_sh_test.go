@@ -35,6 +35,7 @@ var mpiCases = []scriptCase{
 	{"worker/ssh_sessions_get_TS_SSH_ENV", true, workerSSHSessionsGetEnv},
 	{"worker/gives_up_when_launcher_never_resolves", false, workerGivesUpWhenLauncherNeverResolves},
 	{"worker/exits_when_launcher_disappears", false, workerExitsWhenLauncherDisappears},
+	{"worker/fails_when_cut_off", false, workerFailsWhenCutOff},
 	{"worker/outlives_the_launcher_with_grace_0", false, workerOutlivesTheLauncherWithGraceZero},
 	{"worker/fails_when_sshd_dies", true, workerFailsWhenSSHDDies},
 	{"worker/exits_143_on_SIGTERM", true, workerExits143OnSIGTERM},
@@ -381,6 +382,25 @@ func workerExitsWhenLauncherDisappears(t *testing.T, f *fixture) {
 	require.Equal(t, 0, p.wait(), p.output())
 	assert.Less(t, time.Since(gone), 1*time.Second+slack)
 	assert.Contains(t, p.output(), "trainsonnet: launcher "+launcher+" has not resolved for 1s; assuming the job ended")
+	assert.FileExists(t, filepath.Join(f.runDir, "finished"))
+}
+
+// A worker whose network is cut loses the launcher's name and every other
+// one: it exits 69 (its Job replaces it, for the launcher's next attempt),
+// not 0, which would leave its index done and the next attempt waiting for
+// it in vain (seen on the real node: test/jobs TestFaults).
+func workerFailsWhenCutOff(t *testing.T, f *fixture) {
+	f.resolvable(launcher, true)
+	f.env["TS_LAUNCHER_GRACE"] = "1"
+	p := f.start("worker")
+	p.waitFor("a successful lookup", func() bool {
+		return slices.Contains(f.lines("getent.log"), launcher+" found")
+	})
+	f.resolvable(launcher, false)
+	f.resolvable(dnsProbe, false)
+	require.Equal(t, 69, p.wait(), p.output())
+	assert.Contains(t, p.output(), "trainsonnet: launcher "+launcher+" has not resolved for 1s, and neither has "+dnsProbe+
+		": this pod has lost the cluster's DNS (its network cut off?), not "+launcher+"; exiting 69 so that its Job replaces it")
 	assert.FileExists(t, filepath.Join(f.runDir, "finished"))
 }
 

@@ -33,6 +33,8 @@ var runtimeCases = []scriptCase{
 	{"run/wait_tcp_without_a_tool", false, runWaitTCPWithoutATool},
 	{"run/wait_tcp_not_with_an_nc_without_z", false, runWaitTCPNotWithAnNCWithoutZ},
 	{"run/watch_stops_command_when_name_gone", true, runWatchStopsCommandWhenNameGone},
+	{"run/watch_fails_when_cut_off", true, runWatchFailsWhenCutOff},
+	{"run/watch_without_dns_probe", true, runWatchWithoutDNSProbe},
 	{"run/watch_gives_up_when_name_never_resolves", false, runWatchGivesUpWhenNameNeverResolves},
 	{"run/watch_timeout_of_its_own", false, runWatchTimeoutOfItsOwn},
 	{"run/watch_timeout_0_waits_for_good", true, runWatchTimeoutZeroWaitsForGood},
@@ -254,6 +256,34 @@ func runWatchStopsCommandWhenNameGone(t *testing.T, f *fixture) {
 	assert.Equal(t, "got-term\n", readFile(t, filepath.Join(f.runDir, "cmd-term")), "CMD got SIGTERM")
 	assert.Contains(t, p.output(), "trainsonnet: "+launcher+" has not resolved for 1s; stopping sh\n")
 	messagesArePrefixed(t, p.output())
+}
+
+// A follower cut off from the network loses NAME and every other name: it
+// stops CMD and exits 69, a failure its Job replaces, not 0 (done).
+func runWatchFailsWhenCutOff(t *testing.T, f *fixture) {
+	f.resolvable(launcher, true)
+	f.env["TS_WATCH_GRACE"] = "1"
+	p := f.start(append([]string{"run", "--watch", launcher, "--"}, termCommand(f)...)...)
+	p.waitForOutput("trainsonnet: " + launcher + " resolves")
+	f.resolvable(launcher, false)
+	f.resolvable(dnsProbe, false)
+	require.Equal(t, 69, p.wait(), p.output())
+	assert.Equal(t, "got-term\n", readFile(t, filepath.Join(f.runDir, "cmd-term")), "CMD got SIGTERM")
+	assert.Contains(t, p.output(), "trainsonnet: "+launcher+" has not resolved for 1s, and neither has "+dnsProbe+
+		": this pod has lost the cluster's DNS (its network cut off?), not "+launcher+"; exiting 69 so that its Job replaces it; stopping sh\n")
+}
+
+// TS_DNS_PROBE empty: a name gone is the lead gone, whatever else resolves.
+func runWatchWithoutDNSProbe(t *testing.T, f *fixture) {
+	f.resolvable(launcher, true)
+	f.resolvable(dnsProbe, false)
+	f.env["TS_WATCH_GRACE"] = "1"
+	f.env["TS_DNS_PROBE"] = ""
+	p := f.start(append([]string{"run", "--watch", launcher, "--"}, termCommand(f)...)...)
+	p.waitForOutput("trainsonnet: " + launcher + " resolves")
+	f.resolvable(launcher, false)
+	require.Equal(t, 0, p.wait(), p.output())
+	assert.Contains(t, p.output(), "trainsonnet: "+launcher+" has not resolved for 1s; stopping sh\n")
 }
 
 func runWatchGivesUpWhenNameNeverResolves(t *testing.T, f *fixture) {

@@ -191,6 +191,7 @@ func newFixture(t *testing.T, sh shell) *fixture {
 		"-----BEGIN OPENSSH PRIVATE KEY-----\nfake\n-----END OPENSSH PRIVATE KEY-----", 0o400)
 	f.write(filepath.Join(f.keys, "ssh-publickey"), "ssh-ed25519 AAAAC3fake trainsonnet\n", 0o400)
 	f.hostfile(worker0 + " slots=2\n" + worker1 + " slots=2\n")
+	f.resolvable(dnsProbe, true) // the cluster's DNS answers
 	f.env = map[string]string{
 		"PATH":             f.bin,
 		"HOME":             f.home,
@@ -233,9 +234,11 @@ func (f *fixture) host(name, state string) {
 	f.write(filepath.Join(f.stub, "hosts", name), state, 0o644)
 }
 
+// dnsProbe is the name every pod of a cluster resolves (TS_DNS_PROBE's
+// default): the fixture's resolves unless a test cuts the pod off.
+const dnsProbe = "kubernetes.default.svc"
+
 // resolvable makes the getent stub resolve (or stop resolving) name.
-//
-//nolint:unparam // any name resolves through the stub; the tests so far ask for the launcher's
 func (f *fixture) resolvable(name string, yes bool) {
 	p := filepath.Join(f.stub, "dns", name)
 	if yes {

@@ -11,6 +11,9 @@
 #     script exits 0. NAME is a headless Service of the pod CMD serves (a
 #     chief, a driver): the role ends with it, without RBAC. If NAME never
 #     resolves within TS_WATCH_TIMEOUT, CMD is stopped too, with exit 124.
+#     If TS_DNS_PROBE does not resolve either when NAME is counted gone,
+#     this pod has lost the cluster's DNS (its network cut), not NAME: CMD
+#     is stopped and the script exits 69, a failure its Job replaces.
 #     --hear-end PORT (with --watch): NAME's pod says on PORT when the job
 #     is over (its --tell-end); CMD is then stopped at once, exit 0, with
 #     no TS_WATCH_GRACE: that grace is for a lead that is retried.
@@ -37,9 +40,12 @@
 # TS_PARALLEL [32]: connections, probes (or, in mpi.sh, stop calls) at a time.
 # The end port: TS_END_TOKEN [job], the same in every pod of the job (the
 # lead's name), in the line that says the job is over; TS_FOLLOWERS [1],
-# the pods that read it; TS_END_ON_FAILURE [1].
+# the pods that read it; TS_END_ON_FAILURE [1]. TS_DNS_PROBE
+# [kubernetes.default.svc]: a name every pod of the cluster resolves, asked
+# when a watched name has gone (empty: never asked).
 #
 # Exit codes: 0 done; 1 runtime failure; 2 usage or configuration error;
+# 69 this pod lost the cluster's DNS (cut off): its Job should replace it;
 # 124 a start-up wait ran out of time (the message names what never
 # answered); 127 a needed program is missing; 128+n a signal (143 SIGTERM,
 # 130 SIGINT); else CMD's own code.
@@ -101,6 +107,7 @@ runtime_config() {
     TS_POLL_INTERVAL=${TS_POLL_INTERVAL:-2}
     TS_PARALLEL=${TS_PARALLEL:-32}
     TS_WATCH_TIMEOUT=${TS_WATCH_TIMEOUT:-$TS_INIT_TIMEOUT}
+    TS_DNS_PROBE=${TS_DNS_PROBE-kubernetes.default.svc}
     seconds TS_INIT_TIMEOUT TS_WATCH_GRACE TS_POLL_INTERVAL TS_PARALLEL TS_WATCH_TIMEOUT
     [ "$TS_PARALLEL" -gt 0 ] || die 2 "TS_PARALLEL must be at least 1"
     case ${TS_TCP_TOOL:-} in
@@ -585,8 +592,9 @@ open_end_port() {
 # The DNS watchdog. watch_init NAME GRACE [PODS [EARLY]] starts watching
 # NAME (empty: none; returns 1 without getent); then watch_check, every
 # tick, sets WATCH to ok, never (NAME did not resolve within
-# TS_WATCH_TIMEOUT) or gone (it resolved, then not for GRACE seconds in a
-# row), and WATCH_ADDR to the first address NAME last resolved to (with
+# TS_WATCH_TIMEOUT), gone (it resolved, then not for GRACE seconds in a
+# row) or lost (so, and TS_DNS_PROBE does not resolve either: this pod has
+# lost DNS, NAME may well be there), and WATCH_ADDR to the first address NAME last resolved to (with
 # WATCH_OUT, a file for getent's answer). DNS is asked every
 # TS_POLL_INTERVAL seconds, or, when PODS pods watch NAME, every PODS/50
 # (at most GRACE/3) seconds: about 50 queries a second in all; until NAME
@@ -621,7 +629,13 @@ watch_check() {
         [ "$TS_WATCH_TIMEOUT" = 0 ] || [ $((_wk_now - WATCH_START)) -lt "$TS_WATCH_TIMEOUT" ] || WATCH=never
     elif [ $((_wk_now - WATCH_SEEN)) -ge "$WATCH_GRACE" ]; then
         WATCH=gone
+        [ -z "${TS_DNS_PROBE:-}" ] || run_bounded "$PROBE_MAX" getent hosts "$TS_DNS_PROBE" >/dev/null 2>&1 || WATCH=lost
     fi
+}
+
+# lost_message NAME GRACE: what a pod that has lost DNS says.
+lost_message() {
+    echo "$1 has not resolved for ${2}s, and neither has $TS_DNS_PROBE: this pod has lost the cluster's DNS (its network cut off?), not $1; exiting 69 so that its Job replaces it"
 }
 
 # Signals. After trap_signals, SIGTERM and SIGINT end the script (143, 130;
@@ -764,12 +778,14 @@ cmd_run() {
     case $WATCH in
     over) log "$_cr_watch says the job is over (its port $_cr_hear); stopping $1" ;;
     gone) log "$_cr_watch has not resolved for ${TS_WATCH_GRACE}s; stopping $1" ;;
+    lost) log "$(lost_message "$_cr_watch" "$TS_WATCH_GRACE"); stopping $1" ;;
     never) log "gave up after ${TS_WATCH_TIMEOUT}s waiting for $_cr_watch to resolve; stopping $1" ;;
     esac
     if [ "$WATCH" != ok ]; then
         terminate "$CHILD_PID" "$KILL_AFTER"
         CHILD_PID=''
         [ "$WATCH" = never ] && exit 124
+        [ "$WATCH" = lost ] && exit 69
         exit 0
     fi
     wait_child

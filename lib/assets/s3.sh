@@ -81,7 +81,7 @@ cmd_s3_upload() {
             log "launcher $TS_LAUNCHER never resolved within ${TS_INIT_TIMEOUT}s; uploading what there is"
             break
             ;;
-        gone)
+        gone | lost)
             log "launcher $TS_LAUNCHER has not resolved for ${TS_LAUNCHER_GRACE}s; uploading what there is"
             break
             ;;
