@@ -221,11 +221,15 @@ var faults = []fault{
 			undo()
 			return nil
 		}},
-	{name: "worker cut off for good", ci: []string{"pytorch-elastic"}, bound: 20 * time.Minute,
+	{name: "worker cut off for good", ci: []string{"pytorch-elastic"}, bound: 25 * time.Minute,
 		operators: "nothing of the operator's: the training's timeouts end it, then restartPolicy and backoffLimit",
 		inject: func(jc *jobCase, j faultJob) func() {
 			return jc.cutOff(j.target(jc, false))
-		}},
+		},
+		// mpirun, aborting, waits on the peer that never answers until
+		// the kernel gives up on the connection (tcp_retries2: about 15
+		// minutes): the job's deadline is the bound a user sets.
+		params: func(_ *jobCase, p *generator.Params) { p.Set("activeDeadlineSeconds", 1800) }},
 	{name: "worker unschedulable", ci: []string{"openmpi"},
 		operators: "Pending until runPolicy.activeDeadlineSeconds, or a gang scheduler's schedulingPolicy.scheduleTimeoutSeconds",
 		params: func(jc *jobCase, p *generator.Params) {
@@ -300,6 +304,7 @@ func runFault(t *testing.T, s *suite, j faultJob, f fault) {
 			state, _ = jb.finished()
 		}
 		if time.Since(at) > bound {
+			record(f.name, j.proto, fmt.Sprintf("**no end %.0f min after the fault**", bound.Minutes()))
 			t.Fatalf("fault: %s: %s: the job has not ended %s after the fault (a hang)", j.proto, f.name, bound)
 		}
 		time.Sleep(pollInterval)
