@@ -75,7 +75,7 @@ func faultCases(alone bool) []jobTest {
 			if why := j.notFor(f); why != "" {
 				cases = append(cases, jobTest{j.proto + "/" + f.name, func(t *testing.T, _ *suite) {
 					t.Logf("fault: %s: %s: not applicable: %s", j.proto, f.name, why)
-					record(f.name, j.proto, "not applicable: "+why)
+					record(f.name, j.proto, notApplicable+why)
 				}})
 				continue
 			}
@@ -245,7 +245,9 @@ var faults = []fault{
 }
 
 // aloneMu keeps the cases of the faults that reach everything (alone)
-// one at a time; restartMu, the restarts of the harness's processes.
+// one at a time, from their namespace's creation to its deletion (an API
+// server restarted under another case's deletion would stall it);
+// restartMu, the restarts of the harness's processes.
 var aloneMu, restartMu sync.Mutex
 
 // restartComponent restarts a process of the harness (test/restart.sh),
@@ -261,9 +263,9 @@ func restartComponent(t *testing.T, name string, down int) {
 // runFault runs one case: the job started, the fault injected at step
 // faultAtStep (or once running), the job's end awaited and reported.
 func runFault(t *testing.T, s *suite, j faultJob, f fault) {
-	if f.alone { // one at a time: two restarts of one process would race
+	if f.alone { // one at a time, its namespace's deletion included
 		aloneMu.Lock()
-		defer aloneMu.Unlock()
+		t.Cleanup(aloneMu.Unlock) // after startFor's, which deletes it
 	}
 	bound := f.bound
 	if bound == 0 {
@@ -281,7 +283,7 @@ func runFault(t *testing.T, s *suite, j faultJob, f fault) {
 			if trains {
 				return jc.trainedSteps() >= faultAtStep
 			}
-			return !jc.noneRunning(j.target(jc, false))
+			return !jc.noneRunning(j.target(jc, false)) && !jc.noneRunning(j.target(jc, true))
 		}, 3*time.Minute, pollInterval, "the job runs")
 	}
 	before := jc.podUIDs()
@@ -361,12 +363,18 @@ var results = struct {
 	m map[[2]string]string
 }{m: map[[2]string]string{}}
 
+// notApplicable starts the outcome of a case that does not fit, before
+// the reason.
+const notApplicable = "not applicable: "
+
 // faultTable is the README's table of the outcomes: a row per fault, a
-// column per prototype, and what the operators document for it.
+// column per prototype, and what the operators document for it; why a
+// case does not fit, numbered below it.
 func faultTable() string {
 	results.Lock()
 	defer results.Unlock()
 	var b strings.Builder
+	var whys []string
 	b.WriteString("| fault |")
 	for _, j := range faultJobs {
 		b.WriteString(" `" + j.proto + "` |")
@@ -383,9 +391,20 @@ func faultTable() string {
 			if !ok {
 				r = "not run"
 			}
+			if why, ok := strings.CutPrefix(r, notApplicable); ok {
+				i := slices.Index(whys, why)
+				if i < 0 {
+					whys = append(whys, why)
+					i = len(whys) - 1
+				}
+				r = fmt.Sprintf("n/a (%d)", i+1)
+			}
 			b.WriteString(" " + r + " |")
 		}
 		b.WriteString(" " + f.operators + " |\n")
+	}
+	for i, why := range whys {
+		fmt.Fprintf(&b, "\n(%d) Not applicable: %s.\n", i+1, why)
 	}
 	return b.String()
 }
