@@ -31,7 +31,8 @@
 # test/node/README.md (the test image must be on the cluster's nodes).
 #
 # Environment:
-#   TRAINSONNET_E2E_TIMEOUT    go test -timeout (default 20m)
+#   TRAINSONNET_E2E_TIMEOUT    go test -timeout of each package (default 45m: test/jobs, with the
+#                              fault cases, takes about 25 minutes)
 #   TRAINSONNET_E2E_PARALLEL   go test -parallel (default 16): the tests
 #                              mostly wait for the API server
 #   TRAINSONNET_SWEEP_SEED, TRAINSONNET_SWEEP_N
@@ -54,7 +55,7 @@ cluster_suites=(./test/e2e/ ./test/kube/)
 node_suites=(./test/node/ ./test/jobs/)
 host_suites=(./test/scripts/)
 
-go_test=(go test -count=1 -v -timeout "${TRAINSONNET_E2E_TIMEOUT:-20m}" -parallel "${TRAINSONNET_E2E_PARALLEL:-16}" "$@")
+go_test=(go test -count=1 -v -timeout "${TRAINSONNET_E2E_TIMEOUT:-45m}" -parallel "${TRAINSONNET_E2E_PARALLEL:-16}" "$@")
 
 # run CMD...: runs CMD in the background and waits for it, passing SIGINT
 # and SIGTERM on, so that with-cluster.sh always gets to stop the cluster
