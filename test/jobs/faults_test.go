@@ -283,10 +283,10 @@ func runFault(t *testing.T, s *suite, j faultJob, f fault) {
 			if trains {
 				return jc.trainedSteps() >= faultAtStep
 			}
-			return !jc.noneRunning(j.target(jc, false)) && !jc.noneRunning(j.target(jc, true))
+			return !jc.noneRunningOf(j.target(jc, false)) && !jc.noneRunningOf(j.target(jc, true))
 		}, 3*time.Minute, pollInterval, "the job runs")
 	}
-	before := jc.podUIDs()
+	before := jc.podPhases()
 	at := time.Now()
 	var undo func()
 	if f.inject != nil {
@@ -441,9 +441,9 @@ func stepsRedone(log string) int {
 	return n
 }
 
-// podUIDs are the job's pods now and their phases (nil while the API
+// podPhases are the job's pods now, by name, and their phases (nil while the API
 // server does not answer).
-func (jc *jobCase) podUIDs() map[string]string {
+func (jc *jobCase) podPhases() map[string]string {
 	out, err := jc.kubectl(nil, "get", "pods", "--selector", instanceLabel+"="+jc.name, "-o",
 		`jsonpath={range .items[*]}{.metadata.name} {.status.phase}{"\n"}{end}`)
 	if err != nil {
@@ -461,7 +461,7 @@ func (jc *jobCase) podUIDs() map[string]string {
 // podsChanged: a pod of the job has gone, come or left Running since
 // before.
 func (jc *jobCase) podsChanged(before map[string]string) bool {
-	now := jc.podUIDs()
+	now := jc.podPhases()
 	if now == nil {
 		return false
 	}
@@ -515,12 +515,9 @@ func (jc *jobCase) deletePod(selector string) {
 // node drain does.
 func (jc *jobCase) evict(selector string) {
 	jc.t.Helper()
-	name := jc.firstPod(selector)
-	for _, p := range jc.pods(selector) {
-		if p.name() == name {
-			jc.disrupted = p.Metadata.Labels["job-name"]
-		}
-	}
+	p := jc.runningPod(selector)
+	name := p.name()
+	jc.disrupted = p.Metadata.Labels["job-name"]
 	doc, err := json.Marshal(map[string]any{"apiVersion": "policy/v1", "kind": "Eviction",
 		"metadata": map[string]any{"name": name, "namespace": jc.ns}})
 	require.NoError(jc.t, err)
@@ -529,15 +526,22 @@ func (jc *jobCase) evict(selector string) {
 	jc.t.Logf("evicted pod %s", name)
 }
 
-func (jc *jobCase) firstPod(selector string) string {
+// runningPod is the first running pod of selector.
+func (jc *jobCase) runningPod(selector string) pod {
 	jc.t.Helper()
 	for _, p := range jc.pods(selector) {
 		if p.Status.Phase == "Running" {
-			return p.name()
+			return p
 		}
 	}
 	jc.t.Fatalf("no running pod of %s", selector)
-	return ""
+	return pod{}
+}
+
+func (jc *jobCase) firstPod(selector string) string {
+	jc.t.Helper()
+	p := jc.runningPod(selector)
+	return p.name()
 }
 
 // containerPID is the host PID of the main process of the first running
@@ -606,17 +610,11 @@ func startFaultPyTorch(elastic bool) func(jc *jobCase) ([]string, bool) {
 	return func(jc *jobCase) ([]string, bool) {
 		p := jc.pytorchParams().
 			Set("storage.claim.name", storeClaim).
-			Set("backoffLimit", faultRetries).
 			Set("exec", faultTrain(`"$TRAIN_DIR"`, jc.fault.train))
 		if elastic {
 			p.Set("elastic.minNodes", 2).Set("elastic.maxNodes", 3).Set("elastic.maxRestarts", 3)
 		}
-		if jc.fault.params != nil {
-			jc.fault.params(jc, p)
-		}
-		res, err := jc.s.g.Render(jc.ctx, p)
-		require.NoError(jc.t, err)
-		jc.apply(jc.yaml(res))
+		jc.startFaultJob(p)
 		jc.claimDir += "/train"
 		return []string{jc.name + "-worker"}, true
 	}

@@ -166,13 +166,13 @@ func (jc *jobCase) kueuePreempt(proto string, q *kube.KueueQueue, dir string, tr
 		proto, preemptedAt, at, redone)
 }
 
-// noneRunning: no pod of the job named job (or of a label selector) is
-// running.
+// noneRunning: no pod of the job named job is running.
 func (jc *jobCase) noneRunning(job string) bool {
-	selector := job
-	if !strings.Contains(job, "=") { // a job's name, not a label selector
-		selector = instanceLabel + "=" + job
-	}
+	return jc.noneRunningOf(instanceLabel + "=" + job)
+}
+
+// noneRunningOf: no pod of the label selector is running.
+func (jc *jobCase) noneRunningOf(selector string) bool {
 	for _, p := range jc.pods(selector) {
 		if p.Status.Phase == "Running" {
 			return false
