@@ -1089,9 +1089,9 @@ type HorovodDaskWorker struct {
 	// CPU of each worker (limit, and request if resources has one), replacing the one of
 	// resources. Unset: cpu.
 	CPU *resource.Quantity
-	// The Dask workers of each worker pod: dask worker --nworkers number --nthreads threads
-	// --memory-limit memory --resources "CPU=threads MEM=memory GPU=gpu", in the worker's
-	// container.
+	// The Dask workers of each worker pod: number processes of dask worker --nthreads
+	// threads --memory-limit memory --resources "CPU=threads MEM=memory GPU=gpu", in the
+	// worker's container, each started again whenever it ends.
 	Dask HorovodDaskWorkerDask
 	// Environment variables of each worker only, on top of env.
 	Env map[string]string
@@ -1126,7 +1126,7 @@ type HorovodDaskWorker struct {
 	Volumes []corev1.Volume
 }
 
-// HorovodDaskWorkerDask holds the worker.dask parameters: The Dask workers of each worker pod: dask worker --nworkers number --nthreads threads --memory-limit memory --resources "CPU=threads MEM=memory GPU=gpu", in the worker's container.
+// HorovodDaskWorkerDask holds the worker.dask parameters: The Dask workers of each worker pod: number processes of dask worker --nthreads threads --memory-limit memory --resources "CPU=threads MEM=memory GPU=gpu", in the worker's container, each started again whenever it ends.
 type HorovodDaskWorkerDask struct {
 	// GPUs of each Dask worker process, as its GPU resource (tasks that ask for GPU=1 run
 	// there). 0: none. When nothing else sets the worker's GPUs (worker.gpu, gpu, a
@@ -1135,7 +1135,8 @@ type HorovodDaskWorkerDask struct {
 	// Memory limit of each Dask worker process (--memory-limit); also its MEM resource, in
 	// bytes. The chart's 2GB spelling works. Default "2G".
 	Memory *resource.Quantity
-	// Dask worker processes per pod (--nworkers). Default 1.
+	// Dask worker processes per pod (the chart's --nworkers): each a dask worker of its own,
+	// named as --nworkers names them. Default 1.
 	Number *int
 	// Threads of each Dask worker process (--nthreads); also its CPU resource. Default 1.
 	Threads *int

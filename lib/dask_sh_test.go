@@ -20,7 +20,7 @@ import (
 func daskFixture(f *fixture, daskExit string) {
 	f.write(filepath.Join(f.cfg, "mpi.sh"),
 		"echo \"mpi.sh $* LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-} CONDA_DEFAULT_ENV=${CONDA_DEFAULT_ENV:-}\"\n"+
-			"i=0; while [ ! -s \"$STUB_DIR/dask.log\" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done\n", 0o444)
+			"i=0; while [ \"$(cat \"$STUB_DIR/dask.log\" 2>/dev/null | wc -l)\" -lt \"${TS_DASK_NWORKERS:-1}\" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done\n", 0o444)
 	if daskExit != "" {
 		f.write(filepath.Join(f.bin, "dask"), "#!/bin/sh\necho \"$*\" >>\"$STUB_DIR/dask.log\"\n"+daskExit+"\n", 0o755)
 	}
@@ -137,7 +137,9 @@ func TestDaskScript(t *testing.T) {
 			assert.Contains(t, p.output(), "no GPU driver on this node: CUDA stubs from "+stubs)
 			host, err := os.Hostname()
 			require.NoError(t, err)
-			assert.Equal(t, []string{"worker tcp://train-dask:8786 --nworkers 2 --nthreads 4 --memory-limit 2G --resources CPU=4 MEM=2000000000 GPU=1 --name " + host}, f.lines("dask.log"))
+			// one process and one restart loop per Dask worker, named as --nworkers 2 names them
+			args := "worker tcp://train-dask:8786 --nworkers 1 --nthreads 4 --memory-limit 2G --resources CPU=4 MEM=2000000000 GPU=1 --name " + host
+			assert.ElementsMatch(t, []string{args + "-0", args + "-1"}, f.lines("dask.log"))
 		}},
 		{"worker/dask-workers-start-again", false, func(t *testing.T, f *fixture) {
 			daskFixture(f, "exit 1")
@@ -147,7 +149,7 @@ func TestDaskScript(t *testing.T) {
 			p := f.startScript("dask.sh", "worker")
 			assert.Equal(t, 0, p.wait(), p.output())
 			assert.Len(t, f.lines("dask.log"), 2)
-			assert.Contains(t, p.output(), "the Dask workers exited with code 1; starting them again in 5s")
+			assert.Contains(t, p.output(), "exited with code 1; starting it again in 5s")
 		}},
 		{"worker/gpu-node-no-stubs", false, func(t *testing.T, f *fixture) {
 			daskFixture(f, "")

@@ -61,8 +61,8 @@ local params_ = common.params(proto) + batch.params('the scheduler (with schedul
     args: params.list('Command each worker runs once at start, before it serves ssh and starts its Dask workers (setup, such as a git pull), with sh -c; its failure fails the worker. One item per --worker-args flag.', items='nonEmpty', separator=''),
     volumes: params.object('Volumes of the workers only (the chart\'s worker.volumes), mounted with worker.volumeMounts or volumeMounts. One named like a volume of volumes stands for it in the workers, as in the chart, whose volumes were the scheduler\'s.', 'core/v1.Volume', list=true),
     volumeMounts: params.object('Volume mounts of the workers only, of worker.volumes or volumes.', 'core/v1.VolumeMount', list=true),
-    dask: params.group('The Dask workers of each worker pod: dask worker --nworkers number --nthreads threads --memory-limit memory --resources "CPU=threads MEM=memory GPU=gpu", in the worker\'s container.', {
-      number: params.int('Dask worker processes per pod (--nworkers).', default=1, min=1, max=1024),
+    dask: params.group('The Dask workers of each worker pod: number processes of dask worker --nthreads threads --memory-limit memory --resources "CPU=threads MEM=memory GPU=gpu", in the worker\'s container, each started again whenever it ends.', {
+      number: params.int('Dask worker processes per pod (the chart\'s --nworkers): each a dask worker of its own, named as --nworkers names them.', default=1, min=1, max=1024),
       threads: params.int('Threads of each Dask worker process (--nthreads); also its CPU resource.', default=1, min=1, max=1024),
       memory: params.quantity('Memory limit of each Dask worker process (--memory-limit); also its MEM resource, in bytes. The chart\'s 2GB spelling works.', default='2G', unit='bytes'),
       gpu: params.int('GPUs of each Dask worker process, as its GPU resource (tasks that ask for GPU=1 run there). 0: none. When nothing else sets the worker\'s GPUs (worker.gpu, gpu, a resources limit), the pod gets number × gpu of them.', default=0, min=0, max=1024),
@@ -292,9 +292,9 @@ ts.prototype({
     (<name>-worker-<i>.<name>) serving ssh, listed in the hostfile (/etc/trainsonnet/hostfile,
     Open MPI's default in the scheduler, and the chart's /kolotoc/generated/hostfile)
     with slots = their GPUs (the chart's were always 1). Each runs worker.dask.number Dask
-    workers (dask worker --nworkers --nthreads --memory-limit --resources "CPU= MEM= GPU=")
-    against the scheduler's Service, in the worker's container beside sshd, so that they see
-    its GPUs, and starts them again when they exit. On a node without a GPU driver
+    workers (dask worker --nthreads --memory-limit --resources "CPU= MEM= GPU=", a process
+    each) against the scheduler's Service, in the worker's container beside sshd, so that they
+    see its GPUs, and starts each again when it exits. On a node without a GPU driver
     cuda.stubs goes first on LD_LIBRARY_PATH. env (DASK_DISTRIBUTED__* among it), worker.env and that setup reach
     the ranks that mpirun starts over ssh too. The chart's own variables (PROJECT_NAME,
     HOST_SSH_PORT, DASK_SCHEDULER_PORT, BOKEH_PORT, JUPYTER_LAB_PORT, TENSORBOARD_PORT,

@@ -35,10 +35,12 @@
 #                   (the chart's worker.args); its failure fails the pod
 # A worker then starts its Dask workers beside sshd, in the same container
 # (so that they see its GPUs and count against its limits), and starts
-# them again whenever they exit (the scheduler restarted, say):
-#   dask worker $TS_DASK_SCHEDULER --nworkers $TS_DASK_NWORKERS
+# each again whenever it exits (the scheduler restarted, say): for i in 0 to
+# TS_DASK_NWORKERS-1,
+#   dask worker $TS_DASK_SCHEDULER --nworkers 1
 #     --nthreads $TS_DASK_NTHREADS --memory-limit $TS_DASK_MEMORY
-#     --resources "$TS_DASK_RESOURCES" --name <host name>
+#     --resources "$TS_DASK_RESOURCES" --name <host name>-<i>
+# (--name <host name> when TS_DASK_NWORKERS is 1: the names of --nworkers).
 # They end with the container, when mpi.sh (its first process) exits.
 # mpi.sh passes LD_LIBRARY_PATH, PATH and CONDA_* on to the ssh sessions
 # when TS_SSH_ENV names them.
@@ -86,25 +88,37 @@ setup() {
     fi
 }
 
-# start_dask_workers: the restart loop of the Dask workers, in the
-# background.
+# start_dask_workers: TS_DASK_NWORKERS Dask workers, each a process of its
+# own with a restart loop of its own, in the background. One command with
+# --nworkers N would not do: when one of its N processes closes for good
+# (its scheduler gone), the command runs on and nothing starts it again.
 start_dask_workers() {
     [ -n "${TS_DASK_SCHEDULER:-}" ] || return 0
     command -v dask >/dev/null 2>&1 || {
         say "dask not found in PATH: install Dask's distributed in the image; this worker serves ssh only"
         return 0
     }
-    _d_name=$(uname -n)
-    (
-        while :; do
-            dask worker "$TS_DASK_SCHEDULER" --nworkers "${TS_DASK_NWORKERS:-1}" \
-                --nthreads "${TS_DASK_NTHREADS:-1}" --memory-limit "${TS_DASK_MEMORY:-auto}" \
-                ${TS_DASK_RESOURCES:+--resources "$TS_DASK_RESOURCES"} --name "$_d_name" </dev/null
-            say "the Dask workers exited with code $?; starting them again in 5s"
-            sleep 5
-        done
-    ) &
-    say "Dask workers started against $TS_DASK_SCHEDULER (${TS_DASK_NWORKERS:-1} processes)"
+    _d_host=$(uname -n)
+    _d_n=${TS_DASK_NWORKERS:-1}
+    case $_d_n in '' | *[!0-9]*) _d_n=1 ;; esac
+    _d_i=0
+    while [ "$_d_i" -lt "$_d_n" ]; do
+        # the names dask worker --nworkers N --name HOST gives its processes
+        if [ "$_d_n" -eq 1 ]; then dask_worker_loop "$_d_host" & else dask_worker_loop "$_d_host-$_d_i" & fi
+        _d_i=$((_d_i + 1))
+    done
+    say "Dask workers started against $TS_DASK_SCHEDULER ($_d_n processes)"
+}
+
+# dask_worker_loop NAME: the Dask worker NAME, started again whenever it ends.
+dask_worker_loop() {
+    while :; do
+        dask worker "$TS_DASK_SCHEDULER" --nworkers 1 \
+            --nthreads "${TS_DASK_NTHREADS:-1}" --memory-limit "${TS_DASK_MEMORY:-auto}" \
+            ${TS_DASK_RESOURCES:+--resources "$TS_DASK_RESOURCES"} --name "$1" </dev/null
+        say "the Dask worker $1 exited with code $?; starting it again in 5s"
+        sleep 5
+    done
 }
 
 # ui NAME CMD...: CMD, started again whenever it ends (see the top).
