@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -115,8 +116,11 @@ func TestLibContracts(t *testing.T) {
 			if generator.IsValidation(err) || strings.Contains(msg, "\n") || strings.Contains(msg, "RUNTIME ERROR") {
 				t.Errorf("want one line of a prototype bug, got %T:\n%s", err, msg)
 			}
-			if !strings.HasPrefix(msg, "prototype "+c.name+": "+c.want) {
-				t.Errorf("got:  %s\nwant: prototype %s: %s", msg, c.name, c.want)
+			// at the author's file: the line and column of the call
+			// where there is one in it
+			file := filepath.Join(dir, c.name+".jsonnet")
+			if !regexp.MustCompile(`^prototype ` + regexp.QuoteMeta(c.name) + `: ` + regexp.QuoteMeta(file) + `(:\d+:\d+)?: ` + regexp.QuoteMeta(c.want)).MatchString(msg) {
+				t.Errorf("got:  %s\nwant: prototype %s: %s[:<line>:<column>]: %s", msg, c.name, file, c.want)
 			}
 		})
 	}

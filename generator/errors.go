@@ -3,10 +3,13 @@ package generator
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/google/go-jsonnet"
 	"github.com/google/go-jsonnet/ast"
+	"github.com/google/go-jsonnet/toolutils"
 
 	"github.com/trainsonnet/trainsonnet/generator/param"
 )
@@ -69,16 +72,102 @@ var errNotMade = usage("a Generator is made with New (this one is nil or a zero 
 // would only bury it.
 const failMark = "\uFDD1"
 
-// failFormatter formats the errors of ts.fail as their marked message
-// alone, and every other error as go-jsonnet does (with its trace).
-type failFormatter struct{ jsonnet.ErrorFormatter }
+// errFormatter formats go-jsonnet's errors, of the evaluation of entry.
+// The errors of a prototype of one's own (entry a file of a -J directory)
+// are its author's: one line, "<file>:<line>:<column>: <message>" at the
+// innermost place in the author's files (the library's frames are not
+// the author's concern), or at the field of the prototype's spec that the
+// library found wrong. A syntax error is one line too, anywhere. The
+// built-in prototypes' errors are trainsonnet's bugs: ts.fail's message
+// alone, any other with go-jsonnet's trace.
+type errFormatter struct {
+	jsonnet.ErrorFormatter
+	entry string              // the importer's name of the file evaluated
+	show  func(string) string // a file's name as the user spells it
+}
 
-func (f failFormatter) Format(err error) string {
+func (f *errFormatter) Format(err error) string {
 	var re jsonnet.RuntimeError
-	if errors.As(err, &re) && strings.HasPrefix(re.Msg, failMark) {
-		return re.Msg
+	if errors.As(err, &re) {
+		if filepath.IsAbs(f.entry) {
+			mark, msg := "", re.Msg
+			if m, ok := strings.CutPrefix(msg, failMark); ok {
+				mark, msg = failMark, m
+			}
+			return mark + authorPlace(re.StackTrace, f.entry, msg, f.show) + ": " + explainRuntime(msg)
+		}
+		if strings.HasPrefix(re.Msg, failMark) {
+			return re.Msg
+		}
+		return f.ErrorFormatter.Format(err)
 	}
-	return f.ErrorFormatter.Format(err)
+	var se interface{ Loc() ast.LocationRange }
+	if errors.As(err, &se) {
+		loc := se.Loc()
+		msg := strings.TrimSpace(strings.TrimPrefix(err.Error(), loc.String()))
+		return place(loc, f.show) + ": syntax error: " + msg
+	}
+	// the importer's errors (a prototype that cannot be read), as they are
+	return err.Error()
+}
+
+// place is "<file>:<line>:<column>" of loc, the file as show names it.
+func place(loc ast.LocationRange, show func(string) string) string {
+	return fmt.Sprintf("%s:%d:%d", show(loc.FileName), loc.Begin.Line, loc.Begin.Column)
+}
+
+// authorPlace is the place of an error of the prototype entry: the
+// innermost frame in the author's files (absolute names; the embedded
+// library's are relative), else the field of its spec that msg begins
+// with ("render(p) ..."), else the file.
+func authorPlace(trace []jsonnet.TraceFrame, entry, msg string, show func(string) string) string {
+	for i := len(trace) - 1; i >= 0; i-- { // go-jsonnet's trace: outermost first
+		if loc := trace[i].Loc; filepath.IsAbs(loc.FileName) && loc.Begin.Line > 0 {
+			return place(loc, show)
+		}
+	}
+	if field, _, ok := strings.Cut(msg, "(p)"); ok && !strings.ContainsAny(field, " .") {
+		if loc, ok := fieldPlace(entry, field); ok {
+			return place(loc, show)
+		}
+	}
+	return show(entry)
+}
+
+// fieldPlace finds the field named field of an object in the Jsonnet file
+// (the first one, outermost first).
+func fieldPlace(file, field string) (ast.LocationRange, bool) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return ast.LocationRange{}, false
+	}
+	node, err := jsonnet.SnippetToAST(file, string(data))
+	if err != nil {
+		return ast.LocationRange{}, false
+	}
+	queue := []ast.Node{node}
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		if o, ok := n.(*ast.DesugaredObject); ok {
+			for _, fl := range o.Fields {
+				if name, ok := fl.Name.(*ast.LiteralString); ok && name.Value == field && fl.LocRange.FileName == file {
+					return fl.LocRange, true
+				}
+			}
+		}
+		queue = append(queue, toolutils.Children(n)...)
+	}
+	return ast.LocationRange{}, false
+}
+
+// explainRuntime adds what go-jsonnet's message leaves out, where a
+// prototype author meets it.
+func explainRuntime(msg string) string {
+	if msg == "Unexpected type null, expected function" {
+		return msg + " (std.native(name) is null for a name trainsonnet does not register: its natives are the library's, called through trainsonnet.libsonnet)"
+	}
+	return msg
 }
 
 // skipChecks tells the library to skip the checks of what its pieces read

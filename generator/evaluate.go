@@ -19,6 +19,7 @@ func (g *Generator) evaluate(w *pooledVM, file string, params ast.Node, output s
 		defer g.putVM(w)
 	}
 	w.handed, w.wasHanded = nil, false
+	w.errs.entry = file
 	w.vm.TLAReset()
 	w.vm.TLANode("params", params)
 	w.vm.TLAVar("output", output)
@@ -58,6 +59,7 @@ func (g *Generator) full(w *pooledVM, file string, params ast.Node) (any, error)
 // handed over.
 type pooledVM struct {
 	vm        *jsonnet.VM
+	errs      *errFormatter // formats the errors of the file evaluated
 	handed    any
 	wasHanded bool
 }
@@ -97,7 +99,8 @@ func (g *Generator) newVM(checks bool) *pooledVM {
 		w.vm.NativeFunction(skipChecks)
 	}
 	w.vm.ErrorFormatter.SetMaxStackTraceSize(12)
-	w.vm.ErrorFormatter = failFormatter{w.vm.ErrorFormatter} // ts.fail: its message alone
+	w.errs = &errFormatter{ErrorFormatter: w.vm.ErrorFormatter, show: g.im.show}
+	w.vm.ErrorFormatter = w.errs
 	return w
 }
 

@@ -2,6 +2,7 @@ package generator
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -70,6 +71,7 @@ var errNotDir = errors.New("not a directory")
 func New(opts Options) (*Generator, error) {
 	embedded := map[string]fs.FS{"prototypes": prototypes.FS, "lib": lib.FS}
 	dirs := make([]string, 0, len(opts.PrototypePaths))
+	given := make([]string, 0, len(opts.PrototypePaths))
 	for _, d := range opts.PrototypePaths {
 		if d == "" {
 			return nil, &UsageError{&fs.PathError{Op: OpPrototypePath, Path: d, Err: errors.New("empty: name a directory")}}
@@ -82,8 +84,9 @@ func New(opts Options) (*Generator, error) {
 			return nil, &UsageError{&fs.PathError{Op: OpPrototypePath, Path: d, Err: errNotDir}}
 		}
 		dirs = append(dirs, abs)
+		given = append(given, d)
 	}
-	im := newImporter(embedded, dirs)
+	im := newImporter(embedded, dirs, given)
 	g := &Generator{
 		im:      im,
 		large:   newLargeStrings(im),
@@ -331,8 +334,16 @@ func (g *Generator) run(w *pooledVM, pr *Prototype, r *resolved, explain bool) (
 	}
 	for _, e := range reported {
 		m, _ := e.(map[string]any)
-		path, _ := m["param"].(string)
-		rule, _ := m["rule"].(string)
+		path, okPath := m["param"].(string)
+		rule, okRule := m["rule"].(string)
+		if !okPath || !okRule || rule == "" {
+			what, _ := json.Marshal(e)
+			msg := fmt.Sprintf("validate(p) must return lists of problems made with ts.check(ok, param, rule), {param: <name>, rule: <text>}; one is %s", what)
+			if !pr.Builtin {
+				msg = authorPlace(nil, pr.Source, msg, g.im.show) + ": " + msg
+			}
+			return nil, fmt.Errorf("prototype %s: %s", pr.Name, msg)
+		}
 		report(path, rule)
 	}
 	// The relations its declarations state (params.atMost, atLeast, needs),

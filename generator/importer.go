@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/google/go-jsonnet"
 )
@@ -19,9 +20,19 @@ import (
 // stack traces are the same on every machine. It returns the same Contents
 // for the same file every time, as go-jsonnet requires, and is safe for
 // concurrent use by several VMs.
+//
+// A prototype of one's own reads files under the -J directories only (and
+// the embedded library): an import, importstr, importbin or asset of a
+// file elsewhere (an absolute path, ../ above a directory, a symbolic link
+// out of one) is refused, so that rendering someone else's prototype in a
+// pipeline cannot copy the runner's files (/proc/self/environ, its
+// credentials) into the manifests. A wider root is asked for by naming it
+// with -J.
 type importer struct {
 	embedded map[string]fs.FS // "prototypes", "lib" -> their files
 	userDirs []string         // -J directories, searched before lib
+	given    []string         // the same as the user named them
+	roots    []string         // the same with symbolic links resolved
 
 	mu    sync.Mutex
 	files map[string]*cachedFile // foundAt -> contents (or absence)
@@ -32,8 +43,41 @@ type cachedFile struct {
 	err      error
 }
 
-func newImporter(embedded map[string]fs.FS, userDirs []string) *importer {
-	return &importer{embedded: embedded, userDirs: userDirs, files: map[string]*cachedFile{}}
+func newImporter(embedded map[string]fs.FS, userDirs, given []string) *importer {
+	roots := make([]string, len(userDirs))
+	for i, d := range userDirs {
+		roots[i] = d
+		if real, err := filepath.EvalSymlinks(d); err == nil {
+			roots[i] = real
+		}
+	}
+	return &importer{embedded: embedded, userDirs: userDirs, given: given, roots: roots, files: map[string]*cachedFile{}}
+}
+
+// show is the name of a file for messages: under a -J directory, as the
+// user named the directory (testdata/protos/x.jsonnet, the same on every
+// machine, not /home/.../testdata/protos/x.jsonnet); else as it is.
+func (im *importer) show(name string) string {
+	for i, d := range im.userDirs {
+		if rest, ok := strings.CutPrefix(name, d+string(filepath.Separator)); ok && i < len(im.given) {
+			return filepath.Join(im.given[i], rest)
+		}
+	}
+	return name
+}
+
+// An outsideError refuses a file outside the prototype paths.
+type outsideError struct {
+	name string // as imported (after joining)
+	real string // where its symbolic links lead, when elsewhere
+}
+
+func (e *outsideError) Error() string {
+	where := e.name + " is outside"
+	if e.real != "" && e.real != e.name {
+		where = e.name + " leads to " + e.real + ", outside"
+	}
+	return where + " the prototype paths: a prototype reads files under its -J directories and the built-in library only (name the file's directory with -J to allow it)"
 }
 
 // Import implements jsonnet.Importer. A path is first looked up next to the
@@ -53,16 +97,38 @@ func (im *importer) Import(importedFrom, importedPath string) (jsonnet.Contents,
 		}
 		candidates = append(candidates, "lib/"+importedPath)
 	}
+	var refused error
 	for _, c := range candidates {
 		f := im.read(c)
 		if f.err == nil {
 			return f.contents, c, nil
 		}
+		var out *outsideError
+		if errors.As(f.err, &out) {
+			if refused == nil {
+				refused = f.err
+			}
+			continue
+		}
 		if !errors.Is(f.err, fs.ErrNotExist) {
-			return jsonnet.Contents{}, "", f.err
+			return jsonnet.Contents{}, "", importErr(importedFrom, importedPath, f.err)
 		}
 	}
-	return jsonnet.Contents{}, "", fmt.Errorf("couldn't open import %q: not found next to %q, in the prototype paths or in lib/", importedPath, importedFrom)
+	if refused != nil {
+		return jsonnet.Contents{}, "", importErr(importedFrom, importedPath, refused)
+	}
+	if importedFrom == "" {
+		return jsonnet.Contents{}, "", fmt.Errorf("%s not found in the prototype paths or in lib/", im.show(importedPath))
+	}
+	return jsonnet.Contents{}, "", fmt.Errorf("import %q: not found next to %s, in the prototype paths or in lib/", importedPath, im.show(importedFrom))
+}
+
+// importErr is err of importing path (from: an entry point, or an asset).
+func importErr(from, path string, err error) error {
+	if from == "" {
+		return err
+	}
+	return fmt.Errorf("import %q: %w", path, err)
 }
 
 // read returns the cached contents of one candidate path.
@@ -87,28 +153,45 @@ func (im *importer) readUncached(name string) ([]byte, error) {
 			return fs.ReadFile(fsys, rest)
 		}
 	}
-	if filepath.IsAbs(name) || im.inUserDir(name) {
-		data, err := os.ReadFile(name)
-		if errors.Is(err, fs.ErrNotExist) || isDirErr(err) {
-			return nil, fs.ErrNotExist
-		}
-		return data, err
+	if !filepath.IsAbs(name) {
+		return nil, fs.ErrNotExist
 	}
-	return nil, fs.ErrNotExist
+	// Where the name says, then where its links lead: both under a root.
+	if !within(filepath.Clean(name), im.userDirs) {
+		return nil, &outsideError{name: filepath.Clean(name)}
+	}
+	real, err := filepath.EvalSymlinks(name)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fs.ErrNotExist
+	case errors.Is(err, syscall.ELOOP) || err != nil && strings.HasSuffix(err.Error(), "too many links"):
+		return nil, fmt.Errorf("%s is a loop of symbolic links", im.show(name))
+	case err != nil:
+		return nil, err
+	case !within(real, im.roots):
+		return nil, &outsideError{name: im.show(name), real: real}
+	}
+	st, err := os.Stat(real)
+	if err != nil {
+		return nil, err
+	}
+	if st.IsDir() {
+		return nil, fmt.Errorf("%s is a directory, not a file", im.show(name))
+	}
+	if !st.Mode().IsRegular() { // a FIFO would never end
+		return nil, fmt.Errorf("%s is not a regular file", im.show(name))
+	}
+	return os.ReadFile(real)
 }
 
-func (im *importer) inUserDir(name string) bool {
-	for _, d := range im.userDirs {
-		if name == d || strings.HasPrefix(name, d+string(filepath.Separator)) {
+// within: whether the clean absolute path name is one of dirs or under one.
+func within(name string, dirs []string) bool {
+	for _, d := range dirs {
+		if name == d || strings.HasPrefix(name, strings.TrimSuffix(d, string(filepath.Separator))+string(filepath.Separator)) {
 			return true
 		}
 	}
 	return false
-}
-
-func isDirErr(err error) bool {
-	var pe *fs.PathError
-	return errors.As(err, &pe) && strings.Contains(pe.Err.Error(), "is a directory")
 }
 
 // dirOf and join keep embedded names slash-separated and OS paths native.

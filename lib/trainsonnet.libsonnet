@@ -59,6 +59,11 @@ local failMark = '\uFDD1';
 // Registered by trainsonnet for renders: see checks.
 local skipChecks = std.native('skipContractChecks');
 local fail(message) = error failMark + message;
+// list(what, of, v): v, a list that what (a function of the prototype's
+// spec) returned, or its author's error.
+local list(what, of, v) =
+  if std.isArray(v) then v
+  else fail(what + ' must return a list of ' + of + ', not ' + (if v == null then 'null' else if std.isObject(v) then 'an object' else 'a ' + std.type(v)));
 // The hidden field of an object by which a piece of the library warns
 // about what it made (warn).
 local warningsField = 'trainsonnetWarnings';
@@ -82,13 +87,13 @@ local warningsField = 'trainsonnetWarnings';
         // trainsonnet passes complete, checked params (output='full'); by
         // hand, missing ones take their defaults.
         local p = if output == 'full' then params else $.params.withDefaults(s.params, params);
-        local errors = std.join([], s.validate(p));  // native, unlike std.flattenArrays
-        local objects() = [o for o in s.render(p) if o != null];
+        local errors = std.join([], [list('validate(p)', 'lists of problems (ts.check)', e) for e in list('validate(p)', 'lists of problems (ts.check)', s.validate(p))]);  // native, unlike std.flattenArrays
+        local objects() = [o for o in list('render(p)', 'objects', s.render(p)) if o != null];
         if output == 'full' then
           local objs = if errors == [] then objects() else [];
           local full = {
             errors: errors,
-            warnings: if errors == [] then [w for w in s.warnings(p) if w != null] + std.join([], [std.get(o, warningsField, []) for o in objs]) else [],
+            warnings: if errors == [] then [w for w in list('warnings(p)', 'texts', s.warnings(p)) if w != null] + std.join([], [std.get(o, warningsField, []) for o in objs]) else [],
             objects: objs,
           };
           // trainsonnet takes this value as Go values: printing it as JSON

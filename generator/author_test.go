@@ -1,0 +1,178 @@
+package generator_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/trainsonnet/trainsonnet/generator"
+)
+
+// TestAuthorConfinedToPrototypePaths: a prototype of one's own reads files
+// under its -J directories and the embedded library, and nothing else,
+// however it names them (import, importstr, importbin, ts.asset; an
+// absolute path, ../, a symbolic link out); the refusal is one line at
+// the author's import, naming the file and the rule. What lies under a
+// -J directory, a second one included, reads as before.
+func TestAuthorConfinedToPrototypePaths(t *testing.T) {
+	base := t.TempDir()
+	outside := filepath.Join(base, "secret.txt")
+	require.NoError(t, os.WriteFile(outside, []byte("token=s3cr3t"), 0o600))
+	shared := filepath.Join(base, "shared")
+	require.NoError(t, os.Mkdir(shared, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(shared, "note.txt"), []byte("shared note"), 0o600))
+	const rule = `outside the prototype paths: a prototype reads files under its -J directories and the built-in library only \(name the file's directory with -J to allow it\)`
+	for _, c := range []struct {
+		name, data string
+		setup      func(t *testing.T, dir string)
+		want       string // a regexp of the message after "prototype <name>: <file>:<line>:<column>: "; "" renders
+	}{
+		{name: "absolute", data: `importstr '` + outside + `'`,
+			want: `import "` + outside + `": ` + outside + ` is ` + rule},
+		{name: "proc-environ", data: `importstr '/proc/self/environ'`,
+			want: `import "/proc/self/environ": /proc/self/environ is ` + rule},
+		{name: "dot-dot", data: `importstr '../secret.txt'`,
+			want: `import "../secret.txt": .*/secret.txt is ` + rule},
+		{name: "importbin", data: `std.toString(importbin '../secret.txt')`,
+			want: `import "../secret.txt": .* is ` + rule},
+		{name: "asset", data: `ts.asset('` + outside + `', '')`,
+			want: `asset "` + outside + `": ` + outside + ` is ` + rule},
+		{name: "link-out", data: `importstr 'link.txt'`,
+			setup: func(t *testing.T, dir string) { require.NoError(t, os.Symlink(outside, filepath.Join(dir, "link.txt"))) },
+			want:  `import "link.txt": .*/link.txt leads to ` + outside + `, ` + rule},
+		{name: "link-loop", data: `importstr 'a.txt'`,
+			setup: func(t *testing.T, dir string) {
+				require.NoError(t, os.Symlink("b.txt", filepath.Join(dir, "a.txt")))
+				require.NoError(t, os.Symlink("a.txt", filepath.Join(dir, "b.txt")))
+			},
+			want: `import "a.txt": .*/a.txt is a loop of symbolic links`},
+		{name: "directory", data: `importstr 'sub'`,
+			setup: func(t *testing.T, dir string) { require.NoError(t, os.Mkdir(filepath.Join(dir, "sub"), 0o755)) },
+			want:  `import "sub": .*/sub is a directory, not a file`},
+		{name: "fifo", data: `importstr 'pipe'`,
+			setup: func(t *testing.T, dir string) { require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o600)) },
+			want:  `import "pipe": .*/pipe is not a regular file`},
+		{name: "link-in", data: `importstr 'in.txt'`,
+			setup: func(t *testing.T, dir string) {
+				require.NoError(t, os.WriteFile(filepath.Join(dir, "real.txt"), []byte("mine"), 0o600))
+				require.NoError(t, os.Symlink("real.txt", filepath.Join(dir, "in.txt")))
+			}},
+		{name: "second-path", data: `importstr '../shared/note.txt'`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(base, c.name)
+			require.NoError(t, os.Mkdir(dir, 0o755))
+			if c.setup != nil {
+				c.setup(t, dir)
+			}
+			render := `[{apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: p.name}, data: {d: ` + c.data + `}}]`
+			file := writeContractProto(t, dir, c.name, "", "", render)
+			g, err := generator.New(generator.Options{PrototypePaths: []string{dir, shared}})
+			require.NoError(t, err)
+			_, err = g.Render(context.Background(), generator.NewParams(c.name))
+			if c.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			requireAuthorError(t, err, c.name, file, c.want)
+			assert.NotContains(t, err.Error(), "s3cr3t")
+		})
+	}
+}
+
+// TestAuthorErrors: an error of a prototype of one's own is one line at
+// its author's file, line and column (the innermost place in the
+// author's files, or the field of the spec the library found wrong) and
+// says what was expected; the library's frames stay out of it.
+func TestAuthorErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name, src, render string
+		want              string // as in TestAuthorConfinedToPrototypePaths
+		line              int    // of the place, 0: any
+	}{
+		{name: "syntax", src: "local x = ;\n{}\n", want: `syntax error: Unexpected: ";" while parsing terminal`, line: 1},
+		{name: "error", render: `[error 'boom']`, want: `boom$`, line: 14},
+		{name: "unknown-native", render: `[std.native('nope')(1)]`,
+			want: `Unexpected type null, expected function \(std.native\(name\) is null for a name trainsonnet does not register`, line: 14},
+		{name: "render-object", render: `{a: 1}`, want: `render\(p\) must return a list of objects, not an object$`, line: 14},
+		{name: "render-null", render: `null`, want: `render\(p\) must return a list of objects, not null$`, line: 14},
+		{name: "missing-field", render: `[p.nope]`, want: `Field does not exist: nope`, line: 14},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			file := filepath.Join(dir, c.name+".jsonnet")
+			if c.src != "" {
+				require.NoError(t, os.WriteFile(file, []byte(c.src), 0o600))
+			} else {
+				file = writeContractProto(t, dir, c.name, "", "", c.render)
+			}
+			g, err := generator.New(generator.Options{PrototypePaths: []string{dir}})
+			require.NoError(t, err)
+			_, err = g.Render(context.Background(), generator.NewParams(c.name))
+			requireAuthorError(t, err, c.name, file, c.want)
+			if c.line != 0 {
+				assert.Contains(t, err.Error(), file+":"+strconv.Itoa(c.line)+":")
+			}
+		})
+	}
+	t.Run("validate-shape", func(t *testing.T) {
+		for name, validate := range map[string]string{
+			"validate-object":  `{}`,
+			"validate-no-rule": `[[{param: 'name'}]]`,
+			"validate-items":   `[{param: 'name', rule: 'x'}]`,
+		} {
+			src := strings.Replace(contractProto, "  render(p)::", "  validate(p):: "+validate+",\n  render(p)::", 1)
+			file := filepath.Join(dir, name+".jsonnet")
+			require.NoError(t, os.WriteFile(file, []byte(expandContract(src, name, "", "", "")), 0o600))
+			g, err := generator.New(generator.Options{PrototypePaths: []string{dir}})
+			require.NoError(t, err)
+			_, err = g.Render(context.Background(), generator.NewParams(name))
+			requireAuthorError(t, err, name, file, `validate\(p\) must return (a list of lists of problems \(ts.check\), not an? (object)|lists of problems made with ts.check\(ok, param, rule\), \{param: <name>, rule: <text>\}; one is)`)
+			assert.Contains(t, err.Error(), file+":14:", "at the validate field")
+		}
+	})
+}
+
+// writeContractProto writes contractProto named name into dir with the
+// blanks filled (defaults for ""), and returns its file.
+func writeContractProto(t *testing.T, dir, name, params, worker, render string) string {
+	t.Helper()
+	file := filepath.Join(dir, name+".jsonnet")
+	require.NoError(t, os.WriteFile(file, []byte(expandContract(contractProto, name, params, worker, render)), 0o600))
+	return file
+}
+
+func expandContract(src, name, params, worker, render string) string {
+	for k, v := range map[string]string{
+		"NAME":   name,
+		"PARAMS": or(params, `common.params(proto, 'busybox:1.37') + batch.params('the workers')`),
+		"WORKER": or(worker, `{name: 'worker', kind: 'IndexedJob', count: 2, image: p.image, lead: true}`),
+		"RENDER": or(render, `roles.objects(proto, p, [worker(p)])`),
+	} {
+		src = strings.ReplaceAll(src, k, v)
+	}
+	return src
+}
+
+// requireAuthorError: err is one line, "prototype <name>[ failed]:
+// <file>:<line>:<column>: " and a match of want; not the user's input,
+// and without the library's frames.
+func requireAuthorError(t *testing.T, err error, name, file, want string) {
+	t.Helper()
+	require.Error(t, err)
+	msg := err.Error()
+	assert.False(t, generator.IsValidation(err), "a prototype's bug, not the user's input: %s", msg)
+	assert.NotContains(t, msg, "\n")
+	assert.NotContains(t, msg, "RUNTIME ERROR")
+	assert.NotContains(t, msg, "lib/")
+	assert.Regexp(t, `^(reading )?prototype `+regexp.QuoteMeta(name)+`( failed)?: `+regexp.QuoteMeta(file)+`:\d+:\d+: `+want, msg)
+}
+
