@@ -46,8 +46,10 @@ func TestAuthorConfinedToPrototypePaths(t *testing.T) {
 		{name: "asset", data: `ts.asset('` + outside + `', '')`,
 			want: `asset "` + outside + `": ` + outside + ` is ` + rule},
 		{name: "link-out", data: `importstr 'link.txt'`,
-			setup: func(t *testing.T, dir string) { require.NoError(t, os.Symlink(outside, filepath.Join(dir, "link.txt"))) },
-			want:  `import "link.txt": .*/link.txt leads to ` + outside + `, ` + rule},
+			setup: func(t *testing.T, dir string) {
+				require.NoError(t, os.Symlink(outside, filepath.Join(dir, "link.txt")))
+			},
+			want: `import "link.txt": .*/link.txt leads to ` + outside + `, ` + rule},
 		{name: "link-loop", data: `importstr 'a.txt'`,
 			setup: func(t *testing.T, dir string) {
 				require.NoError(t, os.Symlink("b.txt", filepath.Join(dir, "a.txt")))
@@ -175,4 +177,3 @@ func requireAuthorError(t *testing.T, err error, name, file, want string) {
 	assert.NotContains(t, msg, "lib/")
 	assert.Regexp(t, `^(reading )?prototype `+regexp.QuoteMeta(name)+`( failed)?: `+regexp.QuoteMeta(file)+`:\d+:\d+: `+want, msg)
 }
-

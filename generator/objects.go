@@ -241,6 +241,22 @@ func checkObject1(item any, large *largeStrings, dollars bool) (*Object, []probl
 	return o, problems, nil
 }
 
+// apiVersionOf is ": a <kind> is apiVersion: <v>", for the kinds of
+// k8s.io/api, or "".
+func apiVersionOf(kind string) string {
+	var known []string
+	for gvk := range scheme().AllKnownTypes() {
+		if gvk.Kind == kind && gvk.Version != "__internal" {
+			known = append(known, gvk.GroupVersion().String())
+		}
+	}
+	if len(known) == 0 {
+		return ""
+	}
+	sort.Strings(known)
+	return fmt.Sprintf(": a %s is apiVersion: %s", kind, strings.Join(known, " or "))
+}
+
 // checkTree strictly decodes the object m, as JSON, into its k8s.io/api
 // type and checks it; a custom resource gets its own checks.
 func checkTree(o *Object, m map[string]any) ([]problem, error) {
@@ -249,6 +265,9 @@ func checkTree(o *Object, m map[string]any) ([]problem, error) {
 		return nil, err
 	}
 	o.raw = raw
+	if o.APIVersion == "" {
+		return nil, fmt.Errorf("the object has no apiVersion%s", apiVersionOf(o.Kind))
+	}
 	gv, err := schema.ParseGroupVersion(o.APIVersion)
 	if err != nil || o.Kind == "" {
 		return nil, fmt.Errorf("apiVersion %q and kind %q do not name a type", o.APIVersion, o.Kind)

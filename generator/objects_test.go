@@ -87,6 +87,10 @@ func TestCustomKinds(t *testing.T) {
 		// Groups trainsonnet knows stay strict: core, apps, a version it
 		// does not have.
 		{obj("v1", "ConfigMapp", "", "c"), "v1 ConfigMapp is not a type trainsonnet knows"},
+		// No apiVersion: said so, with the one a kind of k8s.io/api has.
+		{obj("", "ConfigMap", "", "c"), "the object has no apiVersion: a ConfigMap is apiVersion: v1"},
+		{obj("", "Job", "", "c"), "the object has no apiVersion: a Job is apiVersion: batch/v1"},
+		{obj("", "Foo", "", "c"), "the object has no apiVersion"},
 		// Typed kinds: decoded strictly from the tree.
 		{map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c"}, "dataa": map[string]any{}},
 			`unknown field "dataa"`},
