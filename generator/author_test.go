@@ -3,12 +3,14 @@ package generator_test
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -176,4 +178,61 @@ func requireAuthorError(t *testing.T, err error, name, file, want string) {
 	assert.NotContains(t, msg, "RUNTIME ERROR")
 	assert.NotContains(t, msg, "lib/")
 	assert.Regexp(t, `^(reading )?prototype `+regexp.QuoteMeta(name)+`( failed)?: `+regexp.QuoteMeta(file)+`:\d+:\d+: `+want, msg)
+}
+
+// TestAuthorBounds: an evaluation without end (a tailstrict recursion,
+// which go-jsonnet's 500 calls do not bound and which would kill the
+// process at a 1 GB stack; a loop; a value built without end) is an
+// error of the prototype's, at its file, once it passes a bound; the
+// Generator renders no more (the evaluation runs on: the CLI exits). Each
+// case runs in a process of its own (TestAuthorBoundsCase): what runs on
+// would pass the next case's bounds.
+func TestAuthorBounds(t *testing.T) {
+	for _, c := range boundCases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			cmd := exec.Command(os.Args[0], "-test.run=^TestAuthorBoundsCase$", "-test.v", "-test.count=1")
+			cmd.Env = append(os.Environ(), "TRAINSONNET_BOUNDS_CASE="+c.name)
+			out, err := cmd.CombinedOutput()
+			require.NoError(t, err, "%s", out)
+			require.Contains(t, string(out), "--- PASS: TestAuthorBoundsCase", "%s", out)
+		})
+	}
+}
+
+var boundCases = []struct{ name, render, want string }{
+	{"tailstrict", `local f(x) = f(x + 1) tailstrict; [f(0)]`, `its stack passed 32 MB \(a recursion without end\? go-jsonnet bounds calls to 500 deep, but not tailstrict ones\)`},
+	{"loop", `[std.length([1 for j in std.range(1, 10000)]) for i in std.range(1, 1000000)]`, `it ran for more than 2s \(a loop without end\?\)`},
+	{"memory", `[[std.toString(j) for j in std.range(1, 1000)] for i in std.range(1, 1000000)]`, `it used more than 512 MB of memory \(a value built without end\?\)`},
+}
+
+// TestAuthorBoundsCase is a case of TestAuthorBounds, in its process.
+func TestAuthorBoundsCase(t *testing.T) {
+	name := os.Getenv("TRAINSONNET_BOUNDS_CASE")
+	if name == "" {
+		t.Skip("a case of TestAuthorBounds, run by it")
+	}
+	for _, c := range boundCases {
+		if c.name != name {
+			continue
+		}
+		dir := t.TempDir()
+		file := writeContractProto(t, dir, c.name, "", "", c.render)
+		g, err := generator.New(generator.Options{PrototypePaths: []string{dir}})
+		require.NoError(t, err)
+		bound := time.Minute // time enough to pass the others
+		if c.name == "loop" {
+			bound = 2 * time.Second
+		}
+		generator.SetBounds(g, bound, 32, 512)
+		_, err = g.Render(context.Background(), generator.NewParams(c.name))
+		require.Error(t, err)
+		assert.Regexp(t, `^prototype `+c.name+` failed: `+regexp.QuoteMeta(file)+`: evaluation stopped: `+c.want+`$`, err.Error())
+		assert.False(t, generator.IsValidation(err))
+		// the evaluation runs on, out of reach: the Generator says so
+		_, err = g.Render(context.Background(), generator.NewParams("openmpi"))
+		require.ErrorContains(t, err, "this Generator renders no more; end the process")
+		return
+	}
+	t.Fatalf("no case %q", name)
 }

@@ -23,8 +23,21 @@ func (g *Generator) evaluate(w *pooledVM, file string, params ast.Node, output s
 	w.vm.TLAReset()
 	w.vm.TLANode("params", params)
 	w.vm.TLAVar("output", output)
-	return w.vm.EvaluateFile(file)
+	if g.runaway.Load() {
+		return "", errRunaway
+	}
+	out, err, abandoned := watched(g.bounds, func() (string, error) { return w.vm.EvaluateFile(file) })
+	if abandoned {
+		w.abandoned = true // still evaluating: never to be reused
+		g.runaway.Store(true)
+		return "", fmt.Errorf("%s: %w", g.im.show(file), err)
+	}
+	return out, err
 }
+
+// errRunaway: an evaluation of g passed a bound and runs on, unstoppable
+// (bounds.go); the bounds of the next could not be told from it.
+var errRunaway = errors.New("an earlier evaluation passed its bounds and runs on, out of reach (go-jsonnet cannot be stopped): this Generator renders no more; end the process")
 
 // full is the value of a render (output 'full': {errors, warnings,
 // objects}) as Go values, the objects among them: what the prototype
@@ -60,6 +73,7 @@ func (g *Generator) full(w *pooledVM, file string, params ast.Node) (any, error)
 type pooledVM struct {
 	vm        *jsonnet.VM
 	errs      *errFormatter // formats the errors of the file evaluated
+	abandoned bool          // an evaluation passed a bound and runs on (bounds.go)
 	handed    any
 	wasHanded bool
 }
@@ -105,6 +119,9 @@ func (g *Generator) newVM(checks bool) *pooledVM {
 }
 
 func (g *Generator) putVM(w *pooledVM) {
+	if w.abandoned {
+		return
+	}
 	w.handed, w.wasHanded = nil, false
 	g.mu.Lock()
 	if len(g.idle) < maxIdleVMs {

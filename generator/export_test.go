@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	yamlv2 "go.yaml.in/yaml/v2"
 	"sigs.k8s.io/yaml"
@@ -76,4 +77,10 @@ func EncodeTree(o *Object) []byte {
 		panic(err)
 	}
 	return b
+}
+
+// SetBounds sets g's bounds of an evaluation (bounds.go): its time, and
+// how much the stacks and the heap may grow, in MB.
+func SetBounds(g *Generator, time time.Duration, stackMB, heapMB uint64) {
+	g.bounds = bounds{time: time, stack: stackMB << 20, heap: heapMB << 20, every: defaultBounds.every}
 }

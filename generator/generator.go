@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/google/go-jsonnet/ast"
 
@@ -33,7 +34,11 @@ type Options struct {
 
 // Generator lists, describes and renders prototypes. It is safe for
 // concurrent use: every render gets a Jsonnet VM of its own, taken from a
-// pool so that imported libraries are parsed once.
+// pool so that imported libraries are parsed once. An evaluation that
+// passes its bounds (2 minutes, 128 MB more stack, 4 GB more heap: a
+// prototype of one's own that does not end) is an error, and since
+// go-jsonnet cannot be stopped, the Generator renders no more after it:
+// render prototypes you do not trust in a process of your own.
 type Generator struct {
 	im      *importer
 	large   *largeStrings
@@ -46,6 +51,9 @@ type Generator struct {
 	// printFull takes the value of a render from its printed output
 	// instead of the hand-over (evaluate.go).
 	inlineLarge, printFull bool
+	// bounds of an evaluation (bounds.go); runaway: one passed them
+	bounds  bounds
+	runaway atomic.Bool
 
 	mu     sync.Mutex
 	loaded map[string]*Prototype
@@ -90,6 +98,7 @@ func New(opts Options) (*Generator, error) {
 	g := &Generator{
 		im:      im,
 		large:   newLargeStrings(im),
+		bounds:  defaultBounds,
 		sources: map[string]source{},
 		loaded:  map[string]*Prototype{},
 	}

@@ -1,0 +1,94 @@
+package generator
+
+import (
+	"fmt"
+	"runtime/metrics"
+	"time"
+)
+
+// Bounds of one evaluation of a prototype. A prototype of one's own can
+// recurse without end, which go-jsonnet does not stop when the calls are
+// tailstrict (its tail calls reuse its frames, not Go's: the Go runtime
+// dies at a 1 GB stack with "fatal error: stack overflow", which no
+// recover catches), or build values without end. Evaluations are watched
+// instead: each runs on a goroutine of its own, and one that passes a
+// bound is an error of the prototype's, returned at once. go-jsonnet
+// cannot be stopped, so the evaluation is left behind (its VM is never
+// reused): the CLI exits on the error; a long-lived Go program that
+// renders prototypes it does not trust does so in a process of its own.
+//
+// The built-in prototypes evaluate in milliseconds, with stacks of a few
+// kilobytes and a few megabytes of heap at 5,000 workers: the bounds are
+// far from anything a prototype needs.
+type bounds struct {
+	// time bounds an evaluation's time.
+	time time.Duration
+	// stack bounds how much the stacks of the process grow during an
+	// evaluation, well below the Go runtime's 1 GB for one goroutine: a
+	// stack doubles as it grows, and is caught with 768 MB to go.
+	stack uint64
+	// heap bounds how much the heap grows during an evaluation.
+	heap uint64
+	// every is how often an evaluation is looked at.
+	every time.Duration
+}
+
+var defaultBounds = bounds{time: 2 * time.Minute, stack: 128 << 20, heap: 4 << 30, every: 10 * time.Millisecond}
+
+// A boundError is an evaluation that passed a bound.
+type boundError struct{ what string }
+
+func (e *boundError) Error() string {
+	return "evaluation stopped: " + e.what
+}
+
+// watched runs eval on a goroutine of its own and returns what it
+// returns, or a *boundError once it passes a bound (abandoned: eval
+// runs on, unwatched).
+func watched[T any](b bounds, eval func() (T, error)) (_ T, err error, abandoned bool) {
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	start := time.Now()
+	heap0, stacks0 := memory()
+	go func() {
+		v, err := eval()
+		done <- result{v, err}
+	}()
+	tick := time.NewTicker(b.every)
+	defer tick.Stop()
+	var zero T
+	for {
+		select {
+		case r := <-done:
+			return r.v, r.err, false
+		case now := <-tick.C:
+			heap, stacks := memory()
+			switch {
+			case stacks > stacks0 && stacks-stacks0 > b.stack:
+				return zero, &boundError{fmt.Sprintf("its stack passed %s (a recursion without end? go-jsonnet bounds calls to 500 deep, but not tailstrict ones)", mb(b.stack))}, true
+			case heap > heap0 && heap-heap0 > b.heap:
+				return zero, &boundError{fmt.Sprintf("it used more than %s of memory (a value built without end?)", mb(b.heap))}, true
+			case now.Sub(start) > b.time:
+				return zero, &boundError{fmt.Sprintf("it ran for more than %s (a loop without end?)", b.time)}, true
+			}
+		}
+	}
+}
+
+// memory is the bytes of the heap's objects and of the goroutines' stacks.
+func memory() (heap, stacks uint64) {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/heap/stacks:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() == metrics.KindUint64 {
+		heap = s[0].Value.Uint64()
+	}
+	if s[1].Value.Kind() == metrics.KindUint64 {
+		stacks = s[1].Value.Uint64()
+	}
+	return heap, stacks
+}
+
+func mb(n uint64) string { return fmt.Sprintf("%d MB", n>>20) }
