@@ -64,6 +64,16 @@ func TestAuthorConfinedToPrototypePaths(t *testing.T) {
 		{name: "fifo", data: `importstr 'pipe'`,
 			setup: func(t *testing.T, dir string) { require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o600)) },
 			want:  `import "pipe": .*/pipe is not a regular file`},
+		{name: "latin-1", data: `importstr 'latin1.txt'`,
+			setup: func(t *testing.T, dir string) {
+				require.NoError(t, os.WriteFile(filepath.Join(dir, "latin1.txt"), []byte("caf\xe9"), 0o600))
+			},
+			want: `import "latin1.txt": .*/latin1.txt:1:4: not UTF-8 text \(byte 0xe9\): a prototype reads text only, which go-jsonnet would change; Kubernetes carries binary files in a ConfigMap's binaryData, base64-encoded: keep the file base64-encoded and put importstr of it there`},
+		{name: "binary", data: `std.toString(importbin 'blob')`,
+			setup: func(t *testing.T, dir string) {
+				require.NoError(t, os.WriteFile(filepath.Join(dir, "blob"), []byte{0x7f, 'E', 'L', 'F', 0xff, 0}, 0o600))
+			},
+			want: `import "blob": .*/blob:1:5: not UTF-8 text \(byte 0xff\)`},
 		{name: "link-in", data: `importstr 'in.txt'`,
 			setup: func(t *testing.T, dir string) {
 				require.NoError(t, os.WriteFile(filepath.Join(dir, "real.txt"), []byte("mine"), 0o600))
@@ -110,6 +120,7 @@ func TestAuthorErrors(t *testing.T) {
 		{name: "render-object", render: `{a: 1}`, want: `render\(p\) must return a list of objects, not an object$`, line: 14},
 		{name: "render-null", render: `null`, want: `render\(p\) must return a list of objects, not null$`, line: 14},
 		{name: "missing-field", render: `[p.nope]`, want: `Field does not exist: nope`, line: 14},
+		{name: "latin-1-source", src: "local ts = import 'trainsonnet.libsonnet';\n// caf\xe9\n{}\n", want: `not UTF-8 text \(byte 0xe9\)`, line: 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			file := filepath.Join(dir, c.name+".jsonnet")

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"unicode/utf8"
 
 	"github.com/google/go-jsonnet"
 )
@@ -181,7 +182,28 @@ func (im *importer) readUncached(name string) ([]byte, error) {
 	if !st.Mode().IsRegular() { // a FIFO would never end
 		return nil, fmt.Errorf("%s is not a regular file", im.show(name))
 	}
-	return os.ReadFile(real)
+	data, err := os.ReadFile(real)
+	if err != nil {
+		return nil, err
+	}
+	// go-jsonnet would turn each byte that is not UTF-8 into U+FFFD,
+	// silently: the manifest would carry other bytes than the file.
+	if !utf8.Valid(data) {
+		line, col, at := 1, 1, 0
+		for at < len(data) {
+			r, size := utf8.DecodeRune(data[at:])
+			if r == utf8.RuneError && size <= 1 {
+				break
+			}
+			if col++; r == '\n' {
+				line, col = line+1, 1
+			}
+			at += size
+		}
+		return nil, fmt.Errorf("%s:%d:%d: not UTF-8 text (byte 0x%02x): a prototype reads text only, which go-jsonnet would change; "+
+			"Kubernetes carries binary files in a ConfigMap's binaryData, base64-encoded: keep the file base64-encoded and put importstr of it there", im.show(name), line, col, data[at])
+	}
+	return data, nil
 }
 
 // within: whether the clean absolute path name is one of dirs or under one.
