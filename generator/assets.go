@@ -143,15 +143,16 @@ func hasRefs(v any) bool {
 }
 
 // resolveRefs puts in the decoded object m, in place of each reference,
-// the text it stands for, and says whether there was any; a reference
+// the text it stands for, and says whether there was any and how many
+// bytes longer the object became; a reference
 // anywhere but as a whole value of a ConfigMap's data is a bug in the
 // prototype.
-func (l *largeStrings) resolveRefs(apiVersion, kind string, m map[string]any) (replaced bool, err error) {
+func (l *largeStrings) resolveRefs(apiVersion, kind string, m map[string]any) (replaced bool, grown int, err error) {
 	for k, v := range m {
 		data, isData := v.(map[string]any)
 		if k != "data" || apiVersion != "v1" || kind != "ConfigMap" || !isData {
 			if hasRefs(v) {
-				return false, fmt.Errorf("%s holds a large string (ts.asset, ts.indexedLines, ts.indexedList), which may only be a whole value of a ConfigMap's data", k)
+				return false, 0, fmt.Errorf("%s holds a large string (ts.asset, ts.indexedLines, ts.indexedList), which may only be a whole value of a ConfigMap's data", k)
 			}
 			continue
 		}
@@ -162,13 +163,14 @@ func (l *largeStrings) resolveRefs(apiVersion, kind string, m map[string]any) (r
 			}
 			text, whole, err := l.resolve(s)
 			if err != nil {
-				return false, fmt.Errorf("data.%s: %w", key, err)
+				return false, 0, fmt.Errorf("data.%s: %w", key, err)
 			}
 			if !whole {
-				return false, fmt.Errorf("data.%s joins a large string (ts.asset, ts.indexedLines, ts.indexedList) to other text: it may only be a whole value", key)
+				return false, 0, fmt.Errorf("data.%s joins a large string (ts.asset, ts.indexedLines, ts.indexedList) to other text: it may only be a whole value", key)
 			}
 			data[key], replaced = text, true
+			grown += len(text) - len(s)
 		}
 	}
-	return replaced, nil
+	return replaced, grown, nil
 }

@@ -247,3 +247,39 @@ func TestAuthorBoundsCase(t *testing.T) {
 	}
 	t.Fatalf("no case %q", name)
 }
+
+// TestObjectSizes: an object the API server or etcd would refuse by size
+// is refused in the one check of every object, naming the input that made
+// it big: a user's value (a ValidationError, exit 2), or else the
+// prototype's object (its bug).
+func TestObjectSizes(t *testing.T) {
+	g, err := generator.New(generator.Options{})
+	require.NoError(t, err)
+	_, err = g.Render(context.Background(), generator.NewParams("horovod-spark").
+		Set("sparkConf", map[string]string{"spark.big": strings.Repeat("x", 1100000)}))
+	require.Error(t, err)
+	assert.True(t, generator.IsValidation(err), "%v", err)
+	assert.Regexp(t, `^sparkConf: invalid value "spark.big=x+… \(1100012 bytes\): makes the ConfigMap's data \d+ bytes \(1.0\d MiB\); the API server takes at most 1 MiB \(1048576 bytes\) of data in a ConfigMap$`, err.Error())
+
+	dir := t.TempDir()
+	big := strings.Repeat("z", 1100000)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "big.txt"), []byte(big), 0o600))
+	for _, c := range []struct{ name, render, want string }{
+		{"configmap", `[{apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: p.name}, data: {big: importstr 'big.txt'}}]`,
+			`ConfigMap configmap: data: makes the ConfigMap's data 1100000 bytes \(1.05 MiB\); the API server takes at most 1 MiB`},
+		{"secret", `[{apiVersion: 'v1', kind: 'Secret', metadata: {name: p.name}, stringData: {big: importstr 'big.txt'}}]`,
+			`Secret secret: data: makes the Secret's data 1100000 bytes \(1.05 MiB\); the API server takes at most 1 MiB`},
+		{"custom", `[{apiVersion: 'example.com/v1', kind: 'Thing', metadata: {name: p.name}, spec: {a: importstr 'big.txt', b: importstr 'big.txt'}}]`,
+			`Thing custom: \(the object\): makes the Thing 22000\d\d bytes \(2.10 MiB\) as JSON; etcd stores an object of at most 1.5 MiB`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			writeContractProto(t, dir, c.name, "", "", c.render)
+			g, err := generator.New(generator.Options{PrototypePaths: []string{dir}})
+			require.NoError(t, err)
+			_, err = g.Render(context.Background(), generator.NewParams(c.name))
+			require.Error(t, err)
+			assert.False(t, generator.IsValidation(err))
+			assert.Regexp(t, `^prototype bug: `+c.name+`: `+c.want, err.Error())
+		})
+	}
+}

@@ -230,13 +230,15 @@ func checkObject1(item any, large *largeStrings, dollars bool) (*Object, []probl
 	if err != nil {
 		return o, nil, err
 	}
-	replaced, err := large.resolveRefs(o.APIVersion, o.Kind, m)
+	size := len(o.raw)
+	replaced, grown, err := large.resolveRefs(o.APIVersion, o.Kind, m)
 	if err != nil {
 		return o, nil, err
 	}
 	if replaced {
 		o.raw = nil
 	}
+	problems = append(problems, checkSize(o, m, size+grown)...)
 	o.tree, o.yaml11 = m, numbersForYAML(m)
 	return o, problems, nil
 }

@@ -1,6 +1,7 @@
 package generator
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -155,6 +156,79 @@ func checkAnnotationSize(object, field string, a map[string]string) []problem {
 	}
 	return []problem{{object: object, field: field, at: []any{a},
 		rule: fmt.Sprintf("annotations total %d bytes; at most %d (%d KiB) hold: the API server takes 256 KiB, and Kubernetes' controllers add annotations of their own to the pods and ReplicaSets they make", total, maxAnnotationBytes, maxAnnotationBytes/1024)}}
+}
+
+// The sizes the API server and etcd take: a ConfigMap's or Secret's data
+// (k8s.io/kubernetes/pkg/apis/core: MaxSecretSize), and an object as a
+// whole (etcd's default --max-request-bytes, 1.5 MiB; the API server
+// refuses a request body over 3 MiB before that).
+const (
+	maxDataBytes   = 1 << 20
+	maxObjectBytes = 3 << 19
+)
+
+// checkSize: o, decoded as m and size bytes as JSON, fits in what the API
+// server and etcd take. A problem is about the largest texts of the
+// object, where the input that made it big shows (explain.go).
+func checkSize(o *Object, m map[string]any, size int) []problem {
+	var out []problem
+	if o.APIVersion == "v1" && (o.Kind == "ConfigMap" || o.Kind == "Secret") {
+		total := 0
+		var texts []string
+		for _, f := range []string{"data", "binaryData", "stringData"} {
+			d, _ := m[f].(map[string]any)
+			for _, v := range d {
+				s, _ := v.(string)
+				n := len(s)
+				if f == "binaryData" || o.Kind == "Secret" && f == "data" {
+					n = base64.StdEncoding.DecodedLen(len(s)) // the bytes it stands for
+				}
+				total += n
+				texts = append(texts, s)
+			}
+		}
+		if total > maxDataBytes {
+			out = append(out, problem{object: o.ID(), field: "data", at: largest(texts),
+				rule: fmt.Sprintf("makes the %s's data %s; the API server takes at most 1 MiB (1048576 bytes) of data in a %s", o.Kind, sizeText(total), o.Kind)})
+		}
+	}
+	if size > maxObjectBytes {
+		var texts []string
+		stringsOf(m, &texts)
+		out = append(out, problem{object: o.ID(), field: "(the object)", at: largest(texts),
+			rule: fmt.Sprintf("makes the %s %s as JSON; etcd stores an object of at most 1.5 MiB (its default --max-request-bytes)", o.Kind, sizeText(size))})
+	}
+	return out
+}
+
+// largest are the three longest of texts, longest first.
+func largest(texts []string) []any {
+	slices.SortFunc(texts, func(a, b string) int { return len(b) - len(a) })
+	out := make([]any, 0, 3)
+	for i := 0; i < len(texts) && i < 3; i++ {
+		out = append(out, texts[i])
+	}
+	return out
+}
+
+// stringsOf appends the strings of the decoded JSON v to out.
+func stringsOf(v any, out *[]string) {
+	switch x := v.(type) {
+	case string:
+		*out = append(*out, x)
+	case map[string]any:
+		for _, e := range x {
+			stringsOf(e, out)
+		}
+	case []any:
+		for _, e := range x {
+			stringsOf(e, out)
+		}
+	}
+}
+
+func sizeText(n int) string {
+	return fmt.Sprintf("%d bytes (%.2f MiB)", n, float64(n)/(1<<20))
 }
 
 type podChecker struct {
