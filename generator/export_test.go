@@ -84,3 +84,6 @@ func EncodeTree(o *Object) []byte {
 func SetBounds(g *Generator, time time.Duration, stackMB, heapMB uint64) {
 	g.bounds = bounds{time: time, stack: stackMB << 20, heap: heapMB << 20, every: defaultBounds.every}
 }
+
+// OwnEnv is what pr declares as the variables of the job's own machinery.
+func OwnEnv(pr *Prototype) map[string]string { return pr.ownEnv }

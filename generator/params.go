@@ -201,6 +201,18 @@ func (pr *Prototype) resolve(in *Params) (*resolved, []*param.Error) {
 		}
 	}
 	pr.applyChart(r)
+	// The variables the job's own machinery reads: a value of the user's
+	// would break it (ownEnv).
+	for _, prm := range pr.envMaps {
+		m, _ := r.get(prm.Path).(map[string]string)
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			if why := pr.ownEnvWhy(k); why != "" {
+				v := m[k]
+				add(&param.Error{Param: prm.Path, Source: r.givenAs(prm), Value: param.Show(k + "=" + v),
+					Rule: "variable " + k + " is the job's own: " + why})
+			}
+		}
+	}
 	return r, problems
 }
 

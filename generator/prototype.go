@@ -38,6 +38,10 @@ type Prototype struct {
 	byKey     map[string]*param.Param // path, aliases and old paths -> leaf param
 	byOldPath map[string]*param.Param // the replaced system's path -> param or group
 	related   []*param.Param          // the parameters with a relation (AtMost, AtLeast, Needs)
+	envMaps   []*param.Param          // the maps of environment variables (keys: envName)
+	// ownEnv are the variables the job's own machinery reads (a name, or
+	// a prefix and *), with why, which no env parameter may set.
+	ownEnv map[string]string
 }
 
 // spec is the shape of a prototype's declaration as Jsonnet emits it with
@@ -50,6 +54,7 @@ type spec struct {
 	Params      map[string]*param.Decl `json:"params"`
 	Removed     map[string]string      `json:"removed"`
 	Chart       *Chart                 `json:"chart"`
+	OwnEnv      map[string]string      `json:"ownEnv"`
 }
 
 // Chart is what a prototype declares of the chart it replaces (chart in
@@ -98,7 +103,7 @@ func parsePrototype(name, source string, builtin bool, specJSON string) (*Protot
 	pr := &Prototype{
 		Name: name, Summary: strings.TrimSpace(s.Summary), Description: strings.TrimSpace(s.Description),
 		Replaces: s.Replaces, Source: source, Builtin: builtin, Params: params, Removed: s.Removed,
-		Chart: s.Chart,
+		Chart: s.Chart, ownEnv: s.OwnEnv,
 		byKey: map[string]*param.Param{}, byOldPath: map[string]*param.Param{},
 	}
 	if param.Find(params, "name") == nil {
@@ -117,6 +122,9 @@ func parsePrototype(name, source string, builtin bool, specJSON string) (*Protot
 	for _, p := range param.Leaves(params) {
 		if p.AtMost != nil || p.AtLeast != nil || p.Needs != nil {
 			pr.related = append(pr.related, p)
+		}
+		if p.Type == param.TypeMap && p.Format == "envName" {
+			pr.envMaps = append(pr.envMaps, p)
 		}
 		for _, k := range append(append([]string{p.Path}, p.Aliases...), p.OldPaths...) {
 			if other := pr.byKey[k]; other != nil && other != p {
@@ -175,4 +183,17 @@ func (pr *Prototype) Defaults() map[string]any {
 		return nil
 	}
 	return param.Defaults(pr.Params)
+}
+
+// ownEnvWhy says why the variable name is the job's own (ownEnv), or "".
+func (pr *Prototype) ownEnvWhy(name string) string {
+	if why, ok := pr.ownEnv[name]; ok {
+		return why
+	}
+	for k, why := range pr.ownEnv {
+		if prefix, ok := strings.CutSuffix(k, "*"); ok && strings.HasPrefix(name, prefix) {
+			return why
+		}
+	}
+	return ""
 }

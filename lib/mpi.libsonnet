@@ -110,9 +110,6 @@ local ownMounts = [
 local launcherDefaults = { kind: 'Job', strategy: null, ports: [], initContainers: [], volumes: [], mounts: [] };
 local workerDefaults = { ports: [], volumes: [], mounts: [], ownEnv: [], sshNames: [], followsLauncher: true, replacesVolumes: [] };
 
-// reservedEnv: the variables of the runtime script and of Open MPI that
-// trainsonnet sets itself.
-local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_') || std.startsWith(k, 'PRTE_MCA_') || std.startsWith(k, 'OMPI_ALLOW_RUN_AS_ROOT');
 
 {
   configDir:: configDir,
@@ -337,18 +334,21 @@ local reservedEnv(k) = std.startsWith(k, 'TS_') || std.startsWith(k, 'OMPI_MCA_'
     + extra,
 
 
-  // checks: the rules every MPI prototype applies to the env parameters
-  // (by parameter) beyond the pod check every render passes
-  // (generator/podcheck.go): the variables of the runtime script and of
-  // Open MPI are trainsonnet's, set or not.
-  checks(p, envMaps)::
+  // ownEnv: the variables of Open MPI that its prototypes' ownEnv adds
+  // to the library's (ts.ownEnv): trainsonnet sets them, or mca does.
+  ownEnv:: {
+    'OMPI_MCA_*': 'Open MPI reads it as a parameter of its own: set Open MPI parameters with --mca NAME=VALUE',
+    'PRTE_MCA_*': "Open MPI's runtime (PRRTE) reads it as a parameter of its own: set Open MPI parameters with --mca NAME=VALUE",
+    'OMPI_ALLOW_RUN_AS_ROOT*': 'trainsonnet sets it where the pods run as root',
+  },
+
+  // checks: the rules every MPI prototype applies beyond the pod check
+  // every render passes (generator/podcheck.go). The env parameters'
+  // variables of Open MPI and of the runtime are refused by ownEnv, for
+  // every env parameter: envMaps, which named them, is not needed.
+  checks(p, envMaps={})::
     [
       roles.shmCheck(p),
-    ] + [
-      ts.check(!reservedEnv(k), param, 'variable ' + k + ' is set by trainsonnet'
-                                       + (if std.startsWith(k, 'OMPI_MCA_') then '; set Open MPI parameters with --mca ' + std.substr(k, 9, std.length(k) - 9) + '=...' else ''))
-      for param in std.objectFields(envMaps)
-      for k in std.objectFields(envMaps[param])
     ],
 
   // command runs the runtime script (or the user's replacement) in a role.

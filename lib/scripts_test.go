@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -205,8 +206,38 @@ func newFixture(t *testing.T, sh shell) *fixture {
 		// rest tell the workers over ssh, as without one.
 		"TS_STOP_PORT": "0",
 	}
+	// The scripts' own variables come from the scripts, never from the
+	// pod's environment, which a user's env reaches: every case runs with
+	// each of them set there.
+	for _, name := range scriptGlobals() {
+		f.env[name] = "poison-from-the-environment"
+	}
 	return f
 }
+
+// scriptGlobals are the variables the scripts assign (NAME=), but for
+// their inputs: TS_* and the system's (PATH, LD_LIBRARY_PATH, CONDA_*,
+// IFS).
+var scriptGlobals = sync.OnceValue(func() []string {
+	seen := map[string]bool{}
+	assign := regexp.MustCompile(`(?m)^\s*(?:export\s+)?([A-Z][A-Z0-9_]*)=`)
+	for _, a := range assets {
+		data, err := os.ReadFile(filepath.Join("assets", a))
+		if err != nil {
+			panic(err)
+		}
+		for _, m := range assign.FindAllStringSubmatch(string(data), -1) {
+			name := m[1]
+			switch {
+			case strings.HasPrefix(name, "TS_"), strings.HasPrefix(name, "CONDA_"),
+				name == "PATH", name == "LD_LIBRARY_PATH", name == "IFS":
+			default:
+				seen[name] = true
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
+})
 
 // forks orders writing an executable and starting a script: a child forked
 // while an executable's file is still open for writing holds that open
@@ -483,4 +514,38 @@ func TestScriptsAreShellcheckClean(t *testing.T) {
 	}
 	out, err := exec.Command("shellcheck", append([]string{"-s", "sh"}, scripts...)...).CombinedOutput()
 	assert.NoError(t, err, "shellcheck -s sh:\n%s", out)
+}
+
+// TestScriptGlobalsStartUnset: every variable runtime.sh and mpi.sh assign
+// in a function (not at the top of the file, where it is set before any
+// use) is unset when runtime.sh is sourced: a value from the pod's
+// environment, which a user's env reaches, never stands in for one the
+// script has not set yet (SIGNAL_EXIT=0 made a deleted launcher exit 0).
+// Every case of the scripts' tests runs with them all set there too.
+func TestScriptGlobalsStartUnset(t *testing.T) {
+	runtime, err := os.ReadFile(filepath.Join("assets", "runtime.sh"))
+	require.NoError(t, err)
+	unsetLine := regexp.MustCompile(`(?m)^unset ((?:[^\n]*\\\n)*[^\n]*)`).FindSubmatch(runtime)
+	require.NotNil(t, unsetLine, "runtime.sh unsets the scripts' own variables")
+	unset := map[string]bool{}
+	for _, name := range strings.Fields(strings.ReplaceAll(string(unsetLine[1]), "\\\n", " ")) {
+		unset[name] = true
+	}
+	top := regexp.MustCompile(`(?m)^([A-Z][A-Z0-9_]*)=`)
+	inner := regexp.MustCompile(`(?m)^\s+(?:export\s+)?([A-Z][A-Z0-9_]*)=`)
+	for _, a := range []string{"runtime.sh", "mpi.sh"} {
+		data, err := os.ReadFile(filepath.Join("assets", a))
+		require.NoError(t, err)
+		atTop := map[string]bool{}
+		for _, m := range top.FindAllStringSubmatch(string(data), -1) {
+			atTop[m[1]] = true
+		}
+		for _, m := range inner.FindAllStringSubmatch(string(data), -1) {
+			name := m[1]
+			if atTop[name] || strings.HasPrefix(name, "TS_") || strings.HasPrefix(name, "CONDA_") || name == "PATH" || name == "LD_LIBRARY_PATH" || name == "IFS" {
+				continue
+			}
+			assert.True(t, unset[name], "%s assigns %s in a function: add it to runtime.sh's unset", a, name)
+		}
+	}
 }

@@ -72,7 +72,7 @@ local warningsField = 'trainsonnetWarnings';
   params:: params,
 
   prototype(spec)::
-    local s = { description: '', replaces: null, removed: {}, chart: null, spellings: [], validate(p):: [], warnings(p):: [] } + spec;
+    local s = { description: '', replaces: null, removed: {}, chart: null, spellings: [], ownEnv: {}, validate(p):: [], warnings(p):: [] } + spec;
     function(params={}, output='objects')
       if output == 'spec' then {
         name: s.name,
@@ -82,6 +82,7 @@ local warningsField = 'trainsonnetWarnings';
         params: if s.spellings == [] then s.params else $.params.spelled(s.params, s.spellings),
         removed: s.removed,
         [if s.chart != null then 'chart']: { defaults: {}, differs: {}, notes: [] } + s.chart,
+        ownEnv: $.ownEnv + s.ownEnv,
       }
       else
         // trainsonnet passes complete, checked params (output='full'); by
@@ -104,6 +105,19 @@ local warningsField = 'trainsonnetWarnings';
         else if output == 'objects' then objects()
         else if output == 'yaml' then std.manifestYamlStream(objects(), quote_keys=false)
         else error "output must be 'objects', 'yaml', 'spec' or 'full'",
+
+  // ownEnv: the environment variables the job's own machinery reads,
+  // which no env parameter (a map with keys='envName') may set: a name,
+  // or a prefix and *, with why (said after "variable X is the job's
+  // own: "). Every prototype has these; a prototype adds those of its
+  // own commands with ownEnv: {...} in its spec (mpi.ownEnv for the MPI
+  // ones). A variable the prototype sets itself in a container needs no
+  // entry: the pod check refuses a user's second value of it.
+  ownEnv:: {
+    'TS_*': "the pods' runtime (lib/assets/runtime.sh) reads it; what it sets is a parameter",
+    'TRAINSONNET_*': "trainsonnet's",
+    JOB_COMPLETION_INDEX: "the Job controller gives each pod of an Indexed Job its index there, and keeps a value in the pod template: every pod would have yours",
+  },
 
   // warn(o, warnings): the object o, carrying warnings (texts) about it
   // that trainsonnet prints beside the prototype's own (in a hidden field,

@@ -317,6 +317,7 @@ ts.prototype({
     privileged unless asked; with useHostNetwork, one pod per node and ssh.port never 22.
   |||,
 
+  ownEnv: mpi.ownEnv,
   params: params_,
 
   removed: {

@@ -104,6 +104,7 @@ ts.prototype({
     them a bare environment, so the chart's users had to repeat every variable with -x.
   |||,
 
+  ownEnv: mpi.ownEnv,
   params: params_,
 
   removed: {

@@ -176,6 +176,10 @@ ts.prototype({
     contents are typed parameters).
   |||,
 
+  ownEnv: {
+    // torchrun reads PET_<FLAG> for each flag not on its command line
+    'PET_*': 'torchrun reads PET_<FLAG> as its --<flag>, beside the ones trainsonnet gives it: put torchrun flags at the start of exec',
+  },
   params: params_,
 
   removed: {

@@ -72,6 +72,10 @@ ts.prototype({
     worker: params.group('Settings of the worker pods only.', roles.envParams('the workers')),
   },
 
+  // The variables torchrun reads beside its flags: no env parameter may
+  // set them (the library's own, such as JOB_COMPLETION_INDEX, always).
+  ownEnv: { 'PET_*': 'torchrun reads PET_<FLAG> as its --<flag>' },
+
   // The shared rules: every pod's host name fits in a DNS label.
   validate(p):: [roles.nameFits(p, [worker(p)])],
 

@@ -56,6 +56,14 @@
 # before the fork: bash may warn in a new child before the child's own
 # redirections are in place.
 
+# The scripts' own variables (runtime.sh's and mpi.sh's) start unset,
+# whatever the pod's environment says: a user's env reaches it.
+unset BANNER_TOOL BASH_SWEEP BOUNDED_PID CHILD_NAME CHILD_PID END_BY END_EVERY \
+    END_FILE END_MAX END_NEXT END_NONE END_RATE GOT_SIGNAL HAVE_TIMEOUT HOSTS \
+    LANE_PIDS LISTEN_PID NAP_PID PY_END_PORT PY_SWEEP SESSION SIGNAL_EXIT SSHD \
+    SSHD_CONFIG SSHD_PID SSH_CONFIG SSH_DIR STOP_BANNER STOP_BOUND STOP_PORT \
+    SWEEP_PID SWEEP_WATCH TCP_TOOL USER_NAME WAIT_DEADLINE WAIT_PORT WATCH \
+    WATCH_EARLY WATCH_EVERY WATCH_NEXT WATCH_OUT WATCH_SEEN
 PROG=trainsonnet
 PROBE_MAX=10  # seconds one probe may take, even with time to spare
 KILL_AFTER=30 # seconds a stopped CMD has before SIGKILL
