@@ -14,6 +14,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 
@@ -139,10 +140,63 @@ func checkPod(object string, p pod) []problem {
 	for i := range p.spec.Containers {
 		c.checkContainer("containers", i, &p.spec.Containers[i], ports)
 	}
+	c.checkMemoryVolumes()
 	if p.annotations != nil {
 		c.out = append(c.out, checkAnnotationSize(object, strings.TrimSuffix(p.field, ".spec")+".metadata.annotations", p.annotations)...)
 	}
 	return c.out
+}
+
+// checkMemoryVolumes: a memory-backed emptyDir's sizeLimit is at most the
+// pod's memory limit, at which the kubelet caps it: a larger one has no
+// effect (a /dev/shm of 16Gi in a pod limited to 8Gi holds 8Gi).
+func (c *podChecker) checkMemoryVolumes() {
+	limit := podMemoryLimit(c.spec)
+	if limit == nil {
+		return
+	}
+	for i, v := range c.spec.Volumes {
+		ed := v.EmptyDir
+		if ed == nil || ed.Medium != corev1.StorageMediumMemory || ed.SizeLimit == nil || ed.SizeLimit.Cmp(*limit) <= 0 {
+			continue
+		}
+		c.add(fmt.Sprintf("volumes[%d].emptyDir.sizeLimit", i),
+			fmt.Sprintf("volume %s is in memory, and the kubelet caps it at the pod's memory limit, %s: a larger size has no effect; raise the memory limit, or ask for at most that", v.Name, limit),
+			ed.SizeLimit.String())
+	}
+}
+
+// podMemoryLimit is the memory limit of a pod as the kubelet counts it
+// (its containers' and sidecars' together, or an init container's if
+// larger), or nil when a container has none (the pod has no limit).
+func podMemoryLimit(spec *corev1.PodSpec) *resource.Quantity {
+	sum := resource.Quantity{}
+	for _, ct := range spec.Containers {
+		l, ok := ct.Resources.Limits[corev1.ResourceMemory]
+		if !ok {
+			return nil
+		}
+		sum.Add(l)
+	}
+	var inits []resource.Quantity
+	for _, ct := range spec.InitContainers {
+		l, ok := ct.Resources.Limits[corev1.ResourceMemory]
+		sidecar := ct.RestartPolicy != nil && *ct.RestartPolicy == corev1.ContainerRestartPolicyAlways
+		switch {
+		case sidecar && !ok:
+			return nil
+		case sidecar:
+			sum.Add(l)
+		case ok:
+			inits = append(inits, l)
+		}
+	}
+	for _, l := range inits {
+		if l.Cmp(sum) > 0 {
+			sum = l
+		}
+	}
+	return &sum
 }
 
 // checkAnnotationSize holds annotations to maxAnnotationBytes.
