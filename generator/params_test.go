@@ -219,6 +219,11 @@ func TestObjectParamsAreStrictlyDecoded(t *testing.T) {
 	assert.Contains(t, problems[0], `unknown field "[0].operatr"`)
 	assert.Contains(t, problems[1], `--volumes`)
 	assert.Contains(t, problems[1], `is not a valid core/v1 Volume list`)
+	// a map where a list of objects belongs: said once, as "list"
+	_, err = g.Render(context.Background(), generator.NewParams("openmpi").Set("volumeMounts", map[string]any{"a": 1}))
+	problems = validationProblems(t, err)
+	require.Len(t, problems, 1)
+	assert.Contains(t, problems[0], `must be a list of core/v1 VolumeMount objects`)
 }
 
 func TestAliasesAndSpellings(t *testing.T) {

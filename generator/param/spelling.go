@@ -122,7 +122,8 @@ var spellings = []struct {
 		},
 	}},
 	{SpellEmptyMapList, spelling{
-		takes: func(p *Param) bool { return p.Type == TypeList },
+		// a list of strings or of objects (tolerations, volumes) alike
+		takes: func(p *Param) bool { return p.Type == TypeList || p.Type == TypeObject && p.List },
 		read: func(_ *Param, v any) (any, bool, bool) {
 			m, ok := v.(map[string]any)
 			return []any{}, false, ok && len(m) == 0

@@ -30,9 +30,11 @@ func TestSpellings(t *testing.T) {
 		"on": {"type": "bool", "doc": "b", "spellings": `+all+`},
 		"mem": {"type": "quantity", "doc": "m", "format": "bytes", "spellings": `+all+`},
 		"args": {"type": "list", "doc": "a", "spellings": `+all+`},
+		"tolerations": {"type": "object", "kind": "core/v1.Toleration", "list": true, "doc": "t", "spellings": `+all+`},
 		"plain": {"type": "int", "doc": "p"}
 	}`)
 	port, on, mem, args, plain := Find(ps, "port"), Find(ps, "on"), Find(ps, "mem"), Find(ps, "args"), Find(ps, "plain")
+	tolerations := Find(ps, "tolerations")
 	for _, c := range []struct {
 		p    *Param
 		in   any
@@ -45,6 +47,8 @@ func TestSpellings(t *testing.T) {
 		{mem, "2GB", Reading{Value: "2G", Note: "2GB is taken as 2G, its spelling as a Kubernetes quantity"}},
 		{mem, "1.5 KB", Reading{Value: "1500", Note: "1.5 KB is taken as 1500, its spelling as a Kubernetes quantity"}},
 		{args, map[string]any{}, Reading{Value: []string{}, Note: "{} is an empty map where a list is expected; taken as an empty list (args: [])"}},
+		// a list of objects as a list of strings
+		{tolerations, map[string]any{}, Reading{Value: []any{}, Note: "{} is an empty map where a list is expected; taken as an empty list (tolerations: [])"}},
 	} {
 		got, rule := c.p.Read(c.in)
 		if rule != "" || !reflect.DeepEqual(got, c.want) {

@@ -358,7 +358,7 @@ func (p *Param) mapValue(v any) (any, string) {
 func (p *Param) objectValue(v any) (any, string) {
 	if p.List {
 		if _, ok := v.([]any); !ok {
-			return nil, "must be a list of " + p.kindText()
+			return nil, "must be a list of " + strings.Replace(p.Kind, ".", " ", 1) + " objects"
 		}
 	} else if _, ok := v.(map[string]any); !ok {
 		return nil, "must be a " + p.kindText() + " object"
