@@ -87,3 +87,15 @@ func SetBounds(g *Generator, time time.Duration, stackMB, heapMB uint64) {
 
 // OwnEnv is what pr declares as the variables of the job's own machinery.
 func OwnEnv(pr *Prototype) map[string]string { return pr.ownEnv }
+
+// ValueProblems are the problems of reading p's values by their
+// declarations (what a params file can break), before any rule of the
+// prototype's own or the pod check.
+func ValueProblems(g *Generator, p *Params) ([]*param.Error, error) {
+	pr, err := g.lookup(p.Prototype(), nil)
+	if err != nil {
+		return nil, err
+	}
+	_, problems := pr.resolve(p)
+	return problems, nil
+}

@@ -205,7 +205,7 @@ func TestGoValuesOfTheTypedStruct(t *testing.T) {
 func TestDurationsMustBeWholeSeconds(t *testing.T) {
 	g := newGenerator(t)
 	_, err := g.Render(context.Background(), generator.NewParams("openmpi").Set("initTimeout", 1500*time.Millisecond))
-	assert.Equal(t, []string{`initTimeout: invalid value "1.5s": must be whole seconds from 1 to 86400, such as 300, 300s or 5m`},
+	assert.Equal(t, []string{`initTimeout: invalid value "1.5s": must be whole seconds from 1 to 86400, such as 300, 300s, 5m or 2h`},
 		validationProblems(t, err))
 }
 

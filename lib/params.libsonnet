@@ -54,7 +54,7 @@ local base(type, doc, default, aliases, replaces) =
   quantity(doc, default=null, unit='', aliases=[], replaces=null)::
     base('quantity', doc, default, aliases, replaces) + { format: unit },
 
-  // Whole seconds; users may write 300, 300s or 5m. The prototype gets a
+  // Whole seconds; users may write 300, 300s, 5m or 2h (one unit). The prototype gets a
   // number, at most the largest int32 unless max says otherwise.
   seconds(doc, default=null, min=null, max=int32Max, aliases=[], replaces=null)::
     base('duration', doc, default, aliases, replaces)

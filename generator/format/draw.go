@@ -148,3 +148,23 @@ func (r *Rand) URI(scheme string) string {
 	}
 	return u
 }
+
+// NearMisses are n values of f drawn from it, each with its near misses
+// (spaces, case, a character at an end, a long tail), and values any
+// format meets: what a test holds a format's schema to its check with.
+func NearMisses(f *Format, r *Rand, n int) []string {
+	var out []string
+	for range n {
+		v := f.Draw(r)
+		out = append(out, v, v+" ", " "+v, v+"\n", strings.ToUpper(v), strings.ToLower(v), v+"-", "-"+v, v+".", "."+v,
+			v+"/", "/"+v, v+"//x", v+"/./x", v+"/../x", v+"a b", v+"_", v+"$", v+"é", v+"%41", v+"?q", v+"#f", v+":1", v+"@x",
+			v+strings.Repeat("x", 60), v+strings.Repeat("x", 300), v+"\x00")
+	}
+	return append(out, "", " ", "a", "A", "1", "-", ".", "..", "/", "//", "a b", "a\tb", "*", "=", "a=b",
+		strings.Repeat("a", 63), strings.Repeat("a", 64), strings.Repeat("a", 253), strings.Repeat("a", 254),
+		"10.0.0.0/8", "10.0.0.1/8", "::/0", "2001:db8::/32", "2001:DB8::/32", "s3://b", "s3://b/p", "gs://b/p", "s3://u@b/p",
+		"hugepages-2Mi", "hugepages-0", "cpu", "memory", "nvidia.com/gpu", "kubernetes.io/x", "x.kubernetes.io/y",
+		"app.kubernetes.io/name", "batch.kubernetes.io/job-name", "kueue.x-k8s.io/queue-name", "kueue.x-k8s.io/pod-group-total-count",
+		"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "Foo/bar", "foo/Bar", "EXAMPLE.com/foo", "localhost/foo", "localhost:5000/foo",
+		"QUJD", "QUI=", "QR==", "QQ==", "QUJ=", "AB", "+3", "-3", " 3 ", "9223372036854775808")
+}

@@ -51,6 +51,11 @@ var registry = func() map[string]*Format {
 		if f.Check == nil || f.Draw == nil || (f.Rule == "" && f.Name != "") {
 			panic("format " + f.Name + " needs a rule, a check and a drawer")
 		}
+		schema, ok := schemas[f.Name]
+		if !ok {
+			panic("format " + f.Name + " needs a schema (schemas.go)")
+		}
+		f.Schema = schema
 		m[f.Name] = f
 	}
 	return m

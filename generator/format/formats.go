@@ -3,7 +3,6 @@ package format
 import (
 	"encoding/base64"
 	"net"
-	"net/url"
 	"path"
 	"regexp"
 	"strconv"
@@ -33,29 +32,25 @@ var formats = []Format{
 			}
 			return ""
 		},
-		Schema: map[string]any{"minLength": 1},
-		Draw:   func(r *Rand) string { return r.Text(false) },
+		Draw: func(r *Rand) string { return r.Text(false) },
 	},
 	{
-		Name:   "dns1035Label",
-		Rule:   "a DNS-1035 label",
-		Check:  joinMsgs(validation.IsDNS1035Label),
-		Schema: map[string]any{"pattern": "^[a-z]([-a-z0-9]*[a-z0-9])?$", "maxLength": 63},
-		Draw:   func(r *Rand) string { return r.DNS1035Label(1 + r.IntN(20)) },
+		Name:  "dns1035Label",
+		Rule:  "a DNS-1035 label",
+		Check: joinMsgs(validation.IsDNS1035Label),
+		Draw:  func(r *Rand) string { return r.DNS1035Label(1 + r.IntN(20)) },
 	},
 	{
-		Name:   "dns1123Label",
-		Rule:   "a DNS-1123 label",
-		Check:  joinMsgs(validation.IsDNS1123Label),
-		Schema: map[string]any{"pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", "maxLength": 63},
-		Draw:   func(r *Rand) string { return r.DNS1123Label(1 + r.IntN(30)) },
+		Name:  "dns1123Label",
+		Rule:  "a DNS-1123 label",
+		Check: joinMsgs(validation.IsDNS1123Label),
+		Draw:  func(r *Rand) string { return r.DNS1123Label(1 + r.IntN(30)) },
 	},
 	{
-		Name:   "dns1123Subdomain",
-		Rule:   "a DNS-1123 subdomain",
-		Check:  joinMsgs(validation.IsDNS1123Subdomain),
-		Schema: map[string]any{"pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$", "maxLength": 253},
-		Draw:   (*Rand).Subdomain,
+		Name:  "dns1123Subdomain",
+		Rule:  "a DNS-1123 subdomain",
+		Check: joinMsgs(validation.IsDNS1123Subdomain),
+		Draw:  (*Rand).Subdomain,
 	},
 	{
 		Name:  "labelKey",
@@ -129,10 +124,9 @@ var formats = []Format{
 		Draw:  (*Rand).EnvName,
 	},
 	{
-		Name:   "image",
-		Rule:   "a container image reference",
-		Check:  checkImage,
-		Schema: map[string]any{"minLength": 1},
+		Name:  "image",
+		Rule:  "a container image reference",
+		Check: checkImage,
 		// A repository, mostly with a tag, sometimes with a digest.
 		Draw: func(r *Rand) string {
 			var b strings.Builder
@@ -159,11 +153,10 @@ var formats = []Format{
 		Draw:  drawImageRepository,
 	},
 	{
-		Name:   "absPath",
-		Rule:   "an absolute path",
-		Check:  checkAbsPath,
-		Schema: map[string]any{"pattern": "^/"},
-		Draw:   (*Rand).AbsPath,
+		Name:  "absPath",
+		Rule:  "an absolute path",
+		Check: checkAbsPath,
+		Draw:  (*Rand).AbsPath,
 	},
 	{
 		Name:  "cidr",
@@ -174,20 +167,18 @@ var formats = []Format{
 		},
 	},
 	{
-		Name:   "s3URI",
-		Rule:   "an s3:// URI",
-		Check:  checkS3URI,
-		Schema: map[string]any{"pattern": "^s3://[^/]+"},
-		Draw:   func(r *Rand) string { return r.URI("s3") },
+		Name:  "s3URI",
+		Rule:  "an s3:// URI",
+		Check: checkS3URI,
+		Draw:  func(r *Rand) string { return r.URI("s3") },
 	},
 	{
 		// Where a job reads or writes files that outlive it, such as
 		// TensorBoard's logdir: a path in the pod (a volume) or object
 		// storage that TensorFlow and TensorBoard open directly.
-		Name:   "absPathOrURI",
-		Rule:   "an absolute path, or an s3:// or gs:// URI",
-		Check:  checkAbsPathOrURI,
-		Schema: map[string]any{"pattern": "^(/|(s3|gs)://[^/]+)"},
+		Name:  "absPathOrURI",
+		Rule:  "an absolute path, or an s3:// or gs:// URI",
+		Check: checkAbsPathOrURI,
 		Draw: func(r *Rand) string {
 			if r.IntN(3) == 0 {
 				return r.AbsPath()
@@ -197,10 +188,9 @@ var formats = []Format{
 	},
 	{
 		// What the API server takes in a Secret's data.
-		Name:   "base64",
-		Rule:   "base64 text (standard alphabet, padded)",
-		Check:  checkBase64,
-		Schema: map[string]any{"pattern": "^[A-Za-z0-9+/]*={0,2}$", "minLength": 1},
+		Name:  "base64",
+		Rule:  "base64 text (standard alphabet, padded)",
+		Check: checkBase64,
 		Draw: func(r *Rand) string {
 			b := make([]byte, 1+r.IntN(48))
 			for i := range b {
@@ -220,11 +210,10 @@ var formats = []Format{
 	{
 		// A name that becomes a directory or an environment's name
 		// (horovod-dask's projectName, /root/<projectName>): "" is none.
-		Name:   "optionalFileName",
-		Rule:   "empty, or a file name: not . or .., without / or line breaks",
-		Check:  checkOptionalFileName,
-		Schema: map[string]any{"pattern": "^([^/\\n\\r\\x00]*)$"},
-		Draw:   func(r *Rand) string { return r.DNS1123Label(1 + r.IntN(12)) },
+		Name:  "optionalFileName",
+		Rule:  "empty, or a file name: not . or .., without / or line breaks",
+		Check: checkOptionalFileName,
+		Draw:  func(r *Rand) string { return r.DNS1123Label(1 + r.IntN(12)) },
 	},
 	{
 		Name: "int",
@@ -387,24 +376,28 @@ func checkAbsPath(s string) string {
 	return ""
 }
 
+// uriRE and s3RE: a URI as trainsonnet takes it (schemas.go): a bucket,
+// then a path; no user, query, fragment, escape or space.
+var (
+	s3RE         = regexp.MustCompile(`^s3://` + uriRest + `$`)
+	absPathURIRE = regexp.MustCompile(`^(` + absPath + `|(s3|gs)://` + uriRest + `)$`)
+)
+
 func checkS3URI(s string) string {
-	u, err := url.Parse(s)
-	if err != nil || u.Scheme != "s3" || u.Host == "" {
-		return "must be an s3:// URI such as s3://bucket/prefix"
+	if !s3RE.MatchString(s) {
+		return "must be an s3:// URI such as s3://bucket/prefix (no user, query, fragment, % escape or space)"
 	}
 	return ""
 }
 
 // checkAbsPathOrURI: a clean absolute path, or an s3:// or gs:// URI
-// naming its bucket, with neither query, fragment nor credentials.
+// naming its bucket, with neither user, query, fragment, escape nor space.
 func checkAbsPathOrURI(s string) string {
 	if strings.HasPrefix(s, "/") {
 		return checkAbsPath(s)
 	}
-	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "s3" && u.Scheme != "gs") || u.Host == "" ||
-		u.User != nil || u.RawQuery != "" || u.Fragment != "" || strings.ContainsAny(s, " \t\r\n") {
-		return "must be an absolute path, or an s3:// or gs:// URI such as gs://bucket/runs"
+	if !absPathURIRE.MatchString(s) {
+		return "must be an absolute path, or an s3:// or gs:// URI such as gs://bucket/runs (no user, query, fragment, % escape or space)"
 	}
 	return ""
 }

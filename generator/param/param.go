@@ -23,7 +23,7 @@ const (
 	TypeBool     Type = "bool"     // true or false
 	TypeEnum     Type = "enum"     // one of Values
 	TypeQuantity Type = "quantity" // a Kubernetes quantity (resource.Quantity), such as 500m or 4Gi
-	TypeDuration Type = "duration" // whole seconds; accepts 300, "300s" or "5m"
+	TypeDuration Type = "duration" // whole seconds; accepts 300, "300", "300s", "5m" or "2h"
 	TypeMap      Type = "map"      // string keys to string (or quantity) values
 	TypeList     Type = "list"     // a list of strings
 	TypeObject   Type = "object"   // structured pass-through checked against a k8s.io/api type

@@ -2,7 +2,10 @@ package param
 
 import (
 	"maps"
+	"math"
 	"strings"
+
+	"github.com/trainsonnet/trainsonnet/generator/format"
 )
 
 // Rule describes in words what values a parameter accepts, for describe
@@ -23,7 +26,7 @@ func (p *Param) Rule() string {
 	case TypeQuantity:
 		return "a Kubernetes quantity such as 500m, 2 or 4Gi"
 	case TypeDuration:
-		return "seconds (300, 300s or 5m)" + p.boundsText()
+		return "seconds (300, 300s, 5m or 2h)" + p.boundsText()
 	case TypeMap:
 		k := "keys: " + p.FormatSpec().Rule
 		v := "values: quantities"
@@ -72,8 +75,7 @@ func (p *Param) Schema() map[string]any {
 		s["type"] = []string{"object", "null"} // null: every member's default
 		return s
 	case TypeString:
-		s["type"] = "string"
-		maps.Copy(s, p.FormatSpec().Schema)
+		maps.Copy(s, stringSchema(p.FormatSpec().Schema))
 	case TypeInt:
 		s["type"] = "integer"
 		addBounds(s, p)
@@ -82,35 +84,47 @@ func (p *Param) Schema() map[string]any {
 	case TypeEnum:
 		s["enum"] = p.Values
 	case TypeQuantity:
-		s["type"] = "string"
-		s["oneOf"] = []any{
-			map[string]any{"type": "string", "pattern": `^[+]?([0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$`},
-			map[string]any{"type": "number", "minimum": 0},
-		}
-		delete(s, "type")
+		maps.Copy(s, format.QuantitySchema(p.Format == "bytes"))
 	case TypeDuration:
-		s["oneOf"] = []any{
-			map[string]any{"type": "integer"},
-			map[string]any{"type": "string", "pattern": `^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`},
-		}
-		addBounds(s, p)
+		n := map[string]any{"type": "integer"}
+		addBounds(n, p)
+		s["anyOf"] = []any{n, map[string]any{"type": "string", "pattern": durationPattern(p.Min, p.Max)}}
 	case TypeMap:
 		s["type"] = "object"
-		if p.ValueFormat == "quantity" {
-			s["additionalProperties"] = map[string]any{"type": []string{"string", "number"}}
-		} else {
+		s["propertyNames"] = stringSchema(p.FormatSpec().Schema)
+		switch {
+		case p.ValueFormat == "quantity" && p.Format == "resourceName":
+			maps.Copy(s, format.ResourceMapSchema())
+		case p.ValueFormat == "quantity":
+			s["additionalProperties"] = format.QuantitySchema(false)
+		default:
 			// a bare number or boolean is taken as the text it is
 			// written as (a number whose text is not its value, 1.10, is
-			// refused: value.go)
-			s["additionalProperties"] = map[string]any{"type": []string{"string", "number", "boolean"}}
+			// refused: value.go); a number's text, which a schema cannot
+			// see, is the value format's too
+			s["additionalProperties"] = map[string]any{"anyOf": []any{
+				stringSchema(p.ValueFormatSpec().Schema),
+				map[string]any{"type": []string{"number", "boolean"}},
+			}}
 		}
 	case TypeList:
-		item := "string"
-		if p.Format == "int" {
-			item = "integer"
-		}
 		s["type"] = "array"
-		s["items"] = map[string]any{"type": item}
+		s["uniqueItems"] = true // an item twice is refused
+		if p.Format == "int" {
+			// an integer, or its text (value.go: parseInt)
+			n := map[string]any{"type": "integer"}
+			addBounds(n, p)
+			lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
+			if p.Min != nil {
+				lo = *p.Min
+			}
+			if p.Max != nil {
+				hi = *p.Max
+			}
+			s["items"] = map[string]any{"anyOf": []any{n, map[string]any{"type": "string", "pattern": `^\s*` + format.IntRange(lo, hi) + `\s*$`}}}
+		} else {
+			s["items"] = stringSchema(p.FormatSpec().Schema)
+		}
 	case TypeObject:
 		desc := p.Doc + " (" + p.kindText() + ", checked against k8s.io/api)"
 		s["description"] = desc
@@ -144,6 +158,39 @@ func withSpellings(s map[string]any, alt []any) map[string]any {
 	}
 	out["anyOf"] = append([]any{strict}, alt...)
 	return out
+}
+
+// stringSchema is the schema of a string of the format schema f, without
+// a NUL byte (textRule).
+func stringSchema(f map[string]any) map[string]any {
+	return map[string]any{"type": "string", "allOf": []any{f, map[string]any{"pattern": `^[^\x00]*$`}}}
+}
+
+// durationPattern is the pattern of a duration's text within min and max
+// seconds: digits, then s, m or h at most (value.go's durationText).
+func durationPattern(lo, hi *int64) string {
+	from, to := int64(0), int64(math.MaxInt64)
+	if lo != nil && *lo > 0 {
+		from = *lo
+	}
+	if hi != nil {
+		to = *hi
+	}
+	var alts []string
+	for _, u := range []struct {
+		unit string
+		secs int64
+	}{{"s?", 1}, {"m", 60}, {"h", 3600}} {
+		a, b := (from+u.secs-1)/u.secs, to/u.secs
+		if a > b {
+			continue
+		}
+		alts = append(alts, format.UintRange(a, b)+u.unit)
+	}
+	if len(alts) == 0 {
+		return `^[^\s\S]$`
+	}
+	return `^\+?0*(` + strings.Join(alts, "|") + `)$`
 }
 
 func addBounds(s map[string]any, p *Param) {

@@ -3,8 +3,11 @@ package param
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
+
+	"github.com/trainsonnet/trainsonnet/generator/format"
 )
 
 // A Spelling is another way of writing a parameter's value that a
@@ -100,7 +103,14 @@ var spellings = []struct {
 			if p.Type == TypeBool {
 				return map[string]any{"type": "string", "pattern": `^\s*(true|false)\s*$`, "description": "a quoted boolean, as the charts wrote them"}
 			}
-			return map[string]any{"type": "string", "pattern": `^\s*[-+]?[0-9]+\s*$`, "description": "a quoted integer, as the charts wrote them"}
+			lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
+			if p.Min != nil {
+				lo = *p.Min
+			}
+			if p.Max != nil {
+				hi = *p.Max
+			}
+			return map[string]any{"type": "string", "pattern": `^\s*` + format.IntRange(lo, hi) + `\s*$`, "description": "a quoted integer, as the charts wrote them"}
 		},
 	}},
 	{SpellByteUnits, spelling{
@@ -148,8 +158,10 @@ var spellings = []struct {
 			}
 			return nil, false, false
 		},
-		note:   func(*Param, any, any) string { return "" },
-		schema: func(*Param) map[string]any { return map[string]any{"type": "integer"} },
+		note: func(*Param, any, any) string { return "" },
+		// the numbers whose text the format takes: an interval of
+		// integers, found by asking the format
+		schema: func(p *Param) map[string]any { return numbersOf(p.FormatSpec()) },
 	}},
 }
 
@@ -244,4 +256,31 @@ func byteUnits(s string) (string, bool) {
 		return "", false
 	}
 	return n + unit, true
+}
+
+// numbersOf is the schema of the numbers whose text (as a JSON file writes
+// them) the format f takes: the interval of integers it takes between
+// -1 and 100000, or none; the format of a number-as-text parameter takes
+// an interval of small integers and words (a format of one's own that
+// takes other numbers gets a schema that takes them all).
+func numbersOf(f *format.Format) map[string]any {
+	lo, hi := int64(-2), int64(-2)
+	for n := int64(-1); n <= 100000; n++ {
+		if f.Check(strconv.FormatInt(n, 10)) != "" {
+			continue
+		}
+		if lo == -2 {
+			lo = n
+		} else if n != hi+1 {
+			return map[string]any{"type": "integer"} // more than a schema says here
+		}
+		hi = n
+	}
+	if lo == -2 {
+		return map[string]any{"not": map[string]any{}}
+	}
+	if f.Check("100001") == "" || f.Check("1.5") == "" {
+		return map[string]any{"type": "number"} // more than a schema says here
+	}
+	return map[string]any{"type": "integer", "minimum": lo, "maximum": hi}
 }

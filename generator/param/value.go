@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"math/big"
 	"path"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -229,10 +231,7 @@ func (p *Param) Normalize(v any) (any, string) {
 		}
 		return b, ""
 	case TypeQuantity:
-		q, rule := normQuantity(v)
-		if rule == "" && p.Format == "bytes" {
-			rule = format.CheckResourceValue("memory", resource.MustParse(q.(string)))
-		}
+		q, rule := normQuantity(v, p.Format == "bytes")
 		if rule != "" {
 			return nil, rule
 		}
@@ -240,7 +239,7 @@ func (p *Param) Normalize(v any) (any, string) {
 	case TypeDuration:
 		secs, ok := toSeconds(v)
 		if !ok {
-			return nil, "must be whole seconds" + p.boundsText() + ", such as 300, 300s or 5m"
+			return nil, "must be whole seconds" + p.boundsText() + ", such as 300, 300s, 5m or 2h"
 		}
 		if rule := p.checkBounds(secs); rule != "" {
 			return nil, rule
@@ -315,9 +314,16 @@ func (p *Param) mapValue(v any) (any, string) {
 		}
 		raw := m[k]
 		if p.ValueFormat == "quantity" {
-			q, rule := normQuantity(raw)
+			q, rule := normQuantity(raw, false)
 			if rule == "" && p.Format == "resourceName" {
-				rule = format.CheckResourceValue(k, resource.MustParse(q.(string)))
+				// whole units as a pattern of the schema says them
+				// (format.ResourceMapSchema), and whole pages
+				if text, ok := quantityText(raw); ok {
+					rule = format.WholeResourceRule(k, text)
+				}
+				if rule == "" {
+					rule = format.CheckResourceValue(k, resource.MustParse(q.(string)))
+				}
 			}
 			if rule != "" {
 				return nil, fmt.Sprintf("key %q: %s", k, rule)
@@ -451,21 +457,27 @@ func (p *Param) checkBounds(n int64) string {
 	return ""
 }
 
-func normQuantity(v any) (any, string) {
+// quantityText is the text of a quantity as a params file or Go gives it.
+func quantityText(v any) (string, bool) {
 	if n, ok := v.(YAMLNumber); ok {
 		v = n.Number
 	}
-	var s string
 	switch x := v.(type) {
 	case string:
-		s = strings.TrimSpace(x)
+		return strings.TrimSpace(x), true
 	case json.Number:
-		s = x.String()
+		return x.String(), true
 	case int, int32, int64:
-		s = fmt.Sprint(x)
+		return fmt.Sprint(x), true
 	case resource.Quantity:
-		s = x.String()
-	default:
+		return x.String(), true
+	}
+	return "", false
+}
+
+func normQuantity(v any, bytes bool) (any, string) {
+	s, ok := quantityText(v)
+	if !ok {
 		return nil, "must be a Kubernetes quantity such as 500m, 2 or 4Gi"
 	}
 	q, err := resource.ParseQuantity(s)
@@ -475,10 +487,14 @@ func normQuantity(v any) (any, string) {
 	if q.Sign() < 0 {
 		return nil, "must not be negative"
 	}
-	if q.Cmp(maxQuantity) > 0 {
-		// Beyond it the quantity's text stops being its value (1e21
-		// prints as 1) and nothing can count it.
-		return nil, "is too large: a quantity holds at most " + maxQuantity.String() + " (about 9.2e15)"
+	// The patterns the JSON Schema has too (format/quantity.go).
+	if rule := format.QuantityTooLarge(s); rule != "" {
+		return nil, rule
+	}
+	if bytes {
+		if rule := format.QuantityNotWholeBytes(s); rule != "" {
+			return nil, rule
+		}
 	}
 	return q.String(), ""
 }
@@ -505,8 +521,16 @@ func toInt(v any) (int64, bool) {
 	}
 	switch x := v.(type) {
 	case json.Number:
-		n, err := x.Int64()
-		return n, err == nil
+		if n, err := x.Int64(); err == nil {
+			return n, true
+		}
+		// 2.0 and 2e3 are integers to JSON Schema
+		f, ok := new(big.Float).SetString(x.String())
+		if !ok || !f.IsInt() {
+			return 0, false
+		}
+		n, acc := f.Int64()
+		return n, acc == big.Exact
 	case int:
 		return int64(x), true
 	case int32:
@@ -529,17 +553,27 @@ func toSeconds(v any) (int64, bool) {
 		}
 		return int64(x / time.Second), true
 	case string:
-		if n, err := strconv.ParseInt(x, 10, 64); err == nil {
-			return n, true
-		}
-		d, err := time.ParseDuration(x)
-		if err != nil || d%time.Second != 0 {
+		// digits, and one unit at most: what a pattern of the schema can
+		// bound (format.DurationPattern); 1h30m is 90m.
+		m := durationText.FindStringSubmatch(x)
+		if m == nil {
 			return 0, false
 		}
-		return int64(d / time.Second), true
+		n, err := strconv.ParseInt(m[1], 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		unit := map[string]int64{"": 1, "s": 1, "m": 60, "h": 3600}[m[2]]
+		if n > math.MaxInt64/unit {
+			return 0, false
+		}
+		return n * unit, true
 	}
 	return toInt(v)
 }
+
+// durationText is a duration's text: digits, and s, m or h.
+var durationText = regexp.MustCompile(`^\+?(\d+)(s|m|h)?$`)
 
 // DecodeJSON decodes JSON keeping numbers exact (json.Number).
 func DecodeJSON(data []byte) (any, error) {
