@@ -15,10 +15,10 @@ package lib_test
 import (
 	"bufio"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"maps"
 	"regexp"
 	"slices"
 	"strings"
