@@ -230,18 +230,40 @@ var faults = []fault{
 		// the kernel gives up on the connection (tcp_retries2: about 15
 		// minutes): the job's deadline is the bound a user sets.
 		params: func(_ *jobCase, p *generator.Params) { p.Set("activeDeadlineSeconds", 1800) }},
-	{name: "worker unschedulable", ci: []string{"openmpi"},
+	// A pod's fact, which a stand-in shows as well as a framework.
+	{name: "worker unschedulable", ci: []string{"openmpi"}, pod: true,
 		operators: "Pending until runPolicy.activeDeadlineSeconds, or a gang scheduler's schedulingPolicy.scheduleTimeoutSeconds",
 		params: func(jc *jobCase, p *generator.Params) {
-			// Each worker takes one of a resource the node has two of:
-			// the third can never be placed. The job's bound is its
+			// Each worker takes `per` of a resource the node has one
+			// worker's fewer of than the workers need: the last can
+			// never be placed. The job's bound is its
 			// activeDeadlineSeconds.
+			w := unschedulableWorkers[jc.faultProto]
+			if w.key == "" {
+				w = unschedulableWorkers[""]
+			}
 			res := "fault.example.com/" + jc.ns
+			capacity := strconv.Itoa(w.per * (w.workers - 1))
 			_, err := jc.kubectl(nil, "patch", "node", jc.s.node.NodeName, "--subresource=status", "--type=json",
-				"-p", `[{"op":"add","path":"/status/capacity/`+strings.ReplaceAll(res, "/", "~1")+`","value":"2"}]`)
+				"-p", `[{"op":"add","path":"/status/capacity/`+strings.ReplaceAll(res, "/", "~1")+`","value":"`+capacity+`"}]`)
 			require.NoError(jc.t, err)
-			p.Set("gpuResource", res).Set("gpu", 1).Set("activeDeadlineSeconds", 90)
+			p.Set("gpuResource", res).Set(w.key, w.per).Set("activeDeadlineSeconds", 90)
 		}},
+}
+
+// unschedulableWorkers are, by prototype, the parameter that gives each
+// worker GPUs, how many, and how many workers the fault job has: the
+// training jobs' top-level gpu reaches their 3 workers; eval's one pod is
+// its worker.
+var unschedulableWorkers = map[string]struct {
+	key          string
+	per, workers int
+}{
+	"":               {"gpu", 1, 3},
+	"tf-distributed": {"worker.gpu", 1, 2},
+	"horovod-dask":   {"worker.gpu", 1, 2},
+	"horovod-spark":  {"worker.gpu", 2, 2},
+	"eval":           {"gpu", 1, 1},
 }
 
 // aloneMu keeps the cases of the faults that reach everything (alone)
@@ -273,13 +295,20 @@ func runFault(t *testing.T, s *suite, j faultJob, f fault) {
 	}
 	jc := s.startFor(t, "f-"+faultSlug(j.proto, f.name), kube.Baseline, bound+5*time.Minute)
 	jc.createLocalClaim(storeClaim)
-	jc.fault = &f
+	jc.fault, jc.faultProto = &f, j.proto
 	jobs, trains := j.start(jc)
 	lead := jobs[0]
 	// Once training: its progress on the claim, or the target running;
 	// a fault made by the parameters is there from the start.
+	// A blip of the node or the control plane is one the pods outlive:
+	// every pod of the job runs first (a kubelet restarted under a
+	// container being started may fail its start, which is Kubernetes'
+	// and counts a failure).
 	if f.inject != nil {
 		require.Eventually(t, func() bool {
+			if f.node && !jc.allRunning() {
+				return false
+			}
 			if trains {
 				return jc.trainedSteps() >= faultAtStep
 			}
@@ -456,6 +485,17 @@ func (jc *jobCase) podPhases() map[string]string {
 		}
 	}
 	return m
+}
+
+// allRunning: the job has pods, and every one is Running.
+func (jc *jobCase) allRunning() bool {
+	phases := jc.podPhases()
+	for _, phase := range phases {
+		if phase != "Running" {
+			return false
+		}
+	}
+	return len(phases) > 0
 }
 
 // podsChanged: a pod of the job has gone, come or left Running since

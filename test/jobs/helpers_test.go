@@ -92,10 +92,11 @@ type jobCase struct {
 	// claimDir is the directory of the claim createLocalClaim made, on
 	// this host (the node), or where in it the job writes.
 	claimDir string
-	// fault is the case's fault, when TestFaults runs it; disrupted, the
-	// Job of the pod it evicted.
-	fault     *fault
-	disrupted string
+	// fault is the case's fault, when TestFaults runs it, on a job of
+	// faultProto; disrupted, the Job of the pod it evicted.
+	fault      *fault
+	faultProto string
+	disrupted  string
 }
 
 // start waits for a free slot on the node, then creates a namespace that
