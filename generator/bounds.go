@@ -45,7 +45,7 @@ func (e *boundError) Error() string {
 // watched runs eval on a goroutine of its own and returns what it
 // returns, or a *boundError once it passes a bound (abandoned: eval
 // runs on, unwatched).
-func watched[T any](b bounds, eval func() (T, error)) (_ T, err error, abandoned bool) {
+func watched[T any](b bounds, eval func() (T, error)) (_ T, abandoned bool, err error) {
 	type result struct {
 		v   T
 		err error
@@ -63,16 +63,16 @@ func watched[T any](b bounds, eval func() (T, error)) (_ T, err error, abandoned
 	for {
 		select {
 		case r := <-done:
-			return r.v, r.err, false
+			return r.v, false, r.err
 		case now := <-tick.C:
 			heap, stacks := memory()
 			switch {
 			case stacks > stacks0 && stacks-stacks0 > b.stack:
-				return zero, &boundError{fmt.Sprintf("its stack passed %s (a recursion without end? go-jsonnet bounds calls to 500 deep, but not tailstrict ones)", mb(b.stack))}, true
+				return zero, true, &boundError{fmt.Sprintf("its stack passed %s (a recursion without end? go-jsonnet bounds calls to 500 deep, but not tailstrict ones)", mb(b.stack))}
 			case heap > heap0 && heap-heap0 > b.heap:
-				return zero, &boundError{fmt.Sprintf("it used more than %s of memory (a value built without end?)", mb(b.heap))}, true
+				return zero, true, &boundError{fmt.Sprintf("it used more than %s of memory (a value built without end?)", mb(b.heap))}
 			case now.Sub(start) > b.time:
-				return zero, &boundError{fmt.Sprintf("it ran for more than %s (a loop without end?)", b.time)}, true
+				return zero, true, &boundError{fmt.Sprintf("it ran for more than %s (a loop without end?)", b.time)}
 			}
 		}
 	}

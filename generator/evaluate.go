@@ -26,7 +26,7 @@ func (g *Generator) evaluate(w *pooledVM, file string, params ast.Node, output s
 	if g.runaway.Load() {
 		return "", errRunaway
 	}
-	out, err, abandoned := watched(g.bounds, func() (string, error) { return w.vm.EvaluateFile(file) })
+	out, abandoned, err := watched(g.bounds, func() (string, error) { return w.vm.EvaluateFile(file) })
 	if abandoned {
 		w.abandoned = true // still evaluating: never to be reused
 		g.runaway.Store(true)

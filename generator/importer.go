@@ -48,8 +48,8 @@ func newImporter(embedded map[string]fs.FS, userDirs, given []string) *importer 
 	roots := make([]string, len(userDirs))
 	for i, d := range userDirs {
 		roots[i] = d
-		if real, err := filepath.EvalSymlinks(d); err == nil {
-			roots[i] = real
+		if resolved, err := filepath.EvalSymlinks(d); err == nil {
+			roots[i] = resolved
 		}
 	}
 	return &importer{embedded: embedded, userDirs: userDirs, given: given, roots: roots, files: map[string]*cachedFile{}}
@@ -161,7 +161,7 @@ func (im *importer) readUncached(name string) ([]byte, error) {
 	if !within(filepath.Clean(name), im.userDirs) {
 		return nil, &outsideError{name: filepath.Clean(name)}
 	}
-	real, err := filepath.EvalSymlinks(name)
+	resolved, err := filepath.EvalSymlinks(name)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, fs.ErrNotExist
@@ -169,10 +169,10 @@ func (im *importer) readUncached(name string) ([]byte, error) {
 		return nil, fmt.Errorf("%s is a loop of symbolic links", im.show(name))
 	case err != nil:
 		return nil, err
-	case !within(real, im.roots):
-		return nil, &outsideError{name: im.show(name), real: real}
+	case !within(resolved, im.roots):
+		return nil, &outsideError{name: im.show(name), real: resolved}
 	}
-	st, err := os.Stat(real)
+	st, err := os.Stat(resolved)
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +182,7 @@ func (im *importer) readUncached(name string) ([]byte, error) {
 	if !st.Mode().IsRegular() { // a FIFO would never end
 		return nil, fmt.Errorf("%s is not a regular file", im.show(name))
 	}
-	data, err := os.ReadFile(real)
+	data, err := os.ReadFile(resolved)
 	if err != nil {
 		return nil, err
 	}

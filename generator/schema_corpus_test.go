@@ -117,7 +117,7 @@ func TestSchemaAgreesOnTheReportedCases(t *testing.T) {
 // corpusFile is the params file that sets the dotted path to v.
 func corpusFile(path string, v any) map[string]any {
 	parts := strings.Split(path, ".")
-	var out any = v
+	out := any(v)
 	for i := len(parts) - 1; i >= 0; i-- {
 		out = map[string]any{parts[i]: out}
 	}
