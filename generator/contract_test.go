@@ -81,6 +81,10 @@ func TestLibContracts(t *testing.T) {
 			want: "storage.pod reads the storage parameters, and the prototype does not declare them: add storage.params([<the directories it uses>]) to its params"},
 		{name: "storage-dir-undeclared", params: params + ` + storage.params(['logDir'])`, render: `[{apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: p.name}, data: {dir: storage.dir(p, 'trainDir')}}]`,
 			want: "storage.dir: the directory trainDir is not declared: add 'trainDir' to the prototype's storage.params([...])"},
+		{name: "storage-validate-undeclared", render: `[{apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: p.name}, data: {n: std.toString(std.length(storage.validate(p, ['trainDir'])))}}]`,
+			want: "storage.validate reads the storage parameters, and the prototype does not declare them: add storage.params([<the directories it uses>]) to its params"},
+		{name: "storage-validate-dir-undeclared", params: params + ` + storage.params(['logDir'])`, render: `[{apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: p.name}, data: {n: std.toString(std.length(storage.validate(p, ['trainDir'])))}}]`,
+			want: "storage.dir: the directory trainDir is not declared: add 'trainDir' to the prototype's storage.params([...])"},
 		{name: "storage-unknown-dir", params: params + ` + storage.params(['modelDir'])`,
 			want: "storage.params: no directory modelDir: the directories are evalDir, logDir, storeDir, trainDir"},
 		// A role's pod template in a custom resource, from a partial role;

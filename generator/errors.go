@@ -170,15 +170,6 @@ func explainRuntime(msg string) string {
 	return msg
 }
 
-// skipChecks tells the library to skip the checks of what its pieces read
-// of the parameters (ts.checks in lib/trainsonnet.libsonnet): they would
-// cost every render about 5%, and they only name what a failed render
-// lacks, so evalFailed runs them then.
-var skipChecks = &jsonnet.NativeFunction{
-	Name: "skipContractChecks",
-	Func: func([]any) (any, error) { return true, nil },
-}
-
 // evalFailed is the error of a render of pr that failed with err: the
 // message of ts.fail; for any other error, the message of ts.fail that an
 // evaluation with the library's checks gives (the piece the prototype

@@ -106,11 +106,8 @@ func (g *Generator) getVM() *pooledVM {
 func (g *Generator) newVM(checks bool) *pooledVM {
 	w := &pooledVM{vm: jsonnet.MakeVM()}
 	w.vm.Importer(g.im)
-	for _, f := range g.natives(w) {
+	for _, f := range g.natives(w, checks) {
 		w.vm.NativeFunction(f)
-	}
-	if !checks {
-		w.vm.NativeFunction(skipChecks)
 	}
 	w.vm.ErrorFormatter.SetMaxStackTraceSize(12)
 	w.errs = &errFormatter{ErrorFormatter: w.vm.ErrorFormatter, show: g.im.show}

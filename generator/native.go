@@ -20,7 +20,7 @@ import (
 // keeps state of a render but handOver, the seam of the render's value
 // (evaluate.go); asset, indexedLines and indexedList hand out references
 // to large strings (assets.go).
-func (g *Generator) natives(w *pooledVM) []*jsonnet.NativeFunction {
+func (g *Generator) natives(w *pooledVM, checks bool) []*jsonnet.NativeFunction {
 	fs := []*jsonnet.NativeFunction{
 		{
 			// asset(path) stands for a file the pods need.
@@ -101,6 +101,19 @@ func (g *Generator) natives(w *pooledVM) []*jsonnet.NativeFunction {
 			Name:   "handOver",
 			Params: ast.Identifiers{"value"},
 			Func:   w.handOver,
+		})
+	}
+	if !checks {
+		fs = append(fs, &jsonnet.NativeFunction{
+			// skipContractChecks() tells the library to skip the checks
+			// of what its pieces read of the parameters (ts.checks in
+			// lib/trainsonnet.libsonnet): they would cost every render
+			// about 5%, and they only name what a failed render lacks,
+			// so evalFailed (errors.go) runs them then, on a VM without
+			// this native.
+			Name:   "skipContractChecks",
+			Params: ast.Identifiers{},
+			Func:   func([]any) (any, error) { return true, nil },
 		})
 	}
 	return fs

@@ -393,7 +393,7 @@ local queued(p, ws) =
   // gpus: the GPU limit of resources (0 without). trainsonnet hands a
   // prototype every GPU quantity of its ResourceRequirements parameters
   // as a whole number or its digits ("2000m", "1e1" and "1Ki" become
-  // "2", "10" and "1024"; generator/resources.go), so this counts without
+  // "2", "10" and "1024"; generator/param/resources.go), so this counts without
   // parsing suffixes, at any size (std.parseInt fails above 2^53).
   gpus(resources, gpuResource='nvidia.com/gpu')::
     local limits = if resources == null then {} else std.get(resources, 'limits', {});

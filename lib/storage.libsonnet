@@ -205,6 +205,8 @@ local under(path, dir) = path == dir || std.startsWith(path, if dir == '/' then 
   // dirNames (trainDir, ...) is under the mount path or a volumeMount.
   validate(p, dirNames=[])::
     local s = if !ts.checks || ts.has(p, 'storage') then p.storage else missing('storage.validate');
+    // each directory as storage.dir reads it: declared (with ts.checks)
+    local given(d) = if ts.checks && !ts.has(p, 'storage') then missing('storage.validate') else $.dir(p, d) != null && p[d] != null;
     local az = s.azure;
     local kinds = [k for k in [['storage.claim.name', s.claim.name], ['storage.nfs.server', s.nfs.server], ['storage.azure.shareName', az.shareName]] if k[1] != null];
     local creds = [k for k in [['storage.azure.secret', az.secret], ['storage.azure.accountBase64', az.accountBase64], ['storage.azure.keyBase64', az.keyBase64]] if k[1] != null];
@@ -233,7 +235,7 @@ local under(path, dir) = path == dir || std.startsWith(path, if dir == '/' then 
       ts.check(!$.isLocal($.dir(p, d)) || std.length([m for m in mounts if under($.dir(p, d), m)]) > 0, d,
                'must be under storage.mountPath (' + mountPath + ') or a volumeMount, where the pods share it')
       for d in dirNames
-      if p[d] != null
+      if given(d)
     ],
 
   // warnings: the credential in the output; pasted credentials that the
