@@ -264,22 +264,25 @@ func byteUnits(s string) (string, bool) {
 // an interval of small integers and words (a format of one's own that
 // takes other numbers gets a schema that takes them all).
 func numbersOf(f *format.Format) map[string]any {
-	lo, hi := int64(-2), int64(-2)
-	for n := int64(-1); n <= 100000; n++ {
-		if f.Check(strconv.FormatInt(n, 10)) != "" {
-			continue
-		}
-		if lo == -2 {
-			lo = n
-		} else if n != hi+1 {
-			return map[string]any{"type": "integer"} // more than a schema says here
-		}
-		hi = n
+	takes := func(n int64) bool { return f.Check(strconv.FormatInt(n, 10)) == "" }
+	lo := int64(-1)
+	for lo <= 100000 && !takes(lo) {
+		lo++
 	}
-	if lo == -2 {
+	if lo > 100000 {
 		return map[string]any{"not": map[string]any{}}
 	}
-	if f.Check("100001") == "" || f.Check("1.5") == "" {
+	hi := lo
+	for hi < 100000 && takes(hi+1) {
+		hi++
+	}
+	// an interval: nothing taken past it, for a thousand and at 100001
+	for n := hi + 2; n <= hi+1000; n++ {
+		if takes(n) {
+			return map[string]any{"type": "integer"} // more than a schema says here
+		}
+	}
+	if takes(100001) || f.Check("1.5") == "" {
 		return map[string]any{"type": "number"} // more than a schema says here
 	}
 	return map[string]any{"type": "integer", "minimum": lo, "maximum": hi}
