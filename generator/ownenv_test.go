@@ -15,7 +15,8 @@ import (
 // TestOwnEnvRefused: every env parameter of every prototype (a map keyed
 // by variable names), the example of one's own too, refuses each variable
 // the job's own machinery reads (its ownEnv: the runtime's TS_*, the Job
-// controller's JOB_COMPLETION_INDEX, torchrun's PET_*, Open MPI's
+// controller's JOB_COMPLETION_INDEX, torchrun's PET_NNODES and the like,
+// Open MPI's
 // OMPI_MCA_*), naming the parameter, the value and why; other names pass.
 func TestOwnEnvRefused(t *testing.T) {
 	g, err := generator.New(generator.Options{PrototypePaths: []string{"../examples/own-prototype"}})
@@ -50,9 +51,14 @@ func TestOwnEnvRefused(t *testing.T) {
 			assert.NoError(t, err, "%s %s: a variable of the user's", name, prm.Path)
 		}
 	}
+	// torchrun's variables of the flags trainsonnet gives it, not the
+	// others (PET_TEE, PET_REDIRECTS: the user's)
 	pr, err := g.Lookup("pytorch")
 	require.NoError(t, err)
-	assert.Contains(t, generator.OwnEnv(pr), "PET_*")
+	assert.Contains(t, generator.OwnEnv(pr), "PET_NNODES")
+	assert.NotContains(t, generator.OwnEnv(pr), "PET_*")
+	_, err = g.Render(context.Background(), generator.NewParams("pytorch").Set("env", map[string]string{"PET_TEE": "1", "PET_REDIRECTS": "1"}))
+	assert.NoError(t, err)
 	for _, mpi := range []string{"openmpi", "horovod", "horovod-dask"} {
 		pr, err := g.Lookup(mpi)
 		require.NoError(t, err)

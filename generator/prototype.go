@@ -3,6 +3,8 @@ package generator
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/trainsonnet/trainsonnet/generator/param"
@@ -125,6 +127,7 @@ func parsePrototype(name, source string, builtin bool, specJSON string) (*Protot
 		}
 		if p.Type == param.TypeMap && p.Format == "envName" {
 			pr.envMaps = append(pr.envMaps, p)
+			p.OwnKeys = slices.Sorted(maps.Keys(s.OwnEnv)) // the schema refuses them too
 		}
 		for _, k := range append(append([]string{p.Path}, p.Aliases...), p.OldPaths...) {
 			if other := pr.byKey[k]; other != nil && other != p {

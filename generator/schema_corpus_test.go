@@ -94,6 +94,11 @@ func TestSchemaAgreesOnTheReportedCases(t *testing.T) {
 		{"horovod-spark", `{"sparkConf": {"spark.executor memory": "8g"}}`, false},
 		{"horovod-spark", `{"sparkConf": {"spark.executor.memory": "8g"}}`, true},
 		{"openmpi", `{"ttlSecondsAfterFinished": "300"}`, true},
+		{"openmpi", `{"env": {"TS_EXEC": "x"}}`, false},
+		{"openmpi", `{"launcher": {"env": {"OMPI_MCA_btl": "tcp"}}}`, false},
+		{"pytorch", `{"env": {"JOB_COMPLETION_INDEX": "3"}}`, false},
+		{"pytorch", `{"env": {"PET_NNODES": "3"}}`, false},
+		{"pytorch", `{"env": {"PET_TEE": "1"}}`, true},
 	} {
 		pr, err := g.Lookup(c.proto)
 		require.NoError(t, err)

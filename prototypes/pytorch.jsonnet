@@ -176,9 +176,13 @@ ts.prototype({
     contents are typed parameters).
   |||,
 
+  // torchrun reads PET_<FLAG> for each flag not on its command line: the
+  // ones trainsonnet gives it (and --standalone) are the job's; the others
+  // (PET_TEE, PET_REDIRECTS, PET_LOG_DIR, ...) are the user's to set.
   ownEnv: {
-    // torchrun reads PET_<FLAG> for each flag not on its command line
-    'PET_*': 'torchrun reads PET_<FLAG> as its --<flag>, beside the ones trainsonnet gives it: put torchrun flags at the start of exec',
+    [v]: 'torchrun reads it as its flag, which trainsonnet gives it from the parameters (workers, nprocPerNode, elastic.*, port): set those'
+    for v in ['PET_NNODES', 'PET_NPROC_PER_NODE', 'PET_NODE_RANK', 'PET_MASTER_ADDR', 'PET_MASTER_PORT', 'PET_RDZV_BACKEND',
+              'PET_RDZV_ENDPOINT', 'PET_RDZV_ID', 'PET_RDZV_CONF', 'PET_MAX_RESTARTS', 'PET_STANDALONE']
   },
   params: params_,
 

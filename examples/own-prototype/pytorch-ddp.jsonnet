@@ -72,9 +72,13 @@ ts.prototype({
     worker: params.group('Settings of the worker pods only.', roles.envParams('the workers')),
   },
 
-  // The variables torchrun reads beside its flags: no env parameter may
-  // set them (the library's own, such as JOB_COMPLETION_INDEX, always).
-  ownEnv: { 'PET_*': 'torchrun reads PET_<FLAG> as its --<flag>' },
+  // The variables torchrun reads for the flags given here: no env
+  // parameter may set them (nor the library's own, such as
+  // JOB_COMPLETION_INDEX). PET_TEE and the like stay the user's.
+  ownEnv: {
+    [v]: 'torchrun reads it as its flag, which this prototype gives it'
+    for v in ['PET_NNODES', 'PET_NPROC_PER_NODE', 'PET_NODE_RANK', 'PET_MASTER_ADDR', 'PET_MASTER_PORT', 'PET_STANDALONE', 'PET_RDZV_BACKEND']
+  },
 
   // The shared rules: every pod's host name fits in a DNS label.
   validate(p):: [roles.nameFits(p, [worker(p)])],

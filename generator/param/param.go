@@ -80,6 +80,11 @@ type Param struct {
 	// Spellings are the other ways of writing a value that the parameter
 	// takes with a warning, as the replaced system wrote them (spelling.go).
 	Spellings []Spelling `json:"spellings,omitempty"`
+	// OwnKeys are the keys of a map that the prototype keeps for itself
+	// (the variables its own machinery reads, for a map of environment
+	// variables): names, and prefixes ending in *. Its reading refuses
+	// them (generator), its JSON Schema too.
+	OwnKeys []string `json:"ownKeys,omitempty"`
 	// AtMost and AtLeast relate an int or seconds parameter to another
 	// (params.atMost, params.atLeast): when both are set, its value is at
 	// most (at least) the other's. The render checks them (Related), after

@@ -3,6 +3,7 @@ package param
 import (
 	"maps"
 	"math"
+	"regexp"
 	"strings"
 
 	"github.com/trainsonnet/trainsonnet/generator/format"
@@ -92,6 +93,17 @@ func (p *Param) Schema() map[string]any {
 	case TypeMap:
 		s["type"] = "object"
 		s["propertyNames"] = stringSchema(p.FormatSpec().Schema)
+		if len(p.OwnKeys) > 0 {
+			var own []any
+			for _, k := range p.OwnKeys {
+				if prefix, ok := strings.CutSuffix(k, "*"); ok {
+					own = append(own, map[string]any{"pattern": "^" + regexp.QuoteMeta(prefix)})
+				} else {
+					own = append(own, map[string]any{"const": k})
+				}
+			}
+			s["propertyNames"] = map[string]any{"allOf": []any{s["propertyNames"], map[string]any{"not": map[string]any{"anyOf": own}}}}
+		}
 		switch {
 		case p.ValueFormat == "quantity" && p.Format == "resourceName":
 			maps.Copy(s, format.ResourceMapSchema())
