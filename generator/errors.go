@@ -3,7 +3,6 @@ package generator
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -82,8 +81,8 @@ const failMark = "\uFDD1"
 // alone, any other with go-jsonnet's trace.
 type errFormatter struct {
 	jsonnet.ErrorFormatter
-	entry string              // the importer's name of the file evaluated
-	show  func(string) string // a file's name as the user spells it
+	entry string    // the importer's name of the file evaluated
+	im    *importer // its files, and their names as the user spells them
 }
 
 func (f *errFormatter) Format(err error) string {
@@ -94,7 +93,7 @@ func (f *errFormatter) Format(err error) string {
 			if m, ok := strings.CutPrefix(msg, failMark); ok {
 				mark, msg = failMark, m
 			}
-			return mark + authorPlace(re.StackTrace, f.entry, msg, f.show) + ": " + explainRuntime(msg)
+			return mark + authorPlace(re.StackTrace, f.entry, msg, f.im) + ": " + explainRuntime(msg)
 		}
 		if strings.HasPrefix(re.Msg, failMark) {
 			return re.Msg
@@ -105,7 +104,7 @@ func (f *errFormatter) Format(err error) string {
 	if errors.As(err, &se) {
 		loc := se.Loc()
 		msg := strings.TrimSpace(strings.TrimPrefix(err.Error(), loc.String()))
-		return place(loc, f.show) + ": syntax error: " + msg
+		return place(loc, f.im.show) + ": syntax error: " + msg
 	}
 	// the importer's errors (a prototype that cannot be read), as they are
 	return err.Error()
@@ -120,14 +119,15 @@ func place(loc ast.LocationRange, show func(string) string) string {
 // innermost frame in the author's files (absolute names; the embedded
 // library's are relative), else the field of its spec that msg begins
 // with ("render(p) ..."), else the file.
-func authorPlace(trace []jsonnet.TraceFrame, entry, msg string, show func(string) string) string {
+func authorPlace(trace []jsonnet.TraceFrame, entry, msg string, im *importer) string {
+	show := im.show
 	for i := len(trace) - 1; i >= 0; i-- { // go-jsonnet's trace: outermost first
 		if loc := trace[i].Loc; filepath.IsAbs(loc.FileName) && loc.Begin.Line > 0 {
 			return place(loc, show)
 		}
 	}
 	if field, _, ok := strings.Cut(msg, "(p)"); ok && !strings.ContainsAny(field, " .") {
-		if loc, ok := fieldPlace(entry, field); ok {
+		if loc, ok := fieldPlace(im, entry, field); ok {
 			return place(loc, show)
 		}
 	}
@@ -135,13 +135,13 @@ func authorPlace(trace []jsonnet.TraceFrame, entry, msg string, show func(string
 }
 
 // fieldPlace finds the field named field of an object in the Jsonnet file
-// (the first one, outermost first).
-func fieldPlace(file, field string) (ast.LocationRange, bool) {
-	data, err := os.ReadFile(file)
-	if err != nil {
+// (the first one, outermost first), as the importer read it.
+func fieldPlace(im *importer, file, field string) (ast.LocationRange, bool) {
+	f := im.read(file)
+	if f.err != nil {
 		return ast.LocationRange{}, false
 	}
-	node, err := jsonnet.SnippetToAST(file, string(data))
+	node, err := jsonnet.SnippetToAST(file, f.contents.String())
 	if err != nil {
 		return ast.LocationRange{}, false
 	}

@@ -110,7 +110,7 @@ func (g *Generator) newVM(checks bool) *pooledVM {
 		w.vm.NativeFunction(f)
 	}
 	w.vm.ErrorFormatter.SetMaxStackTraceSize(12)
-	w.errs = &errFormatter{ErrorFormatter: w.vm.ErrorFormatter, show: g.im.show}
+	w.errs = &errFormatter{ErrorFormatter: w.vm.ErrorFormatter, im: g.im}
 	w.vm.ErrorFormatter = w.errs
 	return w
 }

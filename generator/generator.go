@@ -349,7 +349,7 @@ func (g *Generator) run(w *pooledVM, pr *Prototype, r *resolved, explain bool) (
 			what, _ := json.Marshal(e)
 			msg := fmt.Sprintf("validate(p) must return lists of problems made with ts.check(ok, param, rule), {param: <name>, rule: <text>}; one is %s", what)
 			if !pr.Builtin {
-				msg = authorPlace(nil, pr.Source, msg, g.im.show) + ": " + msg
+				msg = authorPlace(nil, pr.Source, msg, g.im) + ": " + msg
 			}
 			return nil, fmt.Errorf("prototype %s: %s", pr.Name, msg)
 		}

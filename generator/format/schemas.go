@@ -1,6 +1,8 @@
 package format
 
 import (
+	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -34,17 +36,9 @@ func labelKeySchema(maxPrefix int) map[string]any {
 		map[string]any{"pattern": `^` + qualifiedName + `$`},
 		map[string]any{"allOf": []any{
 			map[string]any{"pattern": `^` + subdomain + `/` + qualifiedName + `$`},
-			map[string]any{"pattern": `^[^/]{1,` + itoa(maxPrefix) + `}/`},
+			map[string]any{"pattern": `^[^/]{1,` + strconv.Itoa(maxPrefix) + `}/`},
 		}},
 	}}
-}
-
-func itoa(n int) string {
-	const d = "0123456789"
-	if n < 10 {
-		return d[n : n+1]
-	}
-	return itoa(n/10) + d[n%10:n%10+1]
 }
 
 // notIn: a schema that refuses the values, and the values with the
@@ -55,21 +49,9 @@ func notIn(values []string, prefixes ...string) map[string]any {
 		alts = append(alts, map[string]any{"enum": values})
 	}
 	for _, p := range prefixes {
-		alts = append(alts, map[string]any{"pattern": `^` + quoteMeta(p)})
+		alts = append(alts, map[string]any{"pattern": `^` + regexp.QuoteMeta(p)})
 	}
 	return map[string]any{"not": map[string]any{"anyOf": alts}}
-}
-
-// quoteMeta escapes what a pattern would read as syntax.
-func quoteMeta(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if strings.ContainsRune(`\.+*?()|[]{}^$/`, r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 func allOf(schemas ...map[string]any) map[string]any {
@@ -116,11 +98,11 @@ const (
 // normalized name at most 255 characters, and not 64 hexadecimal
 // characters alone.
 func imageSchema(tagged bool) map[string]any {
-	suffix, length := `$`, func(n int) string { return `^[^@]{1,` + itoa(n) + `}$` }
+	suffix, length := `$`, func(n int) string { return `^[^@]{1,` + strconv.Itoa(n) + `}$` }
 	if tagged {
 		suffix = `(:` + imageTagPattern + `)?(@` + imageDigest + `)?$`
 		length = func(n int) string {
-			return `^([^@]{1,` + itoa(n) + `}|[^@]{1,` + itoa(n) + `}:` + imageTagPattern + `)(@.*)?$`
+			return `^([^@]{1,` + strconv.Itoa(n) + `}|[^@]{1,` + strconv.Itoa(n) + `}:` + imageTagPattern + `)(@.*)?$`
 		}
 	}
 	branch := func(structure string, n int, more ...map[string]any) map[string]any {
@@ -190,7 +172,7 @@ func ipv4CIDR() string {
 	octet := func(lo, hi, step int) string {
 		var vs []string
 		for v := lo; v <= hi; v += step {
-			vs = append(vs, itoa(v))
+			vs = append(vs, strconv.Itoa(v))
 		}
 		return "(" + strings.Join(vs, "|") + ")"
 	}
@@ -209,7 +191,7 @@ func ipv4CIDR() string {
 				parts = append(parts, octet(0, 255, 1<<(8-bits)))
 			}
 		}
-		alts = append(alts, strings.Join(parts, `\.`)+"/"+itoa(n))
+		alts = append(alts, strings.Join(parts, `\.`)+"/"+strconv.Itoa(n))
 	}
 	return "(" + strings.Join(alts, "|") + ")"
 }

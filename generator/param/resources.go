@@ -118,10 +118,12 @@ func checkResources(rr map[string]any, prefix string) (out map[string]any, probl
 			case rule != "":
 			case q.Sign() < 0:
 				rule = "must not be negative"
-			case q.Cmp(maxQuantity) > 0:
-				rule = "is too large: a quantity holds at most " + maxQuantity.String() + " (about 9.2e15)"
 			default:
-				rule = format.CheckResourceValue(name, q)
+				// the one magnitude rule of every quantity (format/quantity.go)
+				s, _ := quantityText(m[name])
+				if rule = format.QuantityTooLarge(s); rule == "" {
+					rule = format.CheckResourceValue(name, q)
+				}
 			}
 			if rule != "" {
 				problems = append(problems, where+" "+text+": "+rule)
@@ -184,21 +186,14 @@ func checkResources(rr map[string]any, prefix string) (out map[string]any, probl
 // quantityOf parses one quantity as written in a params file (a string or
 // a number); text is how it shows in a problem.
 func quantityOf(v any) (text string, q resource.Quantity, rule string) {
-	if n, ok := v.(YAMLNumber); ok {
-		v = n.Number
-	}
-	var s string
-	switch x := v.(type) {
-	case string:
-		s, text = strings.TrimSpace(x), fmt.Sprintf("%q", x)
-	case json.Number:
-		s, text = x.String(), x.String()
-	case int, int32, int64, float64:
-		s = fmt.Sprint(x)
-		text = s
-	default:
+	s, ok := quantityText(v)
+	if !ok {
 		b, _ := json.Marshal(v)
 		return string(b), q, "must be a Kubernetes quantity such as 500m, 2 or 4Gi"
+	}
+	text = s
+	if x, isText := v.(string); isText {
+		text = fmt.Sprintf("%q", x)
 	}
 	q, err := resource.ParseQuantity(s)
 	if err != nil {

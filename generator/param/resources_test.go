@@ -25,7 +25,9 @@ func TestResourcesValue(t *testing.T) {
 		{in: `{"limits":{"nvidia.com/gpu":"2000m"}}`, want: `{"limits":{"nvidia.com/gpu":"2"}}`},
 		{in: `{"limits":{"nvidia.com/gpu":"1e1"},"requests":{"nvidia.com/gpu":"10"}}`, want: `{"limits":{"nvidia.com/gpu":"10"},"requests":{"nvidia.com/gpu":"10"}}`},
 		{in: `{"limits":{"nvidia.com/gpu":"1Ki","cpu":"1k"}}`, want: `{"limits":{"cpu":"1k","nvidia.com/gpu":"1024"}}`},
-		{in: `{"limits":{"example.com/fpga":"1e15"}}`, want: `{"limits":{"example.com/fpga":"1000000000000000"}}`},
+		{in: `{"limits":{"example.com/fpga":"1e14"}}`, want: `{"limits":{"example.com/fpga":"100000000000000"}}`},
+		// the one magnitude rule of every quantity: under 10^15 (format/quantity.go)
+		{in: `{"limits":{"example.com/fpga":"1e15"}}`, rule: `is too large`},
 		{in: `{"limits":{"example.com/fpga":"1e30"}}`, rule: `is too large`},
 		{in: `{"limits":{"nvidia.com/gpu":1e1}}`}, // a number: Jsonnet gets 10
 		{in: `{"limits":{"nvidia.com/gpu":1.5}}`, rule: `limits.nvidia.com/gpu 1.5: must be a whole number`},

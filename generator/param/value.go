@@ -467,7 +467,7 @@ func quantityText(v any) (string, bool) {
 		return strings.TrimSpace(x), true
 	case json.Number:
 		return x.String(), true
-	case int, int32, int64:
+	case int, int32, int64, float64:
 		return fmt.Sprint(x), true
 	case resource.Quantity:
 		return x.String(), true
@@ -498,10 +498,6 @@ func normQuantity(v any, bytes bool) (any, string) {
 	}
 	return q.String(), ""
 }
-
-// maxQuantity is the largest quantity whose thousandths fit in an int64,
-// as Kubernetes counts cpu (millicores) and every quantity's MilliValue.
-var maxQuantity = *resource.NewMilliQuantity(math.MaxInt64, resource.DecimalSI)
 
 func parseInt(s string) (int64, bool) {
 	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
