@@ -1,6 +1,6 @@
 # trainsonnet: the commands a contributor needs. `make test` is what CI runs
 # (.ci/run); `make check` is the fast, hermetic part of it.
-.PHONY: build run check vet fmt shellcheck lint modgraph update-flag unit e2e test golden generate bench bench-cli bench-runtime faults clean
+.PHONY: build run check vet fmt shellcheck lint modgraph update-flag unit e2e test golden generate bench bench-cli bench-runtime faults clean record-operators
 
 GO ?= go
 
@@ -70,6 +70,13 @@ test: check e2e
 golden generate:
 	$(GO) generate ./generator
 	$(GO) test ./... ./test/... -run '.' -update >/dev/null
+
+# Re-record what the Kubeflow operators (built once into the cache, run as
+# host processes against a control plane with kwok nodes) create for their
+# upstream examples: test/operators/testdata, which the migration tests
+# compare trainsonnet's renders with. CI uses the committed recordings.
+record-operators:
+	test/operators/record.sh
 
 bench:
 	$(GO) test ./generator -run '^$$' -bench . -benchmem

@@ -14,6 +14,8 @@
 #   kwok           kwok (go install sigs.k8s.io/kwok/cmd/kwok@version)
 #   kueue          Kueue (go install sigs.k8s.io/kueue/cmd/kueue@version) and
 #                  the manifests up.sh installs it with (CRDs, RBAC, webhooks)
+#   operators      the Kubeflow training operator and mpi-operator, with their
+#                  CRDs and upstream examples (test/operators/record.sh; not in all)
 #   control-plane  k8s + etcd
 #   all            k8s + etcd + kwok + kueue: everything the e2e suite needs
 #
@@ -23,7 +25,9 @@
 #   kwok-<ver>/kwok
 #   kueue-<ver>/{kueue,crds.yaml,role.yaml,webhooks.yaml}  (role.yaml: the
 #                             manager's ClusterRole and its Role of Secrets)
-#   build/{k8s,etcd}-<ver>/   wrapper modules and build logs
+#   training-operator-<ver>/{training-operator,crds.yaml,examples/}
+#   mpi-operator-<ver>/{mpi-operator,crds.yaml,examples/}
+#   build/{k8s,etcd,mpi-operator}-<ver>/   wrapper modules and build logs
 #
 # GOCACHE and GOMODCACHE are left at whatever `go env` says: keep them at a
 # fixed path between runs, or the "warm" rebuild recompiles everything
@@ -48,7 +52,7 @@ if [ "$#" -eq 0 ]; then
 else
   args=("$@")
 fi
-want_k8s=0 want_etcd=0 want_kwok=0 want_kueue=0
+want_k8s=0 want_etcd=0 want_kwok=0 want_kueue=0 want_operators=0
 for t in "${args[@]}"; do
   case "$t" in
     all) want_k8s=1 want_etcd=1 want_kwok=1 want_kueue=1 ;;
@@ -57,6 +61,7 @@ for t in "${args[@]}"; do
     etcd) want_etcd=1 ;;
     kwok) want_kwok=1 ;;
     kueue) want_kueue=1 ;;
+    operators) want_operators=1 ;;
     -h | --help) usage; exit 0 ;;
     *) usage; ts_die "unknown target '$t'" ;;
   esac
@@ -265,8 +270,63 @@ build_kueue() {
   ts_log "kueue $v: built in $(ts_since "$t0")"
 }
 
+# ---------------------------------------------------------------- operators
+# The Kubeflow operators, as the reference of what their users' jobs ran
+# (test/operators). Each is built through a wrapper module: the proxy refuses
+# their version lists, which `go install pkg@version` asks for (deprecation),
+# while it serves the modules by exact version. Beside each binary: its CRDs
+# and the upstream examples the recordings are of.
+mod_dir() { (cd "$1" && go list -m -json "$2" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p'); }
+
+build_operator() {
+  local name="$1" module="$2" v="$3" pkg="$4" dir="$5" go_line="$6"; shift 6
+  if [ -x "$dir/$name" ] && [ -s "$dir/crds.yaml" ] && [ -d "$dir/examples" ]; then
+    ts_log "$name $v: present in $dir (skip)"
+    return 0
+  fi
+  local t0 log tmp work mod f
+  t0="$(date +%s.%N)"
+  work="$TS_BUILD_ROOT/$name-$v"
+  log="$TS_BUILD_ROOT/$name-$v.log"
+  mkdir -p "$work"
+  : >"$log"
+  ts_log "$name $v: building (log: $log; cold: about 5 min on 2 cores)"
+  printf 'module trainsonnet.local/%s-build\n\ngo %s\n\nrequire %s %s\n' "$name" "$go_line" "$module" "$v" >"$work/go.mod"
+  printf '//go:build tools\n\npackage tools\n\nimport _ "%s"\n' "$pkg" >"$work/tools.go"
+  new_tmp "$dir"
+  (cd "$work" && GOFLAGS=-mod=mod logged "$log" go mod tidy)
+  (cd "$work" && GOFLAGS=-mod=mod logged "$log" go build -ldflags "-s -w" -o "$tmp/$name" "$pkg")
+  mod="$(mod_dir "$work" "$module")"
+  [ -d "$mod" ] || ts_die "no module directory for $module@$v ('$mod')"
+  for f in "$@"; do
+    [ -s "$mod/$f" ] || ts_die "no $f in $module@$v"
+    printf -- '---\n'; cat "$mod/$f"
+  done >"$tmp/crds.yaml"
+  mkdir -p "$tmp/examples"
+  case "$name" in
+    training-operator) cp -R "$mod/examples/pytorch" "$mod/examples/tensorflow" "$tmp/examples/" ;;
+    mpi-operator) cp -R "$mod/examples/v2beta1/." "$tmp/examples/" ;;
+  esac
+  chmod -R u+w "$tmp/examples"
+  rm -rf "$dir/examples"
+  mv -f "$tmp/examples" "$dir/examples"
+  mv -f "$tmp/crds.yaml" "$dir/crds.yaml"
+  mv -f "$tmp/$name" "$dir/$name"
+  ts_log "$name $v: built in $(ts_since "$t0")"
+}
+
+build_operators() {
+  build_operator training-operator github.com/kubeflow/training-operator "$TRAINSONNET_TRAINING_OPERATOR_VERSION" \
+    github.com/kubeflow/training-operator/cmd/training-operator.v1 "$TS_TRAINING_OPERATOR_DIR" 1.23 \
+    manifests/base/crds/kubeflow.org_pytorchjobs.yaml manifests/base/crds/kubeflow.org_tfjobs.yaml
+  build_operator mpi-operator github.com/kubeflow/mpi-operator "$TRAINSONNET_MPI_OPERATOR_VERSION" \
+    github.com/kubeflow/mpi-operator/cmd/mpi-operator "$TS_MPI_OPERATOR_DIR" 1.25.0 \
+    manifests/base/kubeflow.org_mpijobs.yaml
+}
+
 if [ "$want_etcd" = 1 ]; then build_etcd; fi
 if [ "$want_k8s" = 1 ]; then build_k8s; fi
 if [ "$want_kwok" = 1 ]; then build_kwok; fi
 if [ "$want_kueue" = 1 ]; then build_kueue; fi
+if [ "$want_operators" = 1 ]; then build_operators; fi
 ts_log "done in $(ts_since "$TS_T0")"

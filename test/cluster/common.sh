@@ -12,6 +12,8 @@ TS_ETCD_BIN="$TS_CACHE/etcd-$TRAINSONNET_ETCD_VERSION"
 TS_KWOK_BIN="$TS_CACHE/kwok-$TRAINSONNET_KWOK_VERSION"
 TS_KUEUE_DIR="$TS_CACHE/kueue-$TRAINSONNET_KUEUE_VERSION"
 TS_BUILD_ROOT="$TS_CACHE/build"
+TS_TRAINING_OPERATOR_DIR="$TS_CACHE/training-operator-$TRAINSONNET_TRAINING_OPERATOR_VERSION"
+TS_MPI_OPERATOR_DIR="$TS_CACHE/mpi-operator-$TRAINSONNET_MPI_OPERATOR_VERSION"
 
 # The Kubernetes binaries built together in one `go build`.
 # kubelet and kube-proxy are the real node's (test/node/).

@@ -17,3 +17,8 @@ TRAINSONNET_KWOK_VERSION=v0.7.0
 # v0.17.0 builds with `go install` (no replace directives) and supports
 # Kubernetes 1.29 and newer.
 TRAINSONNET_KUEUE_VERSION=v0.17.0
+# The Kubeflow operators whose output test/operators records as the
+# reference of the migration tests (build.sh operators; not part of `all`:
+# CI compares with the committed recordings and never builds them).
+TRAINSONNET_TRAINING_OPERATOR_VERSION=v1.9.3
+TRAINSONNET_MPI_OPERATOR_VERSION=v0.8.0

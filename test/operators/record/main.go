@@ -1,0 +1,511 @@
+// Command record runs a Kubeflow operator (the training operator or
+// mpi-operator) as a host process against the harness's control plane,
+// applies each of the operator's own upstream examples, and records every
+// object the operator made for it: the reference that test/operators'
+// migration test compares trainsonnet's renders with, process by process.
+//
+//	test/operators/record.sh        # builds the operators, starts a cluster, runs this
+//
+// Each example becomes one file of testdata: a header naming the operator's
+// version and the example's source, then a YAML stream of the example as
+// applied and the objects the operator created (pods, services, config maps,
+// secrets, jobs) as the API server holds them, with what changes from run to
+// run taken out (UIDs, times, resource versions, status, generated key
+// material) and the namespace written as "default".
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/trainsonnet/trainsonnet/test/kube"
+)
+
+func main() {
+	var o options
+	flag.StringVar(&o.operator, "operator", "", "training-operator or mpi-operator")
+	flag.StringVar(&o.version, "version", "", "the operator's version, as recorded")
+	flag.StringVar(&o.module, "module", "", "the operator's Go module, as recorded")
+	flag.StringVar(&o.bin, "bin", "", "the operator's binary")
+	flag.StringVar(&o.crds, "crds", "", "the CRDs to install (YAML stream)")
+	flag.StringVar(&o.examples, "examples", "", "directory of the upstream examples")
+	flag.StringVar(&o.out, "out", "", "directory to write the recordings to")
+	flag.StringVar(&o.log, "log", "", "the operator's log file")
+	flag.Parse()
+	if err := o.run(); err != nil {
+		fmt.Fprintln(os.Stderr, "record:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	operator, version, module, bin, crds, examples, out, log string
+}
+
+// jobKinds are the kinds of the operators' jobs, and where each counts
+// its replicas.
+var jobKinds = map[string]string{
+	"PyTorchJob": "pytorchReplicaSpecs",
+	"TFJob":      "tfReplicaSpecs",
+	"MPIJob":     "mpiReplicaSpecs",
+}
+
+func (o *options) run() error {
+	if o.operator == "" || o.bin == "" || o.crds == "" || o.examples == "" || o.out == "" {
+		return errors.New("-operator, -bin, -crds, -examples and -out are required")
+	}
+	k, err := kube.FromEnv()
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	if err := o.install(ctx, k); err != nil {
+		return err
+	}
+	// Nodes for the pods: kwok's, with GPUs, so that the examples'
+	// GPU pods are scheduled and run as the operator expects.
+	var nodes []kube.FakeNode
+	for i := range 4 {
+		nodes = append(nodes, kube.FakeNode{Name: fmt.Sprintf("record-%s-%d", o.operator, i), GPUs: 8, CPU: "64", Memory: "512Gi"})
+	}
+	if err := k.CreateFakeNodes(ctx, nodes...); err != nil {
+		return err
+	}
+	stop, err := o.start()
+	if err != nil {
+		return err
+	}
+	defer stop()
+	if o.operator == "training-operator" {
+		if err := mountWebhookCerts(ctx, k); err != nil {
+			return err
+		}
+	}
+
+	files, err := o.exampleFiles()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return err
+	}
+	for _, f := range files {
+		n, err := o.record(ctx, k, f)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		if n > 0 {
+			fmt.Printf("record: %s: %d objects\n", f, n)
+		}
+	}
+	return nil
+}
+
+// install applies the CRDs and, for the training operator, what its
+// webhook certificate rotation needs to find: its namespace, its Secret and
+// a webhook configuration of its name. The configuration has no webhooks:
+// the API server could not reach a host process by its Service's name, and
+// the validation is not what is recorded.
+func (o *options) install(ctx context.Context, k *kube.Kubectl) error {
+	if _, err := k.Run(ctx, nil, "apply", "--server-side", "-f", o.crds); err != nil {
+		return err
+	}
+	if _, err := k.Run(ctx, nil, "wait", "--for=condition=Established", "--timeout=60s", "-f", o.crds); err != nil {
+		return err
+	}
+	if o.operator != "training-operator" {
+		return nil
+	}
+	extra := `apiVersion: v1
+kind: Namespace
+metadata: {name: kubeflow}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: training-operator-webhook-cert, namespace: kubeflow}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: validator.training-operator.kubeflow.org}
+webhooks: []
+`
+	_, err := k.Run(ctx, []byte(extra), "apply", "--server-side", "-f", "-")
+	return err
+}
+
+// mountWebhookCerts does for the training operator, a host process, what
+// its Deployment's volume does in a cluster: puts the certificates its
+// rotator wrote into its Secret where its webhook server reads them. It
+// starts its controllers only once they are there.
+func mountWebhookCerts(ctx context.Context, k *kube.Kubectl) error {
+	const dir = "/tmp/k8s-webhook-server/serving-certs"
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		out, err := k.Run(ctx, nil, "get", "secret", "-n", "kubeflow", "training-operator-webhook-cert", "-o", "json")
+		if err != nil {
+			return err
+		}
+		var sec struct {
+			Data map[string][]byte `json:"data"`
+		}
+		if err := json.Unmarshal(out, &sec); err != nil {
+			return err
+		}
+		if len(sec.Data["tls.crt"]) > 0 && len(sec.Data["tls.key"]) > 0 {
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				return err
+			}
+			for name, b := range sec.Data {
+				if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return errors.New("the training operator wrote no webhook certificate in 60 s")
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// start runs the operator until stop is called.
+func (o *options) start() (stop func(), err error) {
+	var args []string
+	switch o.operator {
+	case "training-operator":
+		args = []string{"--enable-scheme=pytorchjob", "--enable-scheme=tfjob",
+			"--metrics-bind-address=127.0.0.1:18090", "--health-probe-bind-address=127.0.0.1:18091",
+			"--webhook-server-port=19446"}
+	case "mpi-operator":
+		args = []string{"--kubeConfig=" + os.Getenv(kube.EnvKubeconfig), "--monitoring-port=0", "--lock-namespace=kube-system"}
+	default:
+		return nil, fmt.Errorf("unknown operator %q", o.operator)
+	}
+	logf := os.Stderr
+	if o.log != "" {
+		if logf, err = os.Create(o.log); err != nil {
+			return nil, err
+		}
+	}
+	cmd := exec.Command(o.bin, args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil, fmt.Errorf("%s exited at once (log: %s)", o.operator, o.log)
+	case <-time.After(3 * time.Second):
+	}
+	return func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	}, nil
+}
+
+func (o *options) exampleFiles() ([]string, error) {
+	var files []string
+	err := filepath.WalkDir(o.examples, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(path, ".yaml") {
+			rel, _ := filepath.Rel(o.examples, path)
+			files = append(files, rel)
+		}
+		return nil
+	})
+	slices.Sort(files)
+	return files, err
+}
+
+// record applies one example file in a namespace of its own and writes
+// what the operator made of its job; a file without a job is skipped.
+func (o *options) record(ctx context.Context, k *kube.Kubectl, rel string) (int, error) {
+	data, err := os.ReadFile(filepath.Join(o.examples, rel))
+	if err != nil {
+		return 0, err
+	}
+	var docs []map[string]any
+	var job map[string]any
+	for _, d := range bytes.Split(data, []byte("\n---")) {
+		var m map[string]any
+		if err := yaml.Unmarshal(d, &m); err != nil {
+			return 0, err
+		}
+		if m == nil {
+			continue
+		}
+		if md, ok := m["metadata"].(map[string]any); ok {
+			delete(md, "namespace")
+		}
+		if _, ok := jobKinds[str(m["kind"])]; ok {
+			if job != nil {
+				return 0, errors.New("two jobs in one example")
+			}
+			job = m
+		}
+		docs = append(docs, m)
+	}
+	if job == nil {
+		return 0, nil
+	}
+	ns := "rec-" + strings.Trim(regexp.MustCompile(`[^a-z0-9]+`).ReplaceAllString(strings.ToLower(strings.TrimSuffix(rel, ".yaml")), "-"), "-")
+	if len(ns) > 63 {
+		ns = ns[:63]
+	}
+	if _, err := k.Run(ctx, nil, "create", "namespace", ns); err != nil {
+		return 0, err
+	}
+	var stream bytes.Buffer
+	for _, d := range docs {
+		b, _ := json.Marshal(d)
+		stream.Write(b)
+		stream.WriteByte('\n')
+	}
+	if _, err := k.Run(ctx, stream.Bytes(), "create", "-n", ns, "-f", "-"); err != nil {
+		return 0, err
+	}
+	want := replicas(job)
+	// The operator's pods, and for mpi-operator the launcher's Job and its
+	// pod (launcherCreationPolicy WaitForWorkersReady waits for kwok to
+	// make the workers ready). Then a few seconds more, for anything the
+	// operator makes after them.
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		objs, err := created(ctx, k, ns)
+		if err != nil {
+			return 0, err
+		}
+		if count(objs, "Pod") >= want {
+			break
+		}
+		if time.Now().After(deadline) {
+			return 0, fmt.Errorf("%d of %d pods after 90 s (operator log: %s)", count(objs, "Pod"), want, o.log)
+		}
+		time.Sleep(time.Second)
+	}
+	time.Sleep(5 * time.Second)
+	objs, err := created(ctx, k, ns)
+	if err != nil {
+		return 0, err
+	}
+	var out bytes.Buffer
+	fmt.Fprintf(&out, "# What %s %s (%s) created for its example %s,\n", o.operator, o.version, o.module, rel)
+	fmt.Fprintf(&out, "# applied to a kube-apiserver %s with kwok nodes (8 nvidia.com/gpu each).\n", os.Getenv("TRAINSONNET_K8S_VERSION"))
+	out.WriteString("# Recorded by test/operators/record.sh (make record-operators); do not edit.\n")
+	out.WriteString("# The first document is the example as applied; the others are the objects the\n")
+	out.WriteString("# operator (and, for its Jobs, the Job controller) created, without what changes\n")
+	out.WriteString("# from run to run (UIDs, times, versions, status, key material), namespace \"default\".\n")
+	for _, d := range append([]map[string]any{job}, objs...) {
+		b, err := yaml.Marshal(d)
+		if err != nil {
+			return 0, err
+		}
+		out.WriteString("---\n")
+		out.Write(b)
+	}
+	text := strings.ReplaceAll(out.String(), ns, "default")
+	name := strings.ReplaceAll(strings.TrimSuffix(rel, ".yaml"), "/", "_") + ".yaml"
+	if err := os.WriteFile(filepath.Join(o.out, name), []byte(text), 0o644); err != nil {
+		return 0, err
+	}
+	_, _ = k.Run(ctx, nil, "delete", "namespace", ns, "--wait=false")
+	return len(objs), nil
+}
+
+func str(v any) string { s, _ := v.(string); return s }
+
+// replicas is the number of pods the job's replica specs ask for.
+func replicas(job map[string]any) int {
+	spec, _ := job["spec"].(map[string]any)
+	specs, _ := spec[jobKinds[str(job["kind"])]].(map[string]any)
+	n := 0
+	for _, rs := range specs {
+		r, _ := rs.(map[string]any)
+		switch v := r["replicas"].(type) {
+		case float64:
+			n += int(v)
+		case nil:
+			n++ // the operators' default
+		}
+	}
+	return n
+}
+
+func count(objs []map[string]any, kind string) int {
+	n := 0
+	for _, o := range objs {
+		if o["kind"] == kind {
+			n++
+		}
+	}
+	return n
+}
+
+// created lists the objects in ns that the operator (or a controller
+// acting on its objects) made, cleaned and in a stable order.
+func created(ctx context.Context, k *kube.Kubectl, ns string) ([]map[string]any, error) {
+	out, err := k.Run(ctx, nil, "get", "-n", ns, "pods,services,configmaps,secrets,jobs.batch,podgroups.scheduling.x-k8s.io", "-o", "json", "--ignore-not-found")
+	if err != nil {
+		// no PodGroup API: ask without it
+		out, err = k.Run(ctx, nil, "get", "-n", ns, "pods,services,configmaps,secrets,jobs.batch", "-o", "json")
+		if err != nil {
+			return nil, err
+		}
+	}
+	var list struct {
+		Items []map[string]any `json:"items"`
+	}
+	if err := json.Unmarshal(out, &list); err != nil {
+		return nil, err
+	}
+	var objs []map[string]any
+	for _, it := range list.Items {
+		md, _ := it["metadata"].(map[string]any)
+		if it["kind"] == "ConfigMap" && md["name"] == "kube-root-ca.crt" {
+			continue
+		}
+		clean(it)
+		objs = append(objs, it)
+	}
+	order := map[string]int{"Pod": 0, "Job": 1, "Service": 2, "ConfigMap": 3, "Secret": 4}
+	slices.SortStableFunc(objs, func(a, b map[string]any) int {
+		if c := order[str(a["kind"])] - order[str(b["kind"])]; c != 0 {
+			return c
+		}
+		return strings.Compare(name(a), name(b))
+	})
+	return objs, nil
+}
+
+func name(o map[string]any) string {
+	md, _ := o["metadata"].(map[string]any)
+	return str(md["name"])
+}
+
+// clean takes out of o what changes from run to run, and what admission
+// adds to every pod alike (the service account token's volume, the
+// not-ready/unreachable tolerations).
+func clean(o map[string]any) {
+	delete(o, "status")
+	md, _ := o["metadata"].(map[string]any)
+	for _, f := range []string{"uid", "resourceVersion", "creationTimestamp", "managedFields", "generation", "selfLink"} {
+		delete(md, f)
+	}
+	if gn := str(md["generateName"]); gn != "" && o["kind"] == "Pod" {
+		md["name"] = gn + "xxxxx" // a Job's pod: a random suffix
+	}
+	for _, ref := range list(md["ownerReferences"]) {
+		delete(ref.(map[string]any), "uid")
+	}
+	for _, f := range []string{"labels", "annotations"} {
+		m, _ := md[f].(map[string]any)
+		for key := range m {
+			if strings.HasSuffix(key, "controller-uid") {
+				m[key] = "<uid>"
+			}
+		}
+	}
+	spec, _ := o["spec"].(map[string]any)
+	switch o["kind"] {
+	case "Pod":
+		cleanPod(spec)
+		delete(spec, "nodeName")
+	case "Job":
+		if sel, ok := spec["selector"].(map[string]any); ok {
+			if ml, ok := sel["matchLabels"].(map[string]any); ok {
+				for key := range ml {
+					if strings.HasSuffix(key, "controller-uid") {
+						ml[key] = "<uid>"
+					}
+				}
+			}
+		}
+		tmpl, _ := spec["template"].(map[string]any)
+		tmd, _ := tmpl["metadata"].(map[string]any)
+		if l, ok := tmd["labels"].(map[string]any); ok {
+			for key := range l {
+				if strings.HasSuffix(key, "controller-uid") {
+					l[key] = "<uid>"
+				}
+			}
+		}
+	case "Service":
+		if spec["clusterIP"] != "None" {
+			delete(spec, "clusterIP")
+			delete(spec, "clusterIPs")
+		}
+	case "Secret":
+		data, _ := o["data"].(map[string]any)
+		for key := range data {
+			data[key] = "<redacted>"
+		}
+	}
+}
+
+func cleanPod(spec map[string]any) {
+	var vols []any
+	for _, v := range list(spec["volumes"]) {
+		if !strings.HasPrefix(str(v.(map[string]any)["name"]), "kube-api-access-") {
+			vols = append(vols, v)
+		}
+	}
+	if vols == nil {
+		delete(spec, "volumes")
+	} else {
+		spec["volumes"] = vols
+	}
+	for _, f := range []string{"containers", "initContainers"} {
+		for _, c := range list(spec[f]) {
+			cm := c.(map[string]any)
+			var mounts []any
+			for _, m := range list(cm["volumeMounts"]) {
+				if !strings.HasPrefix(str(m.(map[string]any)["name"]), "kube-api-access-") {
+					mounts = append(mounts, m)
+				}
+			}
+			if mounts == nil {
+				delete(cm, "volumeMounts")
+			} else {
+				cm["volumeMounts"] = mounts
+			}
+		}
+	}
+	var tols []any
+	for _, t := range list(spec["tolerations"]) {
+		key := str(t.(map[string]any)["key"])
+		if key != "node.kubernetes.io/not-ready" && key != "node.kubernetes.io/unreachable" {
+			tols = append(tols, t)
+		}
+	}
+	if tols == nil {
+		delete(spec, "tolerations")
+	} else {
+		spec["tolerations"] = tols
+	}
+}
+
+func list(v any) []any { l, _ := v.([]any); return l }
