@@ -96,6 +96,6 @@ func ValueProblems(g *Generator, p *Params) ([]*param.Error, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, problems := pr.resolve(p)
+	_, problems := pr.resolve(p, nil)
 	return problems, nil
 }

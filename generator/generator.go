@@ -233,7 +233,10 @@ func (g *Generator) render(ctx context.Context, params *Params, w *pooledVM) (*R
 	if err != nil {
 		return nil, err
 	}
-	r, problems := pr.resolve(params)
+	r, problems := pr.resolve(params, g.migrator(w, pr))
+	if r.err != nil {
+		return nil, r.err
+	}
 	if len(problems) > 0 {
 		// Every problem at once: the prototype's own rules too, on the
 		// values the inputs gave that are valid (the others keep their

@@ -124,6 +124,12 @@ type resolved struct {
 	// key that set each parameter, to refuse a parameter it sets twice
 	// under two names (an old one and the declared one).
 	source *oneSource
+	// migrate derives parameters from an object given as a params file
+	// (migrate.go); needs are the parameters such an object could not
+	// give; err is a prototype's failure in doing so.
+	migrate migrateFunc
+	needs   []need
+	err     error
 }
 
 type oneSource struct {
@@ -134,8 +140,8 @@ type oneSource struct {
 // resolve applies every input in order and checks each value, collecting
 // all problems. This file is about the sources and their precedence:
 // what a key means is keys.go's, how a value is read generator/param's.
-func (pr *Prototype) resolve(in *Params) (*resolved, []*param.Error) {
-	r := &resolved{values: param.Defaults(pr.Params), given: map[string]string{}}
+func (pr *Prototype) resolve(in *Params, migrate migrateFunc) (*resolved, []*param.Error) {
+	r := &resolved{values: param.Defaults(pr.Params), given: map[string]string{}, migrate: migrate}
 	var problems []*param.Error
 	add := func(e *param.Error) { problems = append(problems, e) }
 	setKeys := map[string]string{} // param path -> the key --set gave it by
@@ -198,6 +204,11 @@ func (pr *Prototype) resolve(in *Params) (*resolved, []*param.Error) {
 			r.source = &oneSource{name: it.given, keys: map[string]string{}}
 			pr.applyValue(r, prm, param.GoValue(it.value), it.given, it.path, add)
 			r.source = nil
+		}
+	}
+	for _, n := range r.needs {
+		if r.given[n.prm] == "" {
+			add(n.err)
 		}
 	}
 	pr.applyChart(r)
@@ -274,6 +285,10 @@ func (pr *Prototype) applyFile(r *resolved, it input, add func(*param.Error)) {
 		}
 		m = maps.Clone(m)
 		delete(m, PrototypeKey)
+	}
+	if kind, ok := objectKind(m); ok {
+		pr.applyObject(r, it, m, kind, add)
+		return
 	}
 	pr.applyMembers(r, nil, m, "", func(k string) string { return it.given + ": " + k }, add)
 }

@@ -36,6 +36,12 @@ type Prototype struct {
 	// its keys: the values its templates hard-wired, and what differs on
 	// purpose. Nil for a prototype that replaces no chart.
 	Chart *Chart `json:"chart,omitempty"`
+	// From lists the objects of the replaced system that a params file
+	// may be instead of parameters, as "<apiVersion>/<kind>"
+	// ("kubeflow.org/v1/PyTorchJob"): a user's whole PyTorchJob, MPIJob
+	// or TFJob. The prototype's from function derives the parameters from
+	// one, and says what differs (migrate.go).
+	From []string `json:"from,omitempty"`
 
 	byKey     map[string]*param.Param // path, aliases and old paths -> leaf param
 	byOldPath map[string]*param.Param // the replaced system's path -> param or group
@@ -57,6 +63,7 @@ type spec struct {
 	Removed     map[string]string      `json:"removed"`
 	Chart       *Chart                 `json:"chart"`
 	OwnEnv      map[string]string      `json:"ownEnv"`
+	From        []string               `json:"from"`
 }
 
 // Chart is what a prototype declares of the chart it replaces (chart in
@@ -105,7 +112,7 @@ func parsePrototype(name, source string, builtin bool, specJSON string) (*Protot
 	pr := &Prototype{
 		Name: name, Summary: strings.TrimSpace(s.Summary), Description: strings.TrimSpace(s.Description),
 		Replaces: s.Replaces, Source: source, Builtin: builtin, Params: params, Removed: s.Removed,
-		Chart: s.Chart, ownEnv: s.OwnEnv,
+		Chart: s.Chart, ownEnv: s.OwnEnv, From: s.From,
 		byKey: map[string]*param.Param{}, byOldPath: map[string]*param.Param{},
 	}
 	if param.Find(params, "name") == nil {

@@ -34,6 +34,31 @@ func (pr *Prototype) JSONSchema() ([]byte, error) {
 		"const":       pr.Name,
 		"description": "The prototype this file is for: required in the files of trainsonnet batch, checked by gen.",
 	}
+	if len(pr.From) > 0 {
+		// or a whole object of the replaced system (migrate.go): its
+		// apiVersion and kind; the rest is its operator's schema's
+		params := map[string]any{}
+		for _, k := range []string{"type", "properties", "additionalProperties", "patternProperties", "required"} {
+			if v, ok := root[k]; ok {
+				params[k] = v
+				delete(root, k)
+			}
+		}
+		alts := []any{params}
+		for _, kind := range pr.From {
+			i := strings.LastIndex(kind, "/")
+			alts = append(alts, map[string]any{
+				"type":        "object",
+				"description": "A whole " + kind[i+1:] + " (" + kind[:i] + "): the parameters are derived from it.",
+				"required":    []string{"apiVersion", "kind"},
+				"properties": map[string]any{
+					"apiVersion": map[string]any{"const": kind[:i]},
+					"kind":       map[string]any{"const": kind[i+1:]},
+				},
+			})
+		}
+		root["oneOf"] = alts
+	}
 	b, err := json.MarshalIndent(root, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("encoding the schema of %s: %w", pr.Name, err)

@@ -133,7 +133,8 @@ type EvalImage struct {
 	// Image name under repository (the chart's distrib-tensorflow-cars). Unset: repository
 	// is the whole name.
 	Name string
-	// Image pull policy. Default "IfNotPresent".
+	// Image pull policy. Unset: Always for an image tagged :latest or not tagged, else
+	// IfNotPresent, as Kubernetes picks it (written out, so the manifest says it).
 	PullPolicy string
 	// Image repository (the chart's was the registry, <REPO NAME>). Default
 	// "tensorflow/tensorflow".
@@ -1499,7 +1500,9 @@ type HorovodSpark struct {
 	GPUResource string
 	// Container image of the job pods. Default "horovod/horovod:0.28.1".
 	Image string
-	// Image pull policy of every container. Default "IfNotPresent".
+	// Image pull policy of every container. Unset: Always for an image tagged :latest or not
+	// tagged, else IfNotPresent, as Kubernetes picks it (written out, so the manifest says
+	// it).
 	ImagePullPolicy string
 	// Names of Secrets to pull images with.
 	ImagePullSecrets []string
@@ -2027,7 +2030,9 @@ type OpenMPI struct {
 	GPUResource string
 	// Container image of the job pods. Default "mpioperator/openmpi:v0.6.0".
 	Image string
-	// Image pull policy of every container. Default "IfNotPresent".
+	// Image pull policy of every container. Unset: Always for an image tagged :latest or not
+	// tagged, else IfNotPresent, as Kubernetes picks it (written out, so the manifest says
+	// it).
 	ImagePullPolicy string
 	// Names of Secrets to pull images with.
 	ImagePullSecrets []string
@@ -2420,7 +2425,9 @@ type PyTorch struct {
 	// Container image of the job pods. Default
 	// "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime".
 	Image string
-	// Image pull policy of every container. Default "IfNotPresent".
+	// Image pull policy of every container. Unset: Always for an image tagged :latest or not
+	// tagged, else IfNotPresent, as Kubernetes picks it (written out, so the manifest says
+	// it).
 	ImagePullPolicy string
 	// Names of Secrets to pull images with.
 	ImagePullSecrets []string
@@ -2754,7 +2761,8 @@ type Tensorboard struct {
 	GPU *int
 	// Extended resource that counts GPUs. Default "nvidia.com/gpu".
 	GPUResource string
-	// Image pull policy. Default "IfNotPresent".
+	// Image pull policy. Unset: Always for an image tagged :latest or not tagged, else
+	// IfNotPresent, as Kubernetes picks it (written out, so the manifest says it).
 	ImagePullPolicy string
 	// Names of Secrets to pull images with.
 	ImagePullSecrets []string
@@ -3148,8 +3156,9 @@ type TFDistributed struct {
 	// Arguments of the default command, each passed when set.
 	Hyperparameters TFDistributedHyperparameters
 	// Image pull policy of every container. With the chart's values: Always, as the chart
-	// had, so that a tag pushed again (:ps, :worker-gpu) is pulled again. Default
-	// "IfNotPresent".
+	// had, so that a tag pushed again (:ps, :worker-gpu) is pulled again. Unset: Always for
+	// an image tagged :latest or not tagged, else IfNotPresent, as Kubernetes picks it
+	// (written out, so the manifest says it).
 	ImagePullPolicy string
 	// Names of Secrets to pull images with.
 	ImagePullSecrets []string

@@ -40,7 +40,7 @@ local declarations(defaultName, defaultImage) = params.common({
     format='dns1123Label'
   ),
   [if defaultImage != null then 'image']: params.string('Container image of the job pods.', default=defaultImage, format='image'),
-  [if defaultImage != null then 'imagePullPolicy']: params.enum('Image pull policy of every container.', ['Always', 'IfNotPresent', 'Never'], default='IfNotPresent'),
+  [if defaultImage != null then 'imagePullPolicy']: params.enum('Image pull policy of every container. Unset: Always for an image tagged :latest or not tagged, else IfNotPresent, as Kubernetes picks it (written out, so the manifest says it).', ['Always', 'IfNotPresent', 'Never']),
   imagePullSecrets: params.list('Names of Secrets to pull images with.', items='dns1123Subdomain'),
   serviceAccountName: params.string(
     'ServiceAccount the pods run as. The pods never need the Kubernetes API, so none is created and no RBAC is granted.',

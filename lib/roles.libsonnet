@@ -85,7 +85,7 @@ local defaults = {
   retryPerIndex: false,
   job: {},
   strategy: null,
-  imagePullPolicy: 'IfNotPresent',
+  imagePullPolicy: null,  // Kubernetes' default for the image (pullPolicy)
   command: null,
   args: null,
   env: [],
@@ -156,12 +156,24 @@ local role(r) =
 
 // The parts of a role, from a complete role r (role(r)).
 
+// pullPolicy(image, policy): policy, or where it is null the one
+// Kubernetes gives image (Always for :latest or no tag, else IfNotPresent),
+// written out so that the manifest says what the pods do.
+local pullPolicy(image, policy) =
+  if policy != null then policy
+  else
+    local parts = std.split(image, '/');
+    local last = parts[std.length(parts) - 1];
+    if ts.contains(last, '@') then 'IfNotPresent'
+    else if !ts.contains(last, ':') || std.endsWith(last, ':latest') then 'Always'
+    else 'IfNotPresent';
+
 local containerOf(p, r) =
   local mounts = r.mounts + p.volumeMounts;
   local c = {
     name: r.name,
     image: r.image,
-    imagePullPolicy: r.imagePullPolicy,
+    imagePullPolicy: pullPolicy(r.image, r.imagePullPolicy),
     [if r.command != null then 'command']: r.command,
     [if r.args != null then 'args']: r.args,
     [if r.env != [] then 'env']: r.env,
@@ -339,6 +351,12 @@ local queued(p, ws) =
 {
   // The role defaults: every field of a role but name and image.
   defaults:: defaults,
+
+  // pullPolicy(image, policy): policy, or where it is null (the
+  // imagePullPolicy parameters' default) the one Kubernetes gives image:
+  // Always for :latest or no tag, else IfNotPresent. Every container a
+  // role makes takes its policy this way.
+  pullPolicy(image, policy):: pullPolicy(image, policy),
 
   // role(r): role r with the defaults, checked: a clear error for a
   // missing name or image, an unknown field, or fields that do not go

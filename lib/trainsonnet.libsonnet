@@ -29,6 +29,13 @@
 //       differs: { serviceType: 'what differs, and how to get the chart\'s' },  // said when not set
 //       notes: ['what else differs on purpose'],                                // said
 //     },
+//     from: {  // whole objects of the replaced system a params file may be (generator/migrate.go)
+//       'kubeflow.org/v1/PyTorchJob': function(o) {
+//         params: { workers: ... },                  // derived from o
+//         warnings: ['what differs, and why'],
+//         errors: [[{ field: 'spec.x', rule: '...' }], [{ param: 'exec', rule: 'not derived: ...' }]],
+//       },
+//     },
 //     render(p):: [ ...objects... ],
 //   })
 //
@@ -72,7 +79,7 @@ local warningsField = 'trainsonnetWarnings';
   params:: params,
 
   prototype(spec)::
-    local s = { description: '', replaces: null, removed: {}, chart: null, spellings: [], ownEnv: {}, validate(p):: [], warnings(p):: [] } + spec;
+    local s = { description: '', replaces: null, removed: {}, chart: null, spellings: [], ownEnv: {}, from: {}, validate(p):: [], warnings(p):: [] } + spec;
     function(params={}, output='objects')
       if output == 'spec' then {
         name: s.name,
@@ -83,7 +90,13 @@ local warningsField = 'trainsonnetWarnings';
         removed: s.removed,
         [if s.chart != null then 'chart']: { defaults: {}, differs: {}, notes: [] } + s.chart,
         ownEnv: $.ownEnv + s.ownEnv,
+        from: std.objectFields(s.from),
       }
+      else if output == 'from' then
+        // trainsonnet passes {kind, object}: a whole object of the
+        // replaced system, given as a params file (generator/migrate.go).
+        local m = { params: {}, warnings: [], errors: [] } + s.from[params.kind](params.object);
+        { params: m.params, warnings: [w for w in m.warnings if w != null], errors: std.join([], m.errors) }
       else
         // trainsonnet passes complete, checked params (output='full'); by
         // hand, missing ones take their defaults.
@@ -104,7 +117,7 @@ local warningsField = 'trainsonnetWarnings';
         else if errors != [] then error std.join('\n', [e.param + ': ' + e.rule for e in errors])
         else if output == 'objects' then objects()
         else if output == 'yaml' then std.manifestYamlStream(objects(), quote_keys=false)
-        else error "output must be 'objects', 'yaml', 'spec' or 'full'",
+        else error "output must be 'objects', 'yaml', 'spec', 'from' or 'full'",
 
   // ownEnv: the environment variables the job's own machinery reads,
   // which no env parameter (a map with keys='envName') may set: a name,

@@ -36,7 +36,7 @@ local params_ = common.params('train') + batch.params('the evaluator') + storage
     repository: params.string('Image repository (the chart\'s was the registry, <REPO NAME>).', default=defaultRepository, format='imageRepository'),
     name: params.string('Image name under repository (the chart\'s distrib-tensorflow-cars). Unset: repository is the whole name.', format='imageRepository'),
     tag: params.string('Image tag (the chart\'s worker-gpu). Unset: ' + defaultTag + ', or ' + defaultTag + '-gpu with gpu (TensorFlow\'s images).', format='imageTag'),
-    pullPolicy: params.enum('Image pull policy.', ['Always', 'IfNotPresent', 'Never'], default='IfNotPresent'),
+    pullPolicy: params.enum('Image pull policy. Unset: Always for an image tagged :latest or not tagged, else IfNotPresent, as Kubernetes picks it (written out, so the manifest says it).', ['Always', 'IfNotPresent', 'Never']),
   }),
   gpuResource: params.string('Extended resource that counts GPUs.', default='nvidia.com/gpu', format='extendedResourceName'),
   script: params.string('Python script the evaluator runs as python <script> --eval_dir=<evalDir> --checkpoint_dir=<trainDir> --data_dir=<dataDir> <args>, the chart\'s command line (its image had ' + chartScript + '). Not used with exec.', default=chartScript, format='nonEmpty'),

@@ -78,7 +78,7 @@ local job(p) =
   local s3Container(name, role, env) = {
     name: name,
     image: p.s3.image,
-    imagePullPolicy: p.imagePullPolicy,
+    imagePullPolicy: roles.pullPolicy(p.s3.image, p.imagePullPolicy),
     command: ['sh', mpi.s3ScriptPath, role],
     env: env,
     [if p.s3.secret != null then 'envFrom']: [{ secretRef: { name: p.s3.secret } }],

@@ -6,6 +6,7 @@
 
 local batch = import 'batch.libsonnet';
 local common = import 'common.libsonnet';
+local kubeflow = import 'kubeflow.libsonnet';
 local roles = import 'roles.libsonnet';
 local storage = import 'storage.libsonnet';
 local ts = import 'trainsonnet.libsonnet';
@@ -35,8 +36,8 @@ local roleParams = roles.params(
 );
 
 // The Kubeflow PyTorchJob's pod template holds what these parameters do.
-local templateWhatToDo = 'the pods are rendered from typed parameters: image, exec (the training script, after torchrun\'s options), gpu, cpu, memory, nodeSelector, tolerations, env, volumes and volumeMounts; anything else goes into a kustomize patch of the generated base';
-local replicasWhatToDo = 'workers counts every pod, the master included: worker 0 is rank 0 and the rendezvous, as the Master was; set workers to Master.replicas + Worker.replicas';
+local templateWhatToDo = 'give the whole PyTorchJob (apiVersion, kind, metadata, spec) as the file, and its template is read; in a spec alone, the pods are rendered from typed parameters: image, exec (the training script, after torchrun\'s options), gpu, cpu, memory, nodeSelector, tolerations, env, volumes and volumeMounts; anything else goes into a kustomize patch of the generated base';
+local replicasWhatToDo = 'give the whole PyTorchJob as the file, and workers is read from it; in a spec alone, workers counts every pod, the master included: worker 0 is rank 0 and the rendezvous, as the Master was; set workers to Master.replicas + Worker.replicas';
 local restartWhatToDo = 'each worker pod is retried on its own, backoffLimit times (backoffLimitPerIndex); disruptions (preemption, a node drain) do not count';
 
 local params_ = common.params('train', defaultImage) + batch.params('each worker') + storage.params(['trainDir']) + roleParams + {
@@ -104,12 +105,15 @@ local torchrun(p) = std.join(' ', [
   ]
 ) + [p.exec]);
 
-// The variables a PyTorchJob's pods had (WORLD_SIZE and RANK count pods;
-// torchrun gives its processes their own), and the checkpoint directory.
+// The variables a PyTorchJob's pods had (RANK is the pod's node rank,
+// WORLD_SIZE counts processes; torchrun gives its processes their own), and
+// the checkpoint directory.
 local ownEnv(p) = [
   { name: 'MASTER_ADDR', value: master(p) },
   { name: 'MASTER_PORT', value: std.toString(p.port) },
-  { name: 'WORLD_SIZE', value: std.toString(p.workers) },
+  // as the operator counts it: pods times processes per pod, where a
+  // render knows them (a PyTorchJob with nprocPerNode cpu or auto counts 1)
+  { name: 'WORLD_SIZE', value: std.toString(p.workers * (if procs(p) == null then 1 else procs(p))) },
   { name: 'RANK', valueFrom: { fieldRef: { fieldPath: "metadata.annotations['batch.kubernetes.io/job-completion-index']" } } },
   { name: 'TRAIN_DIR', value: trainDir(p) },
 ];
@@ -144,6 +148,204 @@ local worker(p) =
     },
   };
 
+// The PyTorchJob's keys that trainsonnet no longer takes, with what to do.
+local removed = {
+  'pytorchReplicaSpecs.Master.replicas': replicasWhatToDo,
+  'pytorchReplicaSpecs.Worker.replicas': replicasWhatToDo,
+  'pytorchReplicaSpecs.Master.restartPolicy': restartWhatToDo,
+  'pytorchReplicaSpecs.Worker.restartPolicy': restartWhatToDo,
+  'pytorchReplicaSpecs.Master.template': templateWhatToDo,
+  'pytorchReplicaSpecs.Worker.template': templateWhatToDo,
+  'elasticPolicy.rdzvBackend': 'the rendezvous is static, or c10d once elastic.* is set (etcd is not offered)',
+  'elasticPolicy.rdzvHost': 'the rendezvous is on worker 0, <name>-worker-0.<name>',
+  'elasticPolicy.rdzvId': 'the rendezvous id is the job\'s name',
+  'elasticPolicy.rdzvConf': 'put --rdzv_conf=is_host=$((JOB_COMPLETION_INDEX == 0)),KEY=VALUE,... at the start of exec: it replaces the rendered --rdzv_conf, whose is_host makes worker 0 the rendezvous host',
+  'elasticPolicy.standalone': 'a job of one pod is workers: 1',
+  'elasticPolicy.metrics': 'nothing scales the job by metrics: scale an elastic job by changing its Job\'s completions and parallelism together, up to elastic.maxNodes',
+  'runPolicy.cleanPodPolicy': 'once rank 0 ends, the pods still running are stopped; the ended pods (and their logs) stay until ttlSecondsAfterFinished deletes the Job',
+  'runPolicy.schedulingPolicy.minAvailable': 'with queue, Kueue admits every pod together; for a gang scheduler set schedulerName (Volcano, the coscheduling plugin) and add its PodGroup with a kustomize overlay',
+  'runPolicy.schedulingPolicy.queue': 'this is Volcano\'s queue: with Kueue set queue to its LocalQueue; with Volcano set schedulerName and add its PodGroup with a kustomize overlay',
+  'runPolicy.schedulingPolicy.scheduleTimeoutSeconds': 'bound the whole job with activeDeadlineSeconds',
+  'runPolicy.suspend': 'with queue, the Job is created suspended and Kueue resumes it once admitted; without, apply it suspended with a kustomize patch (spec.suspend: true)',
+  'runPolicy.managedBy': 'the Job controller runs the job: there is no operator',
+};
+
+// ---- A PyTorchJob (kubeflow.org/v1) as the parameters (from) ----------
+
+// torchrun's options that take a value; any other option is a flag.
+local torchrunValued = std.set([
+  'nnodes', 'nproc_per_node', 'rdzv_backend', 'rdzv_endpoint', 'rdzv_id', 'rdzv_conf', 'max_restarts', 'monitor_interval',
+  'start_method', 'role', 'node_rank', 'master_addr', 'master_port', 'local_addr', 'log_dir', 'redirects', 'r', 'tee', 't',
+  'local_ranks_filter', 'logs_specs', 'event_log_handler', 'signals_to_handle',
+]);
+// The ones trainsonnet gives torchrun itself, from the parameters.
+local torchrunOwn = std.set(['nnodes', 'rdzv_backend', 'rdzv_endpoint', 'rdzv_id', 'rdzv_conf', 'node_rank', 'master_addr', 'master_port', 'standalone']);
+local flagName(w) = std.strReplace(std.lstripChars(std.split(w, '=')[0], '-'), '-', '_');
+local baseName(w) = local parts = std.split(w, '/'); parts[std.length(parts) - 1];
+local isPython(w) = std.startsWith(baseName(w), 'python') && std.stripChars(std.substr(baseName(w), 6, 99), '0123456789.') == '';
+
+// torchrunOpts(ws, i, acc): torchrun's options in ws from i on, each
+// {name, value, words: as written}, then the script and its arguments.
+local torchrunOpts(ws, i, acc) =
+  if i < std.length(ws) && std.startsWith(ws[i], '-') then
+    local n = flagName(ws[i]);
+    if ts.contains(ws[i], '=') then
+      torchrunOpts(ws, i + 1, acc + [{ name: n, value: std.join('=', std.split(ws[i], '=')[1:]), words: [ws[i]] }])
+    else if std.member(torchrunValued, n) && i + 1 < std.length(ws) then
+      torchrunOpts(ws, i + 2, acc + [{ name: n, value: ws[i + 1], words: ws[i:i + 2] }])
+    else torchrunOpts(ws, i + 1, acc + [{ name: n, value: true, words: [ws[i]] }])
+  else { opts: acc, exec: ws[i:] };
+
+// launch(words): how a container's command started the training:
+// {launcher: torchrun, python, program or null (no command), opts:
+// torchrun's options, exec: the words after them}.
+local launch(words) =
+  if words == [] then { launcher: null, opts: [], exec: [] }
+  else if baseName(words[0]) == 'torchrun' then { launcher: 'torchrun' } + torchrunOpts(words, 1, [])
+  else if isPython(words[0]) && std.length(words) > 2 && words[1] == '-m' && std.member(['torch.distributed.run', 'torch.distributed.launch'], words[2]) then
+    { launcher: 'torchrun' } + torchrunOpts(words, 3, [])
+  else if isPython(words[0]) then
+    // python's own flags (-u, -B, ...) before the script or -m: torchrun
+    // runs python -u itself
+    local rest = words[1:];
+    local first = [j for j in std.range(0, std.length(rest) - 1) if !std.startsWith(rest[j], '-') || rest[j] == '-m'];
+    { launcher: 'python', opts: [], exec: if first == [] then [] else rest[first[0]:] }
+  else { launcher: 'program', opts: [], exec: words };
+
+local opt(l, name) = local o = [x.value for x in l.opts if x.name == name]; if o == [] then null else o[0];
+
+local fromPyTorchJob(o) =
+  local at = 'spec.pytorchReplicaSpecs';
+  local spec = std.get(o, 'spec', {});
+  local md = std.get(o, 'metadata', {});
+  local rs = std.get(spec, 'pytorchReplicaSpecs', {});
+  local master = std.get(rs, 'Master');
+  local worker = std.get(rs, 'Worker');
+  local leadName = if master != null then 'Master' else 'Worker';
+  local lead = if master != null then master else worker;
+  local pods = kubeflow.replicas(master) + kubeflow.replicas(worker);
+  local pod = if lead == null then { params: {}, warnings: [], errors: [] } else kubeflow.pod(lead, 'pytorch', at + '.' + leadName);
+  local tmpl = if lead == null then {} else std.get(std.get(lead, 'template', {}), 'spec', {});
+  local c = if lead == null then null else kubeflow.container(tmpl, 'pytorch');
+  local words = if c == null then [] else kubeflow.words(c);
+  // args alone run under the image's ENTRYPOINT, which a render cannot read
+  local argsOnly = c != null && std.get(c, 'command') == null;
+  local cmdAt = at + '.' + leadName + '.template.spec.containers[' + (if c == null then '0' else std.get(c, 'name', '0')) + ']';
+  local l = if argsOnly then launch([]) else launch(words);
+  local envOf = std.get(pod.params, 'env', {});
+  local ep = std.get(spec, 'elasticPolicy');
+  local run = std.get(spec, 'runPolicy', {});
+  local sched = std.get(run, 'schedulingPolicy', {});
+  local restart = std.get(lead, 'restartPolicy', 'OnFailure');
+  local gpu = std.get(pod.params, 'gpu', 0);
+  // nprocPerNode: torchrun's flag in the command (which wins in
+  // torchrun), the spec's, the deprecated elasticPolicy's or PET_'s
+  local nprocGiven =
+    if opt(l, 'nproc_per_node') != null then opt(l, 'nproc_per_node')
+    else if std.get(spec, 'nprocPerNode') != null then spec.nprocPerNode
+    else if ep != null && std.get(ep, 'nProcPerNode') != null then ep.nProcPerNode
+    else std.get(envOf, 'PET_NPROC_PER_NODE');
+  local port = [x.containerPort for x in std.get(c, 'ports', []) if std.get(x, 'name') == 'pytorchjob-port'];
+  // the operator's defaults: a missing bound is the other one
+  local minR = if ep == null then null else std.get(ep, 'minReplicas', std.get(ep, 'maxReplicas'));
+  local maxR = if ep == null then null else std.get(ep, 'maxReplicas', std.get(ep, 'minReplicas'));
+  local maxRestarts = if ep != null && std.get(ep, 'maxRestarts') != null then ep.maxRestarts
+  else if opt(l, 'max_restarts') != null then std.parseInt(opt(l, 'max_restarts'));
+  local queueLabel = 'kueue.x-k8s.io/queue-name';
+  local labels = std.get(md, 'labels', {});
+  local ownPET = ['PET_NNODES', 'PET_NPROC_PER_NODE', 'PET_NODE_RANK', 'PET_MASTER_ADDR', 'PET_MASTER_PORT', 'PET_RDZV_BACKEND',
+                  'PET_RDZV_ENDPOINT', 'PET_RDZV_ID', 'PET_RDZV_CONF', 'PET_MAX_RESTARTS', 'PET_STANDALONE'];
+  local operatorEnv = ['MASTER_ADDR', 'MASTER_PORT', 'WORLD_SIZE', 'RANK'];
+  local execWords =
+    std.join([], [x.words for x in l.opts if !std.member(torchrunOwn, x.name) && x.name != 'nproc_per_node' && x.name != 'max_restarts'])
+    + (if l.launcher == 'program' then ['--no-python'] else [])
+    + l.exec;
+  local backoff = std.get(run, 'backoffLimit');
+  local workerParams = if worker == null || master == null then null
+  else kubeflow.pod(worker, 'pytorch', '').params + { cmd: kubeflow.words(kubeflow.container(std.get(std.get(worker, 'template', {}), 'spec', {}), 'pytorch')) };
+  {
+    params: pod.params + {
+      [if std.get(md, 'name') != null then 'name']: md.name,
+      [if std.get(md, 'namespace') != null then 'namespace']: md.namespace,
+      [if std.length([k for k in std.objectFields(labels) if k != queueLabel]) > 0 then 'labels']: { [k]: labels[k] for k in std.objectFields(labels) if k != queueLabel },
+      [if std.objectHas(labels, queueLabel) then 'queue']: labels[queueLabel],
+      [if pods > 0 then 'workers']: pods,
+      [if l.exec != [] then 'exec']: kubeflow.shell(execWords),
+      // the operator ran a command without torchrun once per pod
+      [if argsOnly || l.launcher == 'python' || l.launcher == 'program' || nprocGiven != null then 'nprocPerNode']:
+        if argsOnly || l.launcher == 'python' || l.launcher == 'program' then '1' else std.toString(nprocGiven),
+      [if std.objectHas(pod.params, 'env') then 'env']: { [k]: envOf[k] for k in std.objectFields(envOf) if !std.member(ownPET + operatorEnv, k) },
+      // the operator's rendezvous port: its pytorchjob-port, 23456 unset
+      port: if port != [] then port[0] else 23456,
+      backoffLimit: if backoff != null then std.min(backoff, 100) else if restart == 'Never' then 0 else 6,
+      [if std.objectHas(run, 'activeDeadlineSeconds') then 'activeDeadlineSeconds']: run.activeDeadlineSeconds,
+      [if std.objectHas(run, 'ttlSecondsAfterFinished') then 'ttlSecondsAfterFinished']: run.ttlSecondsAfterFinished,
+      [if std.objectHas(sched, 'priorityClass') then 'priorityClassName']: sched.priorityClass,
+      [if ep != null || maxRestarts != null then 'elastic']: {
+        [if minR != null then 'minNodes']: minR,
+        [if maxR != null then 'maxNodes']: maxR,
+        [if maxRestarts != null then 'maxRestarts']: maxRestarts,
+      },
+    },
+    warnings: pod.warnings + [
+      if workerParams != null && workerParams != kubeflow.pod(master, 'pytorch', '').params + { cmd: words } then
+        at + '.Worker.template differs from Master\'s: every pod here runs Master\'s (worker 0 is rank 0): make them one, or render two jobs',
+      if l.launcher == 'python' then
+        cmdAt + '.command: the operator ran ' + words[0] + ' once in each pod; here torchrun runs the script, one process per pod (nprocPerNode 1), with the same RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT'
+        + (if gpu > 1 then ' (nprocPerNode gpu would start one per GPU, which the script must then place by LOCAL_RANK)' else ''),
+      if l.launcher == 'program' then
+        cmdAt + '.command: not a Python launcher: torchrun runs it as a program (--no-python), once per pod, with RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT set',
+      if l.launcher == 'torchrun' && nprocGiven == null && gpu == 0 then
+        'nprocPerNode: the operator\'s default, auto, starts one process per CPU of the node on a pod without GPUs; this job starts 1: set nprocPerNode (a number, or auto) to change it',
+    ] + [
+      cmdAt + ': torchrun\'s ' + x.words[0] + ' is dropped: trainsonnet gives it (workers, elastic.*, port)'
+      for x in l.opts
+      if std.member(torchrunOwn, x.name)
+    ] + [
+      cmdAt + '.env.' + k + ': dropped: ' + (if std.member(ownPET, k) then 'torchrun takes it as a flag, which trainsonnet gives from the parameters' else 'trainsonnet sets it, with the meaning torchrun gives it')
+      for k in std.objectFields(envOf)
+      if std.member(ownPET + operatorEnv, k)
+    ] + [
+      if backoff != null then
+        'spec.runPolicy.backoffLimit ' + backoff + ': the operator counted the restarts of all pods together; here each pod is retried ' + std.min(backoff, 100) + ' times on its own (backoffLimitPerIndex), and a failure that stops every pod costs each of them one retry'
+      else if restart != 'Never' then
+        at + '.' + leadName + '.restartPolicy ' + restart + ' and no runPolicy.backoffLimit: the operator restarted failed pods without limit; here each pod is retried 6 times (backoffLimit), disruptions not counted: set backoffLimit to change it',
+      if restart == 'ExitCode' then
+        at + '.' + leadName + '.restartPolicy ExitCode: the operator failed the job on exit codes 1-127 and restarted it on the others; torchrun exits 1 whenever a process fails, so here every failure is retried, backoffLimit times',
+      if std.objectHas(run, 'ttlSecondsAfterFinished') then
+        'spec.runPolicy.ttlSecondsAfterFinished: deletes the Job and its pods; the Service and NetworkPolicy, which the operator\'s job owned, stay until kubectl delete -f of the manifests',
+      if ep != null && (std.get(ep, 'minReplicas') == null) != (std.get(ep, 'maxReplicas') == null) then
+        'spec.elasticPolicy: one bound given: the other is the same, as the operator sets it (' + minR + ':' + maxR + ')',
+      if ep != null && std.get(ep, 'rdzvBackend', 'c10d') != 'c10d' then
+        'spec.elasticPolicy.rdzvBackend ' + ep.rdzvBackend + ': the rendezvous is c10d on worker 0 (no etcd)',
+      if std.get(run, 'suspend') == true then 'spec.runPolicy.suspend: ' + removed['runPolicy.suspend'],
+      if std.objectHas(run, 'cleanPodPolicy') then 'spec.runPolicy.cleanPodPolicy: ' + removed['runPolicy.cleanPodPolicy'],
+      if std.objectHas(run, 'managedBy') then 'spec.runPolicy.managedBy: ' + removed['runPolicy.managedBy'],
+    ] + [
+      'spec.runPolicy.schedulingPolicy.' + k + ': ' + removed['runPolicy.schedulingPolicy.' + k]
+      for k in ['minAvailable', 'queue', 'scheduleTimeoutSeconds']
+      if std.objectHas(sched, k)
+    ] + [
+      'spec.elasticPolicy.' + k + ': ' + removed['elasticPolicy.' + k]
+      for k in ['rdzvHost', 'rdzvId', 'rdzvConf', 'standalone', 'metrics']
+      if ep != null && std.objectHas(ep, k)
+    ] + [
+      at + '.' + r + ': not carried: a PyTorchJob has Master and Worker'
+      for r in std.objectFields(rs)
+      if r != 'Master' && r != 'Worker'
+    ] + [
+      'spec.' + k + ': not carried'
+      for k in std.objectFields(spec)
+      if !std.member(['pytorchReplicaSpecs', 'elasticPolicy', 'runPolicy', 'nprocPerNode'], k)
+    ],
+    errors: [
+      ts.check(lead != null, at, 'has neither Master nor Worker: nothing to run'),
+      if argsOnly then
+        [{ param: 'exec', field: cmdAt + '.command', rule: 'none: the image\'s ENTRYPOINT runs' + (if words != [] then ' with the args ' + kubeflow.shell(words) else '') + ', which a render cannot read: set exec to the script it runs' + (if words != [] then ', and these args' else '') }]
+      else [],
+    ],
+  };
+
 ts.prototype({
   name: proto,
   summary: 'A PyTorch job without an operator: N worker pods running torchrun, meeting at worker 0 (replaces a Kubeflow PyTorchJob)',
@@ -153,8 +355,8 @@ ts.prototype({
     <name>-worker-<i>.<name>. Every pod runs torchrun with --nnodes=workers,
     --nproc_per_node=nprocPerNode (the pod's GPUs, or 1 on CPU), its completion index as
     --node_rank and worker 0 as the rendezvous (--master_addr, --master_port=port), then exec:
-    the training script and its arguments. MASTER_ADDR, MASTER_PORT, WORLD_SIZE (pods) and
-    RANK (the pod's index) are set as a PyTorchJob set them, for programs that read them;
+    the training script and its arguments. MASTER_ADDR, MASTER_PORT, WORLD_SIZE (pods times
+    processes per pod) and RANK (the pod's index) are set as a PyTorchJob set them, for programs that read them;
     torchrun gives its processes their own RANK, LOCAL_RANK and WORLD_SIZE. With elastic.*,
     torchrun uses its c10d rendezvous on worker 0 and runs with minNodes to maxNodes pods,
     restarting the training maxRestarts times when a process fails or a pod comes or goes.
@@ -167,7 +369,10 @@ ts.prototype({
     Azure Files), where rank 0 writes checkpoints that eval and tensorboard read. The
     NetworkPolicy admits only the job's own pods. The pods need no ssh and no RBAC.
 
-    A PyTorchJob's spec works as a params file for what maps: nprocPerNode (8, gpu, auto),
+    A whole PyTorchJob (kubeflow.org/v1) works as a params file: workers, the image, command,
+    GPUs, limits, env, volumes, nprocPerNode, elasticPolicy and runPolicy are derived from it,
+    and what is not carried or differs from the operator is said in warnings. Its spec alone
+    works as a params file for what maps: nprocPerNode (8, gpu, auto),
     elasticPolicy.minReplicas, maxReplicas, maxRestarts and rdzvPort, runPolicy's
     backoffLimit, activeDeadlineSeconds, ttlSecondsAfterFinished and
     schedulingPolicy.priorityClass, each with a warning naming its new name; the Master and
@@ -186,26 +391,10 @@ ts.prototype({
   },
   params: params_,
 
-  removed: {
-    'pytorchReplicaSpecs.Master.replicas': replicasWhatToDo,
-    'pytorchReplicaSpecs.Worker.replicas': replicasWhatToDo,
-    'pytorchReplicaSpecs.Master.restartPolicy': restartWhatToDo,
-    'pytorchReplicaSpecs.Worker.restartPolicy': restartWhatToDo,
-    'pytorchReplicaSpecs.Master.template': templateWhatToDo,
-    'pytorchReplicaSpecs.Worker.template': templateWhatToDo,
-    'elasticPolicy.rdzvBackend': 'the rendezvous is static, or c10d once elastic.* is set (etcd is not offered)',
-    'elasticPolicy.rdzvHost': 'the rendezvous is on worker 0, <name>-worker-0.<name>',
-    'elasticPolicy.rdzvId': 'the rendezvous id is the job\'s name',
-    'elasticPolicy.rdzvConf': 'put --rdzv_conf=is_host=$((JOB_COMPLETION_INDEX == 0)),KEY=VALUE,... at the start of exec: it replaces the rendered --rdzv_conf, whose is_host makes worker 0 the rendezvous host',
-    'elasticPolicy.standalone': 'a job of one pod is workers: 1',
-    'elasticPolicy.metrics': 'nothing scales the job by metrics: scale an elastic job by changing its Job\'s completions and parallelism together, up to elastic.maxNodes',
-    'runPolicy.cleanPodPolicy': 'once rank 0 ends, the pods still running are stopped; the ended pods (and their logs) stay until ttlSecondsAfterFinished deletes the Job',
-    'runPolicy.schedulingPolicy.minAvailable': 'with queue, Kueue admits every pod together; for a gang scheduler set schedulerName (Volcano, the coscheduling plugin) and add its PodGroup with a kustomize overlay',
-    'runPolicy.schedulingPolicy.queue': 'this is Volcano\'s queue: with Kueue set queue to its LocalQueue; with Volcano set schedulerName and add its PodGroup with a kustomize overlay',
-    'runPolicy.schedulingPolicy.scheduleTimeoutSeconds': 'bound the whole job with activeDeadlineSeconds',
-    'runPolicy.suspend': 'with queue, the Job is created suspended and Kueue resumes it once admitted; without, apply it suspended with a kustomize patch (spec.suspend: true)',
-    'runPolicy.managedBy': 'the Job controller runs the job: there is no operator',
-  },
+  removed: removed,
+
+  from: { 'kubeflow.org/v1/PyTorchJob': fromPyTorchJob },
+
 
   validate(p):: storage.validate(p, ['trainDir']) + [
     roles.nameFits(p, [worker(p)]),

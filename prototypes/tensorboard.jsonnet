@@ -32,7 +32,7 @@ local params_ = common.params('train') + storage.params(['logDir'], tfCharts=tru
     'Image with TensorBoard. The default is TensorFlow\'s own image, pinned (the chart ran it untagged, so :latest; Kubeflow pinned 1.8.0), whose TensorFlow reads local and gs:// logdirs. For s3:// use an image with tensorboard and boto3 but without TensorFlow: TensorFlow 2.6 and later read S3 only through tensorflow-io, which TensorBoard does not load, while TensorBoard alone reads S3 with boto3.',
     default=defaultImage, format='image', replaces='defaultTbImage'
   ),
-  imagePullPolicy: params.enum('Image pull policy.', ['Always', 'IfNotPresent', 'Never'], default='IfNotPresent'),
+  imagePullPolicy: params.enum('Image pull policy. Unset: Always for an image tagged :latest or not tagged, else IfNotPresent, as Kubernetes picks it (written out, so the manifest says it).', ['Always', 'IfNotPresent', 'Never']),
   gpuResource: params.string('Extended resource that counts GPUs.', default='nvidia.com/gpu', format='extendedResourceName'),
   targetPort: params.int('Port TensorBoard listens on in its pod (the chart\'s tensorboardport, Kubeflow\'s targetPort): 1024 or more, since TensorBoard runs without root; clients use servicePort.', default=6006, min=1024, max=65535, replaces='tensorboardport'),
   servicePort: params.int('Port of the Service, forwarded to targetPort: 80, as the chart had (Kubeflow\'s was 9000).', default=80, min=1, max=65535),

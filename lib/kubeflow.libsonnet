@@ -1,0 +1,127 @@
+// kubeflow: what a Kubeflow operator's job (PyTorchJob, TFJob, MPIJob) says
+// of its pods, as trainsonnet's typed parameters: the pieces of a
+// prototype's from functions (ts.prototype's from; generator/migrate.go).
+//
+// Needs:    nothing (plain objects, as the user's file has them).
+// Declares: no parameter.
+// Returns:  kubeflow.pod(rs, container, at) {params, warnings, errors} from
+//           a replica spec's pod template; kubeflow.replicas(rs) its pods
+//           (the operators' default 1); kubeflow.words(cmd) and
+//           kubeflow.shell(words) a command as words and back as sh text;
+//           kubeflow.runPolicy(o, at, pods) the job's lifetime and retries.
+//
+// Each returns what it could not carry as a warning that says what to do
+// (a typed parameter, or a kustomize patch of the generated base), and
+// never carries a value with another meaning without saying so.
+
+local str(v) = if v == null then '' else std.toString(v);
+
+// What trainsonnet carries of a pod spec and of its container; the rest
+// is said, field by field.
+local podCarried = ['containers', 'nodeSelector', 'tolerations', 'volumes', 'imagePullSecrets', 'serviceAccountName', 'serviceAccount',
+                    'schedulerName', 'priorityClassName', 'securityContext', 'restartPolicy', 'automountServiceAccountToken'];
+local containerCarried = ['name', 'image', 'imagePullPolicy', 'command', 'args', 'env', 'resources', 'volumeMounts', 'ports'];
+local securityCarried = ['runAsUser', 'runAsGroup', 'fsGroup', 'supplementalGroups'];
+
+// A word of a command as sh reads it: quoted when it holds anything sh
+// would read otherwise.
+local quote(w) =
+  if w != '' && std.length(std.stripChars(w, 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,@%+')) == 0 then w
+  else "'" + std.strReplace(w, "'", "'\\''") + "'";
+
+local isGPU(k) = std.endsWith(k, '/gpu') || std.endsWith(k, '.com/gpu');
+
+{
+  replicas(rs):: if rs == null then 0 else if std.get(rs, 'replicas') == null then 1 else rs.replicas,
+
+  // the container named name, else the first
+  container(pod, name)::
+    local cs = std.get(pod, 'containers', []);
+    local named = [c for c in cs if std.get(c, 'name') == name];
+    if named != [] then named[0] else if cs != [] then cs[0] else null,
+
+  words(c):: std.get(c, 'command', []) + std.get(c, 'args', []),
+  shell(words):: std.join(' ', [quote(w) for w in words]),
+
+  // pod(rs, name, at): the typed parameters a replica spec's pod template
+  // gives (its container called name, or the first), at its path in the
+  // object. Not the command: each prototype reads it its own way.
+  pod(rs, name, at)::
+    local pod = std.get(std.get(rs, 'template', {}), 'spec', {});
+    local c = $.container(pod, name);
+    local res = std.get(c, 'resources', {});
+    local limits = std.get(res, 'limits', {});
+    local requests = std.get(res, 'requests', {});
+    local gpuKeys = [k for k in std.objectFields(limits) if isGPU(k)];
+    local custom = [k for k in std.objectFields(limits) if !isGPU(k) && k != 'cpu' && k != 'memory'];
+    local env = std.get(c, 'env', []);
+    local mounts = std.get(c, 'volumeMounts', []);
+    local shmMounts = [m for m in mounts if m.mountPath == '/dev/shm'];
+    local shmNames = [m.name for m in shmMounts];
+    local vols = std.get(pod, 'volumes', []);
+    local shmVols = [v for v in vols if std.member(shmNames, v.name)];
+    local sc = std.get(pod, 'securityContext', {});
+    local csc = std.get(c, 'securityContext', {});
+    {
+      params: {
+        [if std.get(c, 'image') != null then 'image']: c.image,
+        [if std.get(c, 'imagePullPolicy') != null then 'imagePullPolicy']: c.imagePullPolicy,
+        [if std.length([e for e in env if std.objectHas(e, 'value')]) > 0 then 'env']: { [e.name]: str(e.value) for e in env if std.objectHas(e, 'value') },
+        [if gpuKeys != [] then 'gpu']: limits[gpuKeys[0]],
+        [if gpuKeys != [] && gpuKeys[0] != 'nvidia.com/gpu' then 'gpuResource']: gpuKeys[0],
+        [if std.objectHas(limits, 'cpu') then 'cpu']: str(limits.cpu),
+        [if std.objectHas(limits, 'memory') then 'memory']: str(limits.memory),
+        [if std.objectHas(pod, 'nodeSelector') then 'nodeSelector']: pod.nodeSelector,
+        [if std.objectHas(pod, 'tolerations') then 'tolerations']: pod.tolerations,
+        [if [v for v in vols if !std.member(shmNames, v.name)] != [] then 'volumes']: [v for v in vols if !std.member(shmNames, v.name)],
+        [if [m for m in mounts if m.mountPath != '/dev/shm'] != [] then 'volumeMounts']: [m for m in mounts if m.mountPath != '/dev/shm'],
+        [if shmVols != [] && std.get(std.get(shmVols[0], 'emptyDir', {}), 'sizeLimit') != null then 'shmSize']: str(shmVols[0].emptyDir.sizeLimit),
+        [if std.objectHas(pod, 'imagePullSecrets') then 'imagePullSecrets']: [s.name for s in pod.imagePullSecrets],
+        [if std.get(pod, 'serviceAccountName', std.get(pod, 'serviceAccount')) != null then 'serviceAccountName']: std.get(pod, 'serviceAccountName', std.get(pod, 'serviceAccount')),
+        [if std.objectHas(pod, 'automountServiceAccountToken') then 'automountServiceAccountToken']: pod.automountServiceAccountToken,
+        [if std.objectHas(pod, 'schedulerName') then 'schedulerName']: pod.schedulerName,
+        [if std.objectHas(pod, 'priorityClassName') then 'priorityClassName']: pod.priorityClassName,
+      } + {
+        [k]: if std.objectHas(csc, k) then csc[k] else sc[k]
+        for k in securityCarried
+        if std.objectHas(sc, k) || std.objectHas(csc, k)
+      },
+      warnings: [
+        if c == null then at + '.template: no container: the typed parameters take their defaults',
+        if std.length(std.get(pod, 'containers', [])) > 1 then
+          at + '.template: containers other than ' + c.name + ' (' + std.join(', ', [x.name for x in pod.containers if x.name != c.name]) + ') are not carried: add them with a kustomize patch of the generated base',
+      ] + [
+        at + '.template.spec.' + k + ': not carried: add it with a kustomize patch of the generated base'
+        for k in std.objectFields(pod)
+        if !std.member(podCarried, k)
+      ] + [
+        at + '.template.spec.containers[' + c.name + '].' + k + ': not carried: add it with a kustomize patch of the generated base'
+        for k in (if c == null then [] else std.objectFields(c))
+        if !std.member(containerCarried, k) && k != 'securityContext'
+      ] + [
+        at + '.template.spec.securityContext.' + k + ': not carried: add it with a kustomize patch of the generated base (runAsUser, runAsGroup, fsGroup and supplementalGroups are parameters)'
+        for k in std.objectFields(sc)
+        if !std.member(securityCarried, k)
+      ] + [
+        at + '.template.spec.containers[' + c.name + '].securityContext.' + k + ': not carried: the pods run with trainsonnet\'s own (no privilege escalation, all capabilities dropped, RuntimeDefault seccomp); change it with a kustomize patch'
+        for k in std.objectFields(csc)
+        if !std.member(securityCarried, k)
+      ] + [
+        at + '.template.spec.containers[' + c.name + '].env.' + e.name + ': valueFrom is not carried (env takes values): add it with a kustomize patch'
+        for e in env
+        if !std.objectHas(e, 'value')
+      ] + [
+        at + '.template.spec.containers[' + c.name + '].resources.requests.' + k + ': ' + str(requests[k]) + ' is not carried: trainsonnet\'s cpu and memory are limits, and the operator\'s pod only asked for it (burstable): add the request with a kustomize patch, or set ' + k + ' to make it a limit'
+        for k in std.objectFields(requests)
+        if (k == 'cpu' || k == 'memory') && !std.objectHas(limits, k)
+      ] + [
+        at + '.template.spec.containers[' + c.name + '].resources.limits.' + k + ': not carried: set it in customResources'
+        for k in custom
+      ] + (
+        if std.length(gpuKeys) > 1 then [at + '.template.spec.containers[' + c.name + '].resources.limits: only ' + gpuKeys[0] + ' is carried, as gpu']
+        else []
+      ),
+      errors: [],
+    },
+
+}
