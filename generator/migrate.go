@@ -30,8 +30,8 @@ type migration struct {
 	Params   map[string]any `json:"params"`
 	Warnings []string       `json:"warnings"`
 	// Errors: what the object holds that cannot be taken (Field, its
-	// path in the object) or a parameter it does not give (Param: the
-	// problem stands unless another input sets it).
+	// path in the object) or a parameter it does not give (Param, or
+	// several as "a|b": the problem stands unless another input sets it).
 	Errors []migrationError `json:"errors"`
 }
 
@@ -138,8 +138,19 @@ func (pr *Prototype) applyObject(r *resolved, it input, m map[string]any, kind s
 }
 
 // need is a parameter that an object given as a params file could not
-// give: its problem, unless another input sets the parameter.
+// give: its problem, unless another input sets the parameter (or one of
+// them: "exec|worker.exec").
 type need struct {
 	prm string
 	err *param.Error
+}
+
+// met reports whether an input set the parameter n needs.
+func (n need) met(r *resolved) bool {
+	for _, p := range strings.Split(n.prm, "|") {
+		if r.given[p] != "" {
+			return true
+		}
+	}
+	return false
 }

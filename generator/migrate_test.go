@@ -126,7 +126,8 @@ func TestMigrateRefusals(t *testing.T) {
 	g, err := generator.New(generator.Options{})
 	require.NoError(t, err)
 	for _, c := range []struct{ proto, file, source, rule string }{
-		{"openmpi", pytorchJob(`torchrun, x.py`), "job.yaml", "a params file holds openmpi's parameters; this is an object of another kind"},
+		{"openmpi", pytorchJob(`torchrun, x.py`), "job.yaml", "a params file holds openmpi's parameters, or a whole kubeflow.org/v2beta1/MPIJob; this is an object of another kind"},
+		{"eval", pytorchJob(`torchrun, x.py`), "job.yaml", "a params file holds eval's parameters; this is an object of another kind"},
 		{"pytorch", "apiVersion: v1\nkind: Pod\n", "job.yaml", "a params file holds pytorch's parameters, or a whole kubeflow.org/v1/PyTorchJob; this is an object of another kind"},
 		{"pytorch", pytorchJob(`torchrun, x.py`) + "workers: 3\n", "job.yaml: workers", "a PyTorchJob has apiVersion, kind, metadata and spec"},
 	} {

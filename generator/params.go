@@ -207,7 +207,7 @@ func (pr *Prototype) resolve(in *Params, migrate migrateFunc) (*resolved, []*par
 		}
 	}
 	for _, n := range r.needs {
-		if r.given[n.prm] == "" {
+		if !n.met(r) {
 			add(n.err)
 		}
 	}

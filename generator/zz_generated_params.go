@@ -3380,7 +3380,9 @@ type TFDistributedPs struct {
 	Memory *resource.Quantity
 	// Node labels each parameter server must run on.
 	NodeSelector map[string]string
-	// Number of parameter servers (the chart's clusterConfig.jobs.ps.num). Default 2.
+	// Number of parameter servers (the chart's clusterConfig.jobs.ps.num). 0: none, for
+	// strategies whose workers hold the variables themselves (MultiWorkerMirroredStrategy).
+	// Default 2.
 	Number *int
 	// Tolerations of each parameter server.
 	Tolerations []corev1.Toleration

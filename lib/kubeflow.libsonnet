@@ -6,9 +6,10 @@
 // Declares: no parameter.
 // Returns:  kubeflow.pod(rs, container, at) {params, warnings, errors} from
 //           a replica spec's pod template; kubeflow.replicas(rs) its pods
-//           (the operators' default 1); kubeflow.words(cmd) and
-//           kubeflow.shell(words) a command as words and back as sh text;
-//           kubeflow.runPolicy(o, at, pods) the job's lifetime and retries.
+//           (the operators' default 1); kubeflow.words(c) a container's
+//           command and args as words, kubeflow.shell(words) as sh text;
+//           kubeflow.meta(o) name, namespace, labels and queue;
+//           kubeflow.runPolicy(o, removed) the job's lifetime.
 //
 // Each returns what it could not carry as a warning that says what to do
 // (a typed parameter, or a kustomize patch of the generated base), and
@@ -32,6 +33,10 @@ local quote(w) =
 local isGPU(k) = std.endsWith(k, '/gpu') || std.endsWith(k, '.com/gpu');
 
 {
+  // refuse(ok, field, rule): a problem of the object's field unless ok,
+  // for a from function's errors.
+  refuse(ok, field, rule):: if ok then [] else [{ field: field, rule: rule }],
+
   replicas(rs):: if rs == null then 0 else if std.get(rs, 'replicas') == null then 1 else rs.replicas,
 
   // the container named name, else the first
@@ -40,7 +45,7 @@ local isGPU(k) = std.endsWith(k, '/gpu') || std.endsWith(k, '.com/gpu');
     local named = [c for c in cs if std.get(c, 'name') == name];
     if named != [] then named[0] else if cs != [] then cs[0] else null,
 
-  words(c):: std.get(c, 'command', []) + std.get(c, 'args', []),
+  words(c):: (if std.get(c, 'command') == null then [] else c.command) + (if std.get(c, 'args') == null then [] else c.args),
   shell(words):: std.join(' ', [quote(w) for w in words]),
 
   // pod(rs, name, at): the typed parameters a replica spec's pod template
@@ -124,4 +129,51 @@ local isGPU(k) = std.endsWith(k, '/gpu') || std.endsWith(k, '.com/gpu');
       errors: [],
     },
 
+
+  // meta(o): the parameters an operator job's metadata gives: name,
+  // namespace, labels, and Kueue's queue-name label as queue.
+  meta(o)::
+    local md = std.get(o, 'metadata', {});
+    local labels = std.get(md, 'labels', {});
+    local queueLabel = 'kueue.x-k8s.io/queue-name';
+    {
+      [if std.get(md, 'name') != null then 'name']: md.name,
+      [if std.get(md, 'namespace') != null then 'namespace']: md.namespace,
+      [if std.length([k for k in std.objectFields(labels) if k != queueLabel]) > 0 then 'labels']: { [k]: labels[k] for k in std.objectFields(labels) if k != queueLabel },
+      [if std.objectHas(labels, queueLabel) then 'queue']: labels[queueLabel],
+    },
+
+  // runPolicy(o, removed): the lifetime parameters a job's
+  // spec.runPolicy gives (not backoffLimit: each prototype retries its
+  // own way), and warnings for the rest; removed holds a prototype's
+  // texts of runPolicy.* keys, by key.
+  runPolicy(o, removed={}):: 
+    local run = std.get(std.get(o, 'spec', {}), 'runPolicy', {});
+    local sched = std.get(run, 'schedulingPolicy', {});
+    local said(k, otherwise) = if std.objectHas(removed, 'runPolicy.' + k) then removed['runPolicy.' + k] else otherwise;
+    {
+      params: {
+        [if std.objectHas(run, 'activeDeadlineSeconds') then 'activeDeadlineSeconds']: run.activeDeadlineSeconds,
+        [if std.objectHas(run, 'ttlSecondsAfterFinished') then 'ttlSecondsAfterFinished']: run.ttlSecondsAfterFinished,
+        [if std.objectHas(sched, 'priorityClass') then 'priorityClassName']: sched.priorityClass,
+      },
+      warnings: [
+        if std.objectHas(run, 'ttlSecondsAfterFinished') then
+          'spec.runPolicy.ttlSecondsAfterFinished: deletes the Jobs and their pods; the Service, NetworkPolicy and the job\'s Secret and ConfigMap, which the operator\'s job owned, stay until kubectl delete -f of the manifests',
+        if std.get(run, 'suspend') == true then
+          'spec.runPolicy.suspend: ' + said('suspend', 'with queue, the Jobs are created suspended and Kueue resumes them once admitted; without, apply them suspended with a kustomize patch (spec.suspend: true)'),
+        if std.objectHas(run, 'cleanPodPolicy') then
+          'spec.runPolicy.cleanPodPolicy: ' + said('cleanPodPolicy', 'once the job ends its pods are stopped; the ended pods (and their logs) stay until ttlSecondsAfterFinished deletes the Jobs'),
+        if std.objectHas(run, 'managedBy') then 'spec.runPolicy.managedBy: ' + said('managedBy', 'the Job controller runs the job: there is no operator'),
+      ] + [
+        'spec.runPolicy.schedulingPolicy.' + k + ': ' + said('schedulingPolicy.' + k, {
+          minAvailable: 'with queue, Kueue admits every pod together; for a gang scheduler set schedulerName and add its PodGroup with a kustomize overlay',
+          queue: 'this is Volcano\'s queue: with Kueue set queue to its LocalQueue; with Volcano set schedulerName and add its PodGroup with a kustomize overlay',
+          scheduleTimeoutSeconds: 'bound the whole job with activeDeadlineSeconds',
+        }[k])
+        for k in ['minAvailable', 'queue', 'scheduleTimeoutSeconds']
+        if std.objectHas(sched, k)
+      ],
+      errors: [],
+    },
 }

@@ -3,6 +3,7 @@
 
 local batch = import 'batch.libsonnet';
 local common = import 'common.libsonnet';
+local kubeflow = import 'kubeflow.libsonnet';
 local mpi = import 'mpi.libsonnet';
 local roles = import 'roles.libsonnet';
 local runtime = import 'runtime.libsonnet';
@@ -138,6 +139,83 @@ local job(p) =
     },
   };
 
+// ---- An MPIJob (kubeflow.org/v2beta1) as the parameters (from) --------
+
+local fromMPIJob(o) =
+  local at = 'spec.mpiReplicaSpecs';
+  local spec = std.get(o, 'spec', {});
+  local rs = std.get(spec, 'mpiReplicaSpecs', {});
+  local launcher = std.get(rs, 'Launcher');
+  local worker = std.get(rs, 'Worker');
+  local none = { params: {}, warnings: [], errors: [] };
+  local wpod = if worker == null then none else kubeflow.pod(worker, '', at + '.Worker');
+  local lpod = if launcher == null then none else kubeflow.pod(launcher, '', at + '.Launcher');
+  local lc = if launcher == null then null else kubeflow.container(std.get(std.get(launcher, 'template', {}), 'spec', {}), '');
+  local wc = if worker == null then null else kubeflow.container(std.get(std.get(worker, 'template', {}), 'spec', {}), '');
+  local lAt = at + '.Launcher.template.spec.containers[' + std.get(lc, 'name', '0') + ']';
+  local wAt = at + '.Worker.template.spec.containers[' + std.get(wc, 'name', '0') + ']';
+  local words = if lc == null then [] else kubeflow.words(lc);
+  local wwords = if wc == null then [] else kubeflow.words(wc);
+  local w = wpod.params;
+  local l = lpod.params;
+  local wenv = std.get(w, 'env', {});
+  local lenv = std.get(l, 'env', {});
+  local impl = std.get(spec, 'mpiImplementation', 'OpenMPI');
+  local run = kubeflow.runPolicy(o);
+  // the launcher's retries, as the operator's launcher Job had them
+  local backoff = std.get(std.get(spec, 'runPolicy', {}), 'backoffLimit');
+  // what every pod takes from the Worker's template, and the launcher's
+  // where it differs (only these have launcher.* parameters)
+  local launcherOwn = ['cpu', 'memory', 'gpu', 'nodeSelector', 'tolerations', 'env', 'image'];
+  local shared = [k for k in std.objectFields(w + l) if !std.member(launcherOwn + ['gpuResource'], k)];
+  {
+    params: kubeflow.meta(o) + run.params + { [k]: w[k] for k in std.objectFields(w) if k != 'env' || wenv != {} } + {
+      [if worker != null then 'workers']: kubeflow.replicas(worker),
+      // the operator's hostfile has slotsPerWorker slots (1 unset), GPUs or not
+      slots: std.get(spec, 'slotsPerWorker', 1),
+      [if lc != null && std.get(lc, 'command') != null then 'exec']: kubeflow.shell(words),
+      // the operator's launcher Job retried as the Job API's default does
+      backoffLimit: if backoff != null then std.min(backoff, 100) else 6,
+      launcher: {
+        [if std.objectHas(l, 'image') && l.image != std.get(w, 'image') then 'image']: l.image,
+      } + {
+        [k]: l[k]
+        for k in ['cpu', 'memory', 'gpu', 'nodeSelector', 'tolerations']
+        if std.objectHas(l, k)
+      } + {
+        [if [k for k in std.objectFields(lenv) if std.get(wenv, k) != lenv[k]] != [] then 'env']: { [k]: lenv[k] for k in std.objectFields(lenv) if std.get(wenv, k) != lenv[k] },
+      },
+    },
+    warnings: wpod.warnings + lpod.warnings + run.warnings + [
+      if wc != null && !(wwords != [] && std.endsWith(wwords[0], 'sshd')) then
+        wAt + '.command: ' + (if wwords == [] then 'none (the image\'s ENTRYPOINT)' else kubeflow.shell(wwords)) + ' is not run: the workers run trainsonnet\'s sshd (ssh.port), which the launcher reaches with the job\'s key',
+      if std.objectHas(spec, 'sshAuthMountPath') then
+        'spec.sshAuthMountPath: not used: the key is mounted where trainsonnet\'s ssh client and sshd read it, whatever the user\'s home',
+      if std.get(spec, 'launcherCreationPolicy') == 'AtStartup' then
+        'spec.launcherCreationPolicy AtStartup: the launcher starts at once here too, and runs exec only once every worker answers over ssh (initTimeout)',
+    ] + [
+      at + '.Launcher.template.spec.' + k + ': differs from the Worker\'s: every pod takes the Worker\'s'
+      for k in shared
+      if std.get(l, k) != std.get(w, k)
+    ] + [
+      at + '.' + r + ': not carried: an MPIJob has Launcher and Worker'
+      for r in std.objectFields(rs)
+      if r != 'Launcher' && r != 'Worker'
+    ] + [
+      'spec.' + k + ': not carried'
+      for k in std.objectFields(spec)
+      if !std.member(['mpiReplicaSpecs', 'runPolicy', 'slotsPerWorker', 'mpiImplementation', 'launcherCreationPolicy', 'runLauncherAsWorker', 'sshAuthMountPath'], k)
+    ],
+    errors: [
+      kubeflow.refuse(worker != null && kubeflow.replicas(worker) > 0, at + '.Worker', 'none: the openmpi prototype runs ranks on workers; give a Worker'),
+      kubeflow.refuse(impl == 'OpenMPI', 'spec.mpiImplementation', impl + ' is not rendered: openmpi sets up Open MPI (its hostfile and OMPI_MCA_* settings); keep the operator for ' + impl + ' jobs, or build the image with Open MPI'),
+      kubeflow.refuse(std.get(spec, 'runLauncherAsWorker') != true, 'spec.runLauncherAsWorker', 'the launcher holds no rank here: count it among the workers (workers ' + (kubeflow.replicas(worker) + 1) + ') and drop it'),
+      if lc != null && std.get(lc, 'command') == null then
+        [{ param: 'exec', field: lAt + '.command', rule: 'none: the image\'s ENTRYPOINT runs' + (if words != [] then ' with the args ' + kubeflow.shell(words) else '') + ', which a render cannot read: set exec to the command the launcher runs' }]
+      else [],
+    ],
+  };
+
 ts.prototype({
   name: proto,
   summary: 'An Open MPI job over ssh: a launcher and N workers (replaces the Kubeflow openmpi ksonnet prototype)',
@@ -172,6 +250,7 @@ ts.prototype({
   |||,
 
   ownEnv: mpi.ownEnv,
+  from: { 'kubeflow.org/v2beta1/MPIJob': fromMPIJob },
   params: common.params(proto, 'mpioperator/openmpi:v0.6.0') + batch.params('the launcher') + mpi.params + {
     workers: params.int('Number of worker pods. At most 5,000, the largest job the pods\' runtime is tested at (test/scripts).', default=4, min=1, max=5000),
     gpu: params.int('GPUs per worker (a limit of gpuResource); also the slots of each worker in the hostfile.', default=0, min=0, max=1024, aliases=['gpus']),

@@ -339,7 +339,7 @@ local fromPyTorchJob(o) =
       if !std.member(['pytorchReplicaSpecs', 'elasticPolicy', 'runPolicy', 'nprocPerNode'], k)
     ],
     errors: [
-      ts.check(lead != null, at, 'has neither Master nor Worker: nothing to run'),
+      kubeflow.refuse(lead != null, at, 'has neither Master nor Worker: nothing to run'),
       if argsOnly then
         [{ param: 'exec', field: cmdAt + '.command', rule: 'none: the image\'s ENTRYPOINT runs' + (if words != [] then ' with the args ' + kubeflow.shell(words) else '') + ', which a render cannot read: set exec to the script it runs' + (if words != [] then ', and these args' else '') }]
       else [],

@@ -5,6 +5,7 @@
 
 local batch = import 'batch.libsonnet';
 local common = import 'common.libsonnet';
+local kubeflow = import 'kubeflow.libsonnet';
 local roles = import 'roles.libsonnet';
 local runtime = import 'runtime.libsonnet';
 local storage = import 'storage.libsonnet';
@@ -51,7 +52,7 @@ local roleNames = ['ps', 'worker', 'chief', 'evaluator'];
 
 local params_ = common.params('train') + batch.params('the workers (the chief, when there is one)') + storage.params(['trainDir'], tfCharts=true) + {
   ps: roleGroup('The parameter servers: they hold the variables and serve them to the other tasks until the workers (or the chief) are done, then stop.',
-                'each parameter server', 2, 'Number of parameter servers (the chart\'s clusterConfig.jobs.ps.num).', 1, 100, 'ps'),
+                'each parameter server', 2, 'Number of parameter servers (the chart\'s clusterConfig.jobs.ps.num). 0: none, for strategies whose workers hold the variables themselves (MultiWorkerMirroredStrategy).', 0, 100, 'ps'),
   worker: roleGroup('The workers. Their gpu, cpu, memory, nodeSelector and tolerations default to the top-level ones.',
                     'each worker', 2, 'Number of workers (the chart\'s clusterConfig.jobs.worker.num).', 1, 2000, 'worker'),
   chief: roleGroup('An optional chief (TensorFlow 2\'s coordinator, or a worker that leads): with one, the job ends when it does, and the workers stop with the parameter servers. Its gpu, cpu, memory, nodeSelector and tolerations default to the top-level ones.',
@@ -103,7 +104,7 @@ local hostList(p, r, quote) =
   else '';
 
 // The cluster (TF_CONFIG's, without the evaluator) by ConfigMap key.
-local clusterRoles(p) = ['ps', 'worker'] + (if p.chief.number > 0 then ['chief'] else []);
+local clusterRoles(p) = (if p.ps.number > 0 then ['ps'] else []) + ['worker'] + (if p.chief.number > 0 then ['chief'] else []);
 local configName(p) = p.name + '-cluster';
 
 local config(p) = {
@@ -128,7 +129,7 @@ local clusterEnv(p, r) =
     if indexed(r) then { name: 'TASKID', valueFrom: { fieldRef: { fieldPath: "metadata.annotations['batch.kubernetes.io/job-completion-index']" } } }
     else { name: 'TASKID', value: '0' },
     { name: 'JOBNAME', value: r },
-    fromConfig('PSHOSTS', 'pshosts'),
+    if p.ps.number > 0 then fromConfig('PSHOSTS', 'pshosts') else { name: 'PSHOSTS', value: '' },
     fromConfig('WORKERHOSTS', 'workerhosts'),
   ] + (if p.chief.number > 0 then [fromConfig('CHIEFHOSTS', 'chiefhosts')] else [])
   + [fromConfig('TS_CLUSTER_' + upper[x], x + '.json') for x in clusterRoles(p)]
@@ -232,6 +233,94 @@ local rolesOf(p) =
   local store = storage.pod(p, 'train', [trainDir(p)]);
   [role(p, r, store) for r in roleNames if count(p, r) > 0];
 
+// ---- A TFJob (kubeflow.org/v1) as the parameters (from) ---------------
+
+// The TFJob's replica types, as these roles.
+local tfRoles = { Chief: 'chief', Master: 'chief', PS: 'ps', Worker: 'worker', Evaluator: 'evaluator' };
+
+local fromTFJob(o) =
+  local at = 'spec.tfReplicaSpecs';
+  local spec = std.get(o, 'spec', {});
+  local rs = std.get(spec, 'tfReplicaSpecs', {});
+  local types = [t for t in std.objectFields(rs) if std.objectHas(tfRoles, t)];
+  local pod(t) = kubeflow.pod(rs[t], 'tensorflow', at + '.' + t);
+  local c(t) = kubeflow.container(std.get(std.get(rs[t], 'template', {}), 'spec', {}), 'tensorflow');
+  local cAt(t) = at + '.' + t + '.template.spec.containers[' + std.get(c(t), 'name', '0') + ']';
+  local words(t) = if c(t) == null then [] else kubeflow.words(c(t));
+  local hasCommand(t) = c(t) != null && std.get(c(t), 'command') != null;
+  // what every task shares: the first role's (the lead's when there is one)
+  local first = if std.objectHas(rs, 'Chief') then 'Chief' else if std.objectHas(rs, 'Master') then 'Master' else if std.objectHas(rs, 'Worker') then 'Worker' else if types != [] then types[0] else null;
+  local sharedOf(t) = { [k]: pod(t).params[k] for k in std.objectFields(pod(t).params) if !std.member(['image', 'gpu', 'cpu', 'memory', 'nodeSelector', 'tolerations', 'env'], k) };
+  local shared = if first == null then {} else sharedOf(first);
+  local execs = std.set([kubeflow.shell(words(t)) for t in types if hasCommand(t)]);
+  local run = kubeflow.runPolicy(o);
+  local backoff = std.get(std.get(spec, 'runPolicy', {}), 'backoffLimit');
+  local restarts = std.set([std.get(rs[t], 'restartPolicy', 'Never') for t in types]);
+  local successPolicy = std.get(spec, 'successPolicy', '');
+  local port = std.join([], [[x.containerPort for x in std.get(c(t), 'ports', []) if std.get(x, 'name') == 'tfjob-port'] for t in types]);
+  {
+    params: kubeflow.meta(o) + run.params + shared + {
+      // every role the TFJob has, and none it has not
+      ps: { number: 0 },
+      chief: { number: 0 },
+      evaluator: { number: 0 },
+    } + {
+      [tfRoles[t]]: { number: kubeflow.replicas(rs[t]) } + {
+        [k]: pod(t).params[k]
+        for k in ['image', 'gpu', 'cpu', 'memory', 'nodeSelector', 'tolerations', 'env']
+        if std.objectHas(pod(t).params, k)
+      } + (if hasCommand(t) && std.length(execs) > 1 then { exec: kubeflow.shell(words(t)) } else {})
+      for t in types
+    } + {
+      [if std.length(execs) == 1 then 'exec']: execs[0],
+      [if port != [] then 'grpcPort']: port[0],
+      [if std.objectHas(pod(first).params, 'gpuResource') then 'gpuResource']: pod(first).params.gpuResource,
+      // OnFailure and ExitCode restarted without limit; Never did not
+      backoffLimit: if backoff != null then std.min(backoff, 100) else if restarts == ['Never'] then 0 else 6,
+    },
+    warnings: std.join([], [pod(t).warnings for t in types]) + run.warnings + [
+      at + '.' + t + '.template.spec: ' + k + ' differs from ' + first + '\'s: every task takes ' + first + '\'s'
+      for t in types
+      for k in std.objectFields(sharedOf(t) + shared)
+      if std.get(sharedOf(t), k) != std.get(shared, k)
+    ] + [
+      if backoff == null && restarts != ['Never'] then
+        at + ' restartPolicy ' + std.join('/', restarts) + ' and no runPolicy.backoffLimit: the operator restarted failed tasks without limit; here the job is retried 6 times (backoffLimit), disruptions not counted: set backoffLimit to change it',
+      if backoff != null then
+        'spec.runPolicy.backoffLimit ' + backoff + ': the operator counted every task\'s restarts together; here the lead\'s pod is retried ' + std.min(backoff, 100) + ' times, and a lost task of another role is replaced as often',
+      if std.member(restarts, 'ExitCode') then
+        at + ' restartPolicy ExitCode: the operator failed the job on exit codes 1-127 and restarted on the others; here every failure is retried, backoffLimit times',
+      if successPolicy == 'AllWorkers' then
+        'spec.successPolicy AllWorkers: the job ends when ' + (if std.objectHas(rs, 'Chief') || std.objectHas(rs, 'Master') then 'the chief ends' else 'every worker has ended') + ', the parameter servers then stop',
+      if std.objectHas(rs, 'Master') then
+        at + '.Master: the chief (TensorFlow\'s name for it since 1.x); TF_CONFIG names it chief',
+      if std.objectHas(spec, 'enableDynamicWorker') then 'spec.enableDynamicWorker: not carried: the workers are a fixed set',
+    ] + [
+      at + '.' + r + ': not carried: a TFJob has Chief, PS, Worker and Evaluator'
+      for r in std.objectFields(rs)
+      if !std.objectHas(tfRoles, r)
+    ] + [
+      'spec.' + k + ': not carried'
+      for k in std.objectFields(spec)
+      if !std.member(['tfReplicaSpecs', 'runPolicy', 'successPolicy', 'enableDynamicWorker'], k)
+    ],
+    errors: [
+      kubeflow.refuse(std.objectHas(rs, 'Worker') && kubeflow.replicas(rs.Worker) > 0, at + '.Worker', 'none: tf-distributed needs workers'),
+      kubeflow.refuse(!(std.objectHas(rs, 'Chief') && std.objectHas(rs, 'Master')), at + '.Master', 'beside Chief: a TFJob has one chief'),
+    ] + [
+      kubeflow.refuse(kubeflow.replicas(rs[t]) <= 1, at + '.' + t + '.replicas', 'at most 1: TensorFlow has one ' + tfRoles[t])
+      for t in types
+      if tfRoles[t] == 'chief' || tfRoles[t] == 'evaluator'
+    ] + [
+      // a task without a command runs its image's ENTRYPOINT: the
+      // parameter names the role's exec, or exec for all of them
+      if !hasCommand(t) then
+        [{ param: 'exec|' + tfRoles[t] + '.exec', field: cAt(t) + '.command', rule: 'none: the image\'s ENTRYPOINT runs' + (if words(t) != [] then ' with the args ' + kubeflow.shell(words(t)) else '') + ', which a render cannot read: set exec (or ' + tfRoles[t] + '.exec) to the command it runs' }]
+      else []
+      for t in types
+    ],
+  };
+
 ts.prototype({
   name: proto,
   summary: 'Distributed TensorFlow with parameter servers that stop when training ends (replaces the distributed TensorFlow charts\' distrib-tensorflow chart)',
@@ -286,6 +375,7 @@ ts.prototype({
     share a namespace (the chart's cluster-map and ps-0 collided).
   |||,
 
+  from: { 'kubeflow.org/v1/TFJob': fromTFJob },
   params: params_ + {
     runAsUser+: {
       default: 1000,
@@ -316,6 +406,9 @@ ts.prototype({
     // the longest names: the last worker's (or a parameter server's)
     roles.nameFits(p, [{ name: 'worker', kind: 'IndexedJob', count: p.worker.number }, { name: 'ps', kind: 'IndexedJob', count: p.ps.number }]
                       + [{ name: r } for r in ['chief', 'evaluator'] if count(p, r) > 0]),
+    // the chart's command trains with parameter servers
+    ts.check(p.ps.number > 0 || std.length([r for r in roleNames if count(p, r) > 0 && execOf(p, r) == null]) == 0, 'ps.number',
+             '0 needs a command of your own (exec, or each role\'s exec): the default command, the chart\'s, trains with parameter servers'),
   ],
 
   warnings(p):: storage.warnings(p, 'train', [trainDir(p)]) + [
