@@ -1,6 +1,6 @@
 # trainsonnet: the commands a contributor needs. `make test` is what CI runs
 # (.ci/run); `make check` is the fast, hermetic part of it.
-.PHONY: build run check vet fmt shellcheck lint modgraph update-flag unit e2e test golden generate bench bench-cli bench-runtime faults clean record-operators
+.PHONY: build run check vet fmt shellcheck lint modgraph update-flag unit e2e test golden generate bench bench-cli bench-runtime faults clean record-operators bench-start
 
 GO ?= go
 
@@ -77,6 +77,16 @@ golden generate:
 # compare trainsonnet's renders with. CI uses the committed recordings.
 record-operators:
 	test/operators/record.sh
+
+# The same DDP training through the Kubeflow training operator's PyTorchJob
+# and through trainsonnet's pytorch job rendered from it, on the real node:
+# apply -> every rank training, apply -> Complete, the pods' peak memory
+# (test/jobs/benchstart_test.go).
+bench-start:
+	test/cluster/build.sh operators
+	. test/cluster/versions.sh && WITH_NODE=1 test/node/with-node.sh env TRAINSONNET_E2E=1 TRAINSONNET_BENCH_START=1 \
+	  TRAINSONNET_TRAINING_OPERATOR_DIR=$(TRAINSONNET_CACHE)/training-operator-$$TRAINSONNET_TRAINING_OPERATOR_VERSION \
+	  $(GO) test -count=1 -v -timeout 40m -run '^TestBenchStart$$' ./test/jobs/
 
 bench:
 	$(GO) test ./generator -run '^$$' -bench . -benchmem

@@ -12,7 +12,9 @@ Rank, world size and rendezvous are torchrun's (RANK, WORLD_SIZE,
 MASTER_ADDR, MASTER_PORT) or Open MPI's (OMPI_COMM_WORLD_RANK and
 OMPI_COMM_WORLD_SIZE, with MASTER_ADDR and MASTER_PORT given by mpirun -x).
 
-Every rank prints one line,
+Every rank prints, once it has joined the others,
+    train: rank R of N starts
+and at the end one line,
     train: rank R of N: loss FIRST -> LAST, parameters SHA
 where the losses are the mean over all ranks at the first and the last
 step, and SHA is the start of the sha256 of the rank's parameters. With
@@ -86,6 +88,7 @@ def main():
     torch.set_num_threads(1)  # several ranks share the node's two cores
     dist.init_process_group("gloo", init_method="env://", timeout=datetime.timedelta(minutes=2))
     rank, world = dist.get_rank(), dist.get_world_size()
+    print(f"train: rank {rank} of {world} starts", flush=True)  # make bench-start's mark
 
     torch.manual_seed(100 + rank)  # each rank starts elsewhere: DDP gives them rank 0's parameters
     net = DistributedDataParallel(model())

@@ -23,7 +23,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -73,9 +72,6 @@ func (o *options) run() error {
 		return err
 	}
 	ctx := context.Background()
-	if err := o.install(ctx, k); err != nil {
-		return err
-	}
 	// Nodes for the pods: kwok's, with GPUs, so that the examples'
 	// GPU pods are scheduled and run as the operator expects.
 	var nodes []kube.FakeNode
@@ -85,16 +81,19 @@ func (o *options) run() error {
 	if err := k.CreateFakeNodes(ctx, nodes...); err != nil {
 		return err
 	}
-	stop, err := o.start()
+	var op *kube.Operator
+	switch o.operator {
+	case "training-operator":
+		op, err = k.StartTrainingOperator(ctx, kube.TrainingOperator{Bin: o.bin, CRDs: o.crds, Log: o.log, Schemes: []string{"pytorchjob", "tfjob"}})
+	case "mpi-operator":
+		op, err = k.StartMPIOperator(ctx, o.bin, o.crds, o.log)
+	default:
+		err = fmt.Errorf("unknown operator %q", o.operator)
+	}
 	if err != nil {
 		return err
 	}
-	defer stop()
-	if o.operator == "training-operator" {
-		if err := mountWebhookCerts(ctx, k); err != nil {
-			return err
-		}
-	}
+	defer op.Stop()
 
 	files, err := o.exampleFiles()
 	if err != nil {
@@ -113,116 +112,6 @@ func (o *options) run() error {
 		}
 	}
 	return nil
-}
-
-// install applies the CRDs and, for the training operator, what its
-// webhook certificate rotation needs to find: its namespace, its Secret and
-// a webhook configuration of its name. The configuration has no webhooks:
-// the API server could not reach a host process by its Service's name, and
-// the validation is not what is recorded.
-func (o *options) install(ctx context.Context, k *kube.Kubectl) error {
-	if _, err := k.Run(ctx, nil, "apply", "--server-side", "-f", o.crds); err != nil {
-		return err
-	}
-	if _, err := k.Run(ctx, nil, "wait", "--for=condition=Established", "--timeout=60s", "-f", o.crds); err != nil {
-		return err
-	}
-	if o.operator != "training-operator" {
-		return nil
-	}
-	extra := `apiVersion: v1
-kind: Namespace
-metadata: {name: kubeflow}
----
-apiVersion: v1
-kind: Secret
-metadata: {name: training-operator-webhook-cert, namespace: kubeflow}
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingWebhookConfiguration
-metadata: {name: validator.training-operator.kubeflow.org}
-webhooks: []
-`
-	_, err := k.Run(ctx, []byte(extra), "apply", "--server-side", "-f", "-")
-	return err
-}
-
-// mountWebhookCerts does for the training operator, a host process, what
-// its Deployment's volume does in a cluster: puts the certificates its
-// rotator wrote into its Secret where its webhook server reads them. It
-// starts its controllers only once they are there.
-func mountWebhookCerts(ctx context.Context, k *kube.Kubectl) error {
-	const dir = "/tmp/k8s-webhook-server/serving-certs"
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		out, err := k.Run(ctx, nil, "get", "secret", "-n", "kubeflow", "training-operator-webhook-cert", "-o", "json")
-		if err != nil {
-			return err
-		}
-		var sec struct {
-			Data map[string][]byte `json:"data"`
-		}
-		if err := json.Unmarshal(out, &sec); err != nil {
-			return err
-		}
-		if len(sec.Data["tls.crt"]) > 0 && len(sec.Data["tls.key"]) > 0 {
-			if err := os.MkdirAll(dir, 0o700); err != nil {
-				return err
-			}
-			for name, b := range sec.Data {
-				if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return errors.New("the training operator wrote no webhook certificate in 60 s")
-		}
-		time.Sleep(time.Second)
-	}
-}
-
-// start runs the operator until stop is called.
-func (o *options) start() (stop func(), err error) {
-	var args []string
-	switch o.operator {
-	case "training-operator":
-		args = []string{"--enable-scheme=pytorchjob", "--enable-scheme=tfjob",
-			"--metrics-bind-address=127.0.0.1:18090", "--health-probe-bind-address=127.0.0.1:18091",
-			"--webhook-server-port=19446"}
-	case "mpi-operator":
-		args = []string{"--kubeConfig=" + os.Getenv(kube.EnvKubeconfig), "--monitoring-port=0", "--lock-namespace=kube-system"}
-	default:
-		return nil, fmt.Errorf("unknown operator %q", o.operator)
-	}
-	logf := os.Stderr
-	if o.log != "" {
-		if logf, err = os.Create(o.log); err != nil {
-			return nil, err
-		}
-	}
-	cmd := exec.Command(o.bin, args...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil, fmt.Errorf("%s exited at once (log: %s)", o.operator, o.log)
-	case <-time.After(3 * time.Second):
-	}
-	return func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	}, nil
 }
 
 func (o *options) exampleFiles() ([]string, error) {
@@ -418,9 +307,7 @@ func clean(o map[string]any) {
 	if gn := str(md["generateName"]); gn != "" && o["kind"] == "Pod" {
 		md["name"] = gn + "xxxxx" // a Job's pod: a random suffix
 	}
-	for _, ref := range list(md["ownerReferences"]) {
-		delete(ref.(map[string]any), "uid")
-	}
+	dropOwnerUIDs(o)
 	for _, f := range []string{"labels", "annotations"} {
 		m, _ := md[f].(map[string]any)
 		for key := range m {
@@ -509,3 +396,24 @@ func cleanPod(spec map[string]any) {
 }
 
 func list(v any) []any { l, _ := v.([]any); return l }
+
+// dropOwnerUIDs takes the UIDs out of every ownerReferences in v (an
+// object's, and those of the pod template of a Job).
+func dropOwnerUIDs(v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if k == "ownerReferences" {
+				for _, ref := range list(e) {
+					delete(ref.(map[string]any), "uid")
+				}
+				continue
+			}
+			dropOwnerUIDs(e)
+		}
+	case []any:
+		for _, e := range x {
+			dropOwnerUIDs(e)
+		}
+	}
+}

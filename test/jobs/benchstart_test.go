@@ -1,0 +1,263 @@
+package jobs_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/yaml"
+
+	"github.com/trainsonnet/trainsonnet/generator"
+	"github.com/trainsonnet/trainsonnet/test/kube"
+)
+
+// BenchStartEnv set to "1" runs TestBenchStart (make bench-start).
+const BenchStartEnv = "TRAINSONNET_BENCH_START"
+
+// TestBenchStart (make bench-start) runs the same DDP training (the
+// Training tests' program, 3 ranks on 3 pods) as a PyTorchJob through the
+// Kubeflow training operator (v1.9.3, a host process against the real
+// node's control plane) and through trainsonnet's pytorch job rendered
+// from that same PyTorchJob, alternating, and prints for each
+//
+//	start: operator <s> s, trainsonnet <s> s; complete: operator <s> s, trainsonnet <s> s; peak memory: operator <MiB> MiB, trainsonnet <MiB> MiB
+//
+// start: from the apply to every rank's "train: rank R of N starts" (all
+// ranks joined, training under way); complete: to the PyTorchJob's
+// Succeeded or the Job's Complete condition; peak memory: the sum over
+// the job's pods of their cgroups' peak. Three rounds, then the medians. The operator's workers wait for
+// the master's name in its init container; the operator's default image
+// for it (alpine) cannot be pulled here, so the test image runs the same
+// loop with getent in place of nslookup (its --pytorch-init-container-*
+// flags): the same 2 s polls.
+func TestBenchStart(t *testing.T) {
+	if os.Getenv(BenchStartEnv) != "1" {
+		t.Skipf("a benchmark on the real node: make bench-start (%s=1)", BenchStartEnv)
+	}
+	s := newSuite(t)
+	dir := os.Getenv("TRAINSONNET_TRAINING_OPERATOR_DIR")
+	require.NotEmpty(t, dir, "TRAINSONNET_TRAINING_OPERATOR_DIR: the training operator's cache dir (test/cluster/build.sh operators)")
+	tmp := t.TempDir()
+	initTemplate := filepath.Join(tmp, "init.yaml")
+	require.NoError(t, os.WriteFile(initTemplate, []byte(`
+- name: init-pytorch
+  image: {{.InitContainerImage}}
+  imagePullPolicy: Never
+  resources:
+    limits: {cpu: 100m, memory: 20Mi}
+    requests: {cpu: 50m, memory: 10Mi}
+  command: ['sh', '-c', 'err=1;for i in $(seq {{.MaxTries}}); do if getent hosts {{.MasterAddr}}; then err=0 && break; fi;echo waiting for master; sleep 2; done; exit $err']
+`), 0o600))
+	op, err := s.k.StartTrainingOperator(t.Context(), kube.TrainingOperator{
+		Bin: filepath.Join(dir, "training-operator"), CRDs: filepath.Join(dir, "crds.yaml"),
+		Log: filepath.Join(tmp, "training-operator.log"), Schemes: []string{"pytorchjob"},
+		Args: []string{"--pytorch-init-container-image=" + s.node.Image, "--pytorch-init-container-template-file=" + initTemplate},
+	})
+	require.NoError(t, err)
+	defer op.Stop()
+
+	var lines []string
+	var ops, tss []benchResult
+	for round := range 3 {
+		var o, ts benchResult
+		// each run a subtest: its namespace and its slot on the node go
+		// when it ends
+		t.Run(fmt.Sprintf("operator-%d", round), func(t *testing.T) { o = benchRun(t, s, fmt.Sprintf("bench-op-%d", round), false) })
+		t.Run(fmt.Sprintf("trainsonnet-%d", round), func(t *testing.T) { ts = benchRun(t, s, fmt.Sprintf("bench-ts-%d", round), true) })
+		if t.Failed() {
+			return
+		}
+		line := fmt.Sprintf("start: operator %.1f s, trainsonnet %.1f s; complete: operator %.1f s, trainsonnet %.1f s; peak memory: operator %d MiB, trainsonnet %d MiB",
+			o.start.Seconds(), ts.start.Seconds(), o.complete.Seconds(), ts.complete.Seconds(), o.peak>>20, ts.peak>>20)
+		t.Log(line)
+		lines = append(lines, line)
+		ops, tss = append(ops, o), append(tss, ts)
+	}
+	o, ts := median(ops), median(tss)
+	lines = append(lines, fmt.Sprintf("median: start: operator %.1f s, trainsonnet %.1f s; complete: operator %.1f s, trainsonnet %.1f s; peak memory: operator %d MiB, trainsonnet %d MiB",
+		o.start.Seconds(), ts.start.Seconds(), o.complete.Seconds(), ts.complete.Seconds(), o.peak>>20, ts.peak>>20))
+	fmt.Println(strings.Join(lines, "\n"))
+}
+
+// median: each measure's median over the runs.
+func median(rs []benchResult) benchResult {
+	mid := func(get func(benchResult) int64) int64 {
+		v := make([]int64, len(rs))
+		for i, r := range rs {
+			v[i] = get(r)
+		}
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	return benchResult{
+		start:    time.Duration(mid(func(r benchResult) int64 { return int64(r.start) })),
+		complete: time.Duration(mid(func(r benchResult) int64 { return int64(r.complete) })),
+		peak:     mid(func(r benchResult) int64 { return r.peak }),
+	}
+}
+
+type benchResult struct {
+	start, complete time.Duration
+	peak            int64 // bytes, summed over the pods
+}
+
+// benchPyTorchJob: 3 pods (Master and 2 Workers) of the test image running
+// the program under torchrun as user 1000, nprocPerNode 1.
+func benchPyTorchJob(name, image string) []byte {
+	c := map[string]any{
+		"name": "pytorch", "image": image, "imagePullPolicy": "Never",
+		"command": []string{"torchrun", trainingDir + "/train.py"},
+		// Debian's torchrun (see TestTraining)
+		"env":          []map[string]string{{"name": "PET_REDIRECTS", "value": "1"}, {"name": "PET_TEE", "value": "1"}},
+		"volumeMounts": []map[string]any{{"name": "training", "mountPath": trainingDir, "readOnly": true}},
+	}
+	tmpl := map[string]any{"spec": map[string]any{
+		"securityContext": map[string]any{"runAsUser": 1000, "runAsGroup": 1000},
+		"containers":      []any{c},
+		"volumes":         []any{map[string]any{"name": "training", "configMap": map[string]any{"name": "training"}}},
+	}}
+	job := map[string]any{
+		"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
+		"metadata": map[string]any{"name": name},
+		"spec": map[string]any{
+			"nprocPerNode": "1",
+			"pytorchReplicaSpecs": map[string]any{
+				"Master": map[string]any{"replicas": 1, "restartPolicy": "OnFailure", "template": tmpl},
+				"Worker": map[string]any{"replicas": 2, "restartPolicy": "OnFailure", "template": tmpl},
+			},
+		},
+	}
+	b, _ := yaml.Marshal(job)
+	return b
+}
+
+var startLine = regexp.MustCompile(`train: rank (\d+) of (\d+) starts`)
+
+// benchRun applies the PyTorchJob (to the operator) or trainsonnet's
+// render of it, and measures it until it has completed.
+func benchRun(t *testing.T, s *suite, name string, trainsonnet bool) benchResult {
+	jc := s.startFor(t, name, kube.Baseline, 10*time.Minute)
+	jc.trainingProgram()
+	manifest := benchPyTorchJob(name, s.node.Image)
+	selector := "training.kubeflow.org/job-name=" + name
+	if trainsonnet {
+		res, err := s.g.Render(jc.ctx, generator.NewParams("pytorch").AddFile("pytorchjob.yaml", manifest))
+		require.NoError(t, err)
+		manifest = jc.yaml(res)
+		selector = "job-name=" + name + "-worker"
+	}
+	jc.apply(manifest)
+	var r benchResult
+	started := map[string]bool{} // ranks
+	peaks := map[string]int64{}  // pod UID -> its cgroup's peak
+	for {
+		pods := jc.pods(selector)
+		for _, p := range pods {
+			uid := podUID(t, jc, p.name())
+			if v := cgroupPeak(uid); v > peaks[uid] {
+				peaks[uid] = v
+			}
+			if r.start == 0 && p.Status.Phase == "Running" {
+				out, _ := jc.kubectl(nil, "logs", p.name(), "--tail=-1")
+				for _, m := range startLine.FindAllStringSubmatch(string(out), -1) {
+					started[m[1]] = true
+				}
+			}
+		}
+		if r.start == 0 && len(started) == 3 {
+			r.start = time.Since(jc.begin)
+		}
+		if r.complete == 0 && benchDone(t, jc, name, trainsonnet) {
+			r.complete = time.Since(jc.begin)
+		}
+		if r.start > 0 && r.complete > 0 {
+			break
+		}
+		select {
+		case <-jc.ctx.Done():
+			t.Fatalf("%s: not started and complete before the case's deadline (started ranks: %v)", name, started)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+	for _, v := range peaks {
+		r.peak += v
+	}
+	return r
+}
+
+// benchDone: the PyTorchJob Succeeded, or trainsonnet's Job Complete.
+func benchDone(t *testing.T, jc *jobCase, name string, trainsonnet bool) bool {
+	kind, obj, cond := "pytorchjob", name, "Succeeded"
+	if trainsonnet {
+		kind, obj, cond = "job", name+"-worker", "Complete"
+	}
+	out, err := jc.kubectl(nil, "get", kind, obj, "-o", "json")
+	require.NoError(t, err)
+	var st struct {
+		Status struct {
+			Conditions []struct{ Type, Status string } `json:"conditions"`
+		} `json:"status"`
+	}
+	require.NoError(t, json.Unmarshal(out, &st))
+	for _, c := range st.Status.Conditions {
+		if c.Type == cond && c.Status == "True" {
+			return true
+		}
+		if c.Type == "Failed" && c.Status == "True" {
+			t.Fatalf("%s %s failed", kind, obj)
+		}
+	}
+	return false
+}
+
+var uids = map[string]string{}
+
+func podUID(t *testing.T, jc *jobCase, pod string) string {
+	if u, ok := uids[jc.ns+"/"+pod]; ok {
+		return u
+	}
+	out, err := jc.kubectl(nil, "get", "pod", pod, "-o", "jsonpath={.metadata.uid}")
+	require.NoError(t, err)
+	uids[jc.ns+"/"+pod] = string(out)
+	return string(out)
+}
+
+// cgroupPeak: the peak memory of the pod's cgroup on this host (the real
+// node's kubelet runs with cgroupfs: .../kubepods/<qos>/pod<uid>), or 0.
+func cgroupPeak(uid string) int64 {
+	if uid == "" {
+		return 0
+	}
+	var peak int64
+	for _, root := range []string{"/sys/fs/cgroup/memory", "/sys/fs/cgroup"} {
+		_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || !d.IsDir() {
+				return nil //nolint:nilerr // a cgroup gone while walking
+			}
+			if filepath.Base(path) != "pod"+uid {
+				return nil
+			}
+			for _, f := range []string{"memory.max_usage_in_bytes", "memory.peak"} {
+				if b, err := os.ReadFile(filepath.Join(path, f)); err == nil {
+					if v, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && v > peak {
+						peak = v
+					}
+				}
+			}
+			return filepath.SkipDir
+		})
+		if peak > 0 {
+			break
+		}
+	}
+	return peak
+}
