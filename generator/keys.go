@@ -65,8 +65,15 @@ func (r *resolved) keyUsed(prm *param.Param, key, given string) {
 }
 
 // renamedKey records that given wrote old, the replaced system's path of
-// prm: a warning that names the new one.
+// prm: a warning that names the new one, or, where prm declares how its
+// meaning differs (ReplacesNote), that difference.
 func (r *resolved) renamedKey(given, old string, prm *param.Param) {
+	if prm.ReplacesNote != "" && old == prm.Replaces {
+		// not a rename: the meaning differs, and the warning says how
+		r.warnings = append(r.warnings, given+": taken as "+prm.Path+": "+prm.ReplacesNote)
+		r.oldKeys = append(r.oldKeys, old)
+		return
+	}
 	r.warnings = append(r.warnings, given+": now called "+prm.Path+"; "+old+" still works here, but rename it")
 	r.oldKeys = append(r.oldKeys, old)
 }

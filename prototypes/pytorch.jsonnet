@@ -38,16 +38,20 @@ local roleParams = roles.params(
 // The Kubeflow PyTorchJob's pod template holds what these parameters do.
 local templateWhatToDo = 'give the whole PyTorchJob (apiVersion, kind, metadata, spec) as the file, and its template is read; in a spec alone, the pods are rendered from typed parameters: image, exec (the training script, after torchrun\'s options), gpu, cpu, memory, nodeSelector, tolerations, env, volumes and volumeMounts; anything else goes into a kustomize patch of the generated base';
 local replicasWhatToDo = 'give the whole PyTorchJob as the file, and workers is read from it; in a spec alone, workers counts every pod, the master included: worker 0 is rank 0 and the rendezvous, as the Master was; set workers to Master.replicas + Worker.replicas';
-local restartWhatToDo = 'each worker pod is retried on its own, backoffLimit times (backoffLimitPerIndex); disruptions (preemption, a node drain) do not count';
+local restartWhatToDo = 'each worker pod is retried on its own, backoffLimit times (backoffLimitPerIndex; 0 unless set, where the operator\'s OnFailure restarted without limit); disruptions (preemption, a node drain) do not count';
 
 local params_ = common.params('train', defaultImage) + batch.params('each worker') + storage.params(['trainDir']) + roleParams + {
   exec+: { default: defaultScript },
   backoffLimit+: {
     doc: 'Retries of each worker pod (the Job\'s backoffLimitPerIndex; the PyTorchJob\'s runPolicy.backoffLimit). A worker that fails more often fails the job, unless elastic training can go on without it (elastic.minNodes). With retries, delete the job (kubectl delete -f, or its Job) before its namespace: Kubernetes 1.33 and later delete a namespace\'s pods first, and keep a failed pod with retries left until its replacement exists, which a terminating namespace refuses.',
     replaces: 'runPolicy.backoffLimit',
+    replacesNote: 'the operator counted the restarts of all pods together; backoffLimit retries each pod on its own (backoffLimitPerIndex), and a failure that stops every pod costs each of them one retry',
   },
   activeDeadlineSeconds+: { replaces: 'runPolicy.activeDeadlineSeconds' },
-  ttlSecondsAfterFinished+: { replaces: 'runPolicy.ttlSecondsAfterFinished' },
+  ttlSecondsAfterFinished+: {
+    replaces: 'runPolicy.ttlSecondsAfterFinished',
+    replacesNote: 'it deletes the Job and its pods; the Service and NetworkPolicy, which the operator\'s job owned, stay until kubectl delete -f of the manifests',
+  },
   priorityClassName+: { replaces: 'runPolicy.schedulingPolicy.priorityClass' },
   trainDir+: {
     doc: 'Directory of the checkpoints, in TRAIN_DIR: under storage.mountPath or a volumeMount, so that what rank 0 writes outlives its pod and eval and tensorboard read it. Unset: <storage.mountPath>/train.',
@@ -60,8 +64,10 @@ local params_ = common.params('train', defaultImage) + batch.params('each worker
   port: params.int('Port of the rendezvous on worker 0 (torchrun\'s --master_port or --rdzv_endpoint, MASTER_PORT).', default=29500, min=1, max=65535, replaces='elasticPolicy.rdzvPort'),
   elastic: params.group('Elastic training: torchrun\'s c10d rendezvous on worker 0, which starts the training with any number of pods between minNodes and maxNodes and, when one fails, restarts it with those left (maxRestarts times). Unset (all three): the workers meet in a static rendezvous, all or none.', {
     minNodes: params.int('Fewest pods the training runs with (--nnodes=MIN:MAX). Unset: workers.', min=1, max=1000, replaces='elasticPolicy.minReplicas')
+              + { replacesNote: 'alone, the other bound (elastic.maxNodes) is workers here, where the operator made it this one: set both' }
               + params.atMost('workers', 'the training would wait for pods that never come'),
     maxNodes: params.int('Most pods the training runs with. Unset: workers. Above workers, the Job can be scaled up to it (change its completions and parallelism together); the rendezvous then waits 30 s for more pods than it has.', min=1, max=1000, replaces='elasticPolicy.maxReplicas')
+              + { replacesNote: 'alone, the other bound (elastic.minNodes) is workers here, where the operator made it this one: set both' }
               + params.atLeast('workers', 'the rendezvous would turn pods of the job away'),
     maxRestarts: params.int('How often torchrun restarts the training of every pod (a new rendezvous) after a process failed or a pod came or went (--max_restarts). Unset: 0.', min=0, max=1000, replaces='elasticPolicy.maxRestarts'),
   }),

@@ -72,6 +72,10 @@ type Param struct {
 	// Replaces says what the parameter was called in the system the prototype
 	// replaces, when the name changed.
 	Replaces string `json:"replaces,omitempty"`
+	// ReplacesNote says how the parameter's meaning differs from what
+	// Replaces meant there, when it does: the warning for the old path
+	// says it, instead of asking for a rename.
+	ReplacesNote string `json:"replacesNote,omitempty"`
 	// Params are the members of a group, sorted by name.
 	Params []*Param `json:"params,omitempty"`
 	// OldPaths are the paths the replaced system used for the parameter,
@@ -156,25 +160,26 @@ func (f *FormatRef) UnmarshalJSON(b []byte) error {
 
 // Decl is the shape of one declaration as lib/params.libsonnet emits it.
 type Decl struct {
-	Type        Type             `json:"type"`
-	Doc         string           `json:"doc"`
-	Default     json.RawMessage  `json:"default"`
-	Min         *int64           `json:"min"`
-	Max         *int64           `json:"max"`
-	Values      []string         `json:"values"`
-	Format      FormatRef        `json:"format"`
-	ValueFormat FormatRef        `json:"valueFormat"`
-	Separator   *string          `json:"separator"`
-	Kind        string           `json:"kind"`
-	List        bool             `json:"list"`
-	Aliases     []string         `json:"aliases"`
-	Common      bool             `json:"common"`
-	Replaces    string           `json:"replaces"`
-	Spellings   []Spelling       `json:"spellings"`
-	AtMost      *Relation        `json:"atMost"`
-	AtLeast     *Relation        `json:"atLeast"`
-	Needs       *Relation        `json:"needs"`
-	Params      map[string]*Decl `json:"params"`
+	Type         Type             `json:"type"`
+	Doc          string           `json:"doc"`
+	Default      json.RawMessage  `json:"default"`
+	Min          *int64           `json:"min"`
+	Max          *int64           `json:"max"`
+	Values       []string         `json:"values"`
+	Format       FormatRef        `json:"format"`
+	ValueFormat  FormatRef        `json:"valueFormat"`
+	Separator    *string          `json:"separator"`
+	Kind         string           `json:"kind"`
+	List         bool             `json:"list"`
+	Aliases      []string         `json:"aliases"`
+	Common       bool             `json:"common"`
+	Replaces     string           `json:"replaces"`
+	ReplacesNote string           `json:"replacesNote"`
+	Spellings    []Spelling       `json:"spellings"`
+	AtMost       *Relation        `json:"atMost"`
+	AtLeast      *Relation        `json:"atLeast"`
+	Needs        *Relation        `json:"needs"`
+	Params       map[string]*Decl `json:"params"`
 }
 
 // Build turns the declarations of a prototype's parameters into sorted
@@ -347,7 +352,7 @@ func (b *builder) params(prefix string, oldPrefixes []string, decls map[string]*
 		p := &Param{
 			Name: n, Path: path, Type: d.Type, Doc: strings.TrimSpace(d.Doc), Separator: sep,
 			Min: d.Min, Max: d.Max, Values: d.Values, Format: d.Format.Name, ValueFormat: d.ValueFormat.Name,
-			Kind: d.Kind, List: d.List, Aliases: d.Aliases, Common: d.Common, Replaces: d.Replaces,
+			Kind: d.Kind, List: d.List, Aliases: d.Aliases, Common: d.Common, Replaces: d.Replaces, ReplacesNote: d.ReplacesNote,
 			Spellings: d.Spellings, AtMost: d.AtMost, AtLeast: d.AtLeast, Needs: d.Needs,
 		}
 		if p.Doc == "" {
