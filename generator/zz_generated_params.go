@@ -446,8 +446,9 @@ type Horovod struct {
 	Resources *corev1.ResourceRequirements
 	// Group id the containers run as; also the pods' fsGroup unless fsGroup is set.
 	RunAsGroup *int
-	// User id the containers run as. Set it (non-zero) to run without root: sshd then
-	// listens on an unprivileged port as that user, who must exist in the image.
+	// User id the containers run as. Set it (non-zero) to run without root. Where the pods
+	// run sshd (the MPI prototypes), it then runs as that user, who must exist in the image,
+	// on its unprivileged port.
 	RunAsUser *int
 	// Scheduler of every pod (for gang schedulers such as Volcano or the coscheduling
 	// plugin).
@@ -888,8 +889,9 @@ type HorovodDask struct {
 	Resources *corev1.ResourceRequirements
 	// Group id the containers run as; also the pods' fsGroup unless fsGroup is set.
 	RunAsGroup *int
-	// User id the containers run as. Set it (non-zero) to run without root: sshd then
-	// listens on an unprivileged port as that user, who must exist in the image.
+	// User id the containers run as. Set it (non-zero) to run without root. Where the pods
+	// run sshd (the MPI prototypes), it then runs as that user, who must exist in the image,
+	// on its unprivileged port.
 	RunAsUser *int
 	// The scheduler pod: the Dask scheduler, its dashboard and, each in its own container,
 	// Jupyter and TensorBoard; the MPI jobs of the ring start here (mpirun over ssh). A
@@ -2087,8 +2089,9 @@ type OpenMPI struct {
 	Queue string
 	// Group id the containers run as; also the pods' fsGroup unless fsGroup is set.
 	RunAsGroup *int
-	// User id the containers run as. Set it (non-zero) to run without root: sshd then
-	// listens on an unprivileged port as that user, who must exist in the image.
+	// User id the containers run as. Set it (non-zero) to run without root. Where the pods
+	// run sshd (the MPI prototypes), it then runs as that user, who must exist in the image,
+	// on its unprivileged port.
 	RunAsUser *int
 	// Optional S3 staging: copy data into every worker before sshd starts, and results out
 	// of every worker after the launcher ends (to <uploadTo>/<namespace>/<name>/<pod>).
@@ -2461,8 +2464,9 @@ type PyTorch struct {
 	Queue string
 	// Group id the containers run as; also the pods' fsGroup unless fsGroup is set.
 	RunAsGroup *int
-	// User id the containers run as. Set it (non-zero) to run without root: sshd then
-	// listens on an unprivileged port as that user, who must exist in the image.
+	// User id the containers run as. Set it (non-zero) to run without root. Where the pods
+	// run sshd (the MPI prototypes), it then runs as that user, who must exist in the image,
+	// on its unprivileged port.
 	RunAsUser *int
 	// Scheduler of every pod (for gang schedulers such as Volcano or the coscheduling
 	// plugin).

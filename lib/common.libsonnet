@@ -62,7 +62,7 @@ local declarations(defaultName, defaultImage) = params.common({
   env: params.map('Environment variables of every job container.', keys='envName'),
   volumes: params.object('Volumes added to every pod.', 'core/v1.Volume', list=true),
   volumeMounts: params.object('Volume mounts added to every job container.', 'core/v1.VolumeMount', list=true),
-  runAsUser: params.int('User id the containers run as. Set it (non-zero) to run without root: sshd then listens on an unprivileged port as that user, who must exist in the image.', min=0),
+  runAsUser: params.int('User id the containers run as. Set it (non-zero) to run without root. Where the pods run sshd (the MPI prototypes), it then runs as that user, who must exist in the image, on its unprivileged port.', min=0),
   runAsGroup: params.int('Group id the containers run as; also the pods\' fsGroup unless fsGroup is set.', min=0),
   fsGroup: params.int('Group that owns the pods\' volumes.', min=0),
   supplementalGroups: params.list('Extra group ids of the containers.', items='int', min=0, max=2147483647),
