@@ -43,6 +43,39 @@ func JobParams(file string, data []byte) (*Params, error) {
 	return NewParams(name).AddFile(file, data), nil
 }
 
+// JobParams reads one job of a batch as the package's JobParams does, and
+// also takes a file without a prototype key that is a whole object of a
+// system a prototype of g replaces (a PyTorchJob, an MPIJob, a TFJob):
+// the job of the prototype that takes its kind (Prototype.From), so that
+// a directory of an operator's jobs is a batch as it is.
+func (g *Generator) JobParams(file string, data []byte) (*Params, error) {
+	p, err := JobParams(file, data)
+	if err == nil {
+		return p, nil
+	}
+	v, _ := param.ReadFile(file, data)
+	m, _ := v.(map[string]any)
+	kind, isObject := objectKind(m)
+	if !isObject || m[PrototypeKey] != nil {
+		return nil, err
+	}
+	var takes []string
+	for _, name := range g.Names() {
+		pr, lerr := g.Lookup(name)
+		if lerr != nil {
+			return nil, lerr
+		}
+		if slices.Contains(pr.From, kind) {
+			return NewParams(name).AddFile(file, data), nil
+		}
+		for _, k := range pr.From {
+			takes = append(takes, k[strings.LastIndex(k, "/")+1:]+" ("+name+")")
+		}
+	}
+	return nil, &ValidationError{Problems: []*param.Error{{Source: file, Value: param.Show(strings.TrimPrefix(kind, "/")),
+		Rule: "no prototype takes this kind of object (they take " + strings.Join(takes, ", ") + "); a params file names its prototype with " + PrototypeKey + ": <name>"}}}
+}
+
 // BatchError lists the jobs of a batch that failed, in their order.
 type BatchError struct {
 	Failed []JobError

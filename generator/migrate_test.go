@@ -139,3 +139,21 @@ func TestMigrateRefusals(t *testing.T) {
 		assert.Contains(t, verr.Problems[0].Rule, c.rule)
 	}
 }
+
+// TestJobParamsOfObjects: in a batch, a whole object of a kind a
+// prototype takes is that prototype's job without a prototype key; any
+// other object names the kinds there are.
+func TestJobParamsOfObjects(t *testing.T) {
+	g, err := generator.New(generator.Options{})
+	require.NoError(t, err)
+	p, err := g.JobParams("job.yaml", []byte(pytorchJob(`torchrun, x.py`)))
+	require.NoError(t, err)
+	assert.Equal(t, "pytorch", p.Prototype())
+	_, err = g.JobParams("pod.yaml", []byte("apiVersion: v1\nkind: Pod\n"))
+	var verr *generator.ValidationError
+	require.ErrorAs(t, err, &verr)
+	assert.Contains(t, verr.Problems[0].Rule, "no prototype takes this kind of object (they take MPIJob (openmpi), PyTorchJob (pytorch), TFJob (tf-distributed))")
+	_, err = g.JobParams("params.yaml", []byte("workers: 2\n"))
+	require.ErrorAs(t, err, &verr, "a params file still names its prototype")
+	assert.Contains(t, verr.Problems[0].Rule, "names no prototype")
+}

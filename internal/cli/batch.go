@@ -133,6 +133,10 @@ func runBatch(cmd *cobra.Command, root *rootOptions, s Streams, args []string, o
 	if err != nil {
 		return err
 	}
+	g, err := root.generator()
+	if err != nil {
+		return err
+	}
 	jobs := make([]generator.Job, 0, len(files))
 	byName := map[string]string{}
 	var failed []generator.JobError
@@ -146,7 +150,7 @@ func runBatch(cmd *cobra.Command, root *rootOptions, s Streams, args []string, o
 		if err != nil {
 			return usagef("%s: %v", f, unwrapPath(err))
 		}
-		params, err := generator.JobParams(f, data)
+		params, err := g.JobParams(f, data)
 		if err != nil {
 			failed = append(failed, generator.JobError{Job: f, Err: err})
 			continue
@@ -159,10 +163,6 @@ func runBatch(cmd *cobra.Command, root *rootOptions, s Streams, args []string, o
 				return err
 			}
 		}
-	}
-	g, err := root.generator()
-	if err != nil {
-		return err
 	}
 	// Each job is encoded as soon as it is rendered, on the core that
 	// rendered it, and only its bytes are kept: a batch holds its output,

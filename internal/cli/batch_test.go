@@ -140,3 +140,30 @@ func TestOutputDirDot(t *testing.T) {
 	assert.FileExists(t, filepath.Join(dir, "job_b-launcher.yaml"))
 	assert.NoFileExists(t, filepath.Join(dir, "job_a-launcher.yaml"), "the previous base's files are gone")
 }
+
+// An operator's jobs as they are: each whole PyTorchJob, MPIJob or TFJob
+// is the job of the prototype that takes its kind; any other object is
+// refused, naming the kinds there are.
+func TestBatchOfOperatorJobs(t *testing.T) {
+	golden := filepath.Join("..", "..", "golden", "testdata")
+	files := map[string]string{}
+	for _, f := range []string{"pytorchjob.yaml", "mpijob.yaml", "tfjob.yaml"} {
+		data, err := os.ReadFile(filepath.Join(golden, f))
+		require.NoError(t, err)
+		files[f] = string(data)
+	}
+	dir := batchDir(t, files)
+	out := filepath.Join(t.TempDir(), "bases")
+	code, _, stderr := run("batch", dir, "--output-dir", out)
+	require.Equal(t, 0, code, stderr)
+	for _, f := range []string{"pytorchjob/job_bert-worker.yaml", "mpijob/job_resnet-launcher.yaml", "tfjob/job_mnist-chief.yaml"} {
+		assert.FileExists(t, filepath.Join(out, f))
+	}
+	assert.Contains(t, stderr, "warning: "+filepath.Join(dir, "pytorchjob.yaml")+": spec.runPolicy.backoffLimit 2: the operator counted")
+
+	dir = batchDir(t, map[string]string{"pod.yaml": "apiVersion: v1\nkind: Pod\n"})
+	code, stdout, stderr := run("batch", dir)
+	assert.Equal(t, 2, code)
+	assert.Empty(t, stdout)
+	assert.Contains(t, stderr, `pod.yaml: invalid value "v1/Pod": no prototype takes this kind of object (they take MPIJob (openmpi), PyTorchJob (pytorch), TFJob (tf-distributed))`)
+}
