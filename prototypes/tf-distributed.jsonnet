@@ -136,7 +136,9 @@ local clusterEnv(p, r) =
   + [{
     name: 'TF_CONFIG',
     value: '{"cluster":{' + std.join(',', ['"' + x + '":[$(TS_CLUSTER_' + upper[x] + ')]' for x in clusterRoles(p)])
-           + '},"task":{"type":"' + r + '","index":$(TASKID)}}',
+           // environment: as the Kubeflow operator writes it (TensorFlow
+           // treats any value but google alike)
+           + '},"task":{"type":"' + r + '","index":$(TASKID)},"environment":"cloud"}',
   }]
   + [
     { name: 'TRAIN_DIR', value: trainDir(p) },
@@ -335,7 +337,8 @@ ts.prototype({
 
     Every task gets the cluster two ways. TF_CONFIG, as TensorFlow reads it:
     {"cluster": {"ps": [...], "worker": [...], "chief": [...]}, "task": {"type": <role>,
-    "index": <i>}}, the evaluator left out of the cluster as TensorFlow wants. And the
+    "index": <i>}, "environment": "cloud"}, as the Kubeflow training operator writes it, the
+    evaluator left out of the cluster as TensorFlow wants. And the
     chart's variables: PSHOSTS and WORKERHOSTS (host:port lists, the chart's cluster-map,
     here the ConfigMap <name>-cluster), JOBNAME (ps, worker, chief, evaluator), TASKID
     (the pod's completion index), TRAINDIR and BATCHSIZE. The default command is the

@@ -100,6 +100,7 @@ type tfConfig struct {
 		Type  string `json:"type"`
 		Index int    `json:"index"`
 	} `json:"task"`
+	Environment string `json:"environment"`
 }
 
 // meaning: TF_CONFIG's cluster with each address as its role and index
@@ -120,7 +121,7 @@ func (c tfConfig) meaning() (cluster, task string) {
 		}
 		parts = append(parts, role+"=["+strings.Join(tasks, " ")+"]")
 	}
-	return strings.Join(parts, " "), fmt.Sprintf("%s %d", c.Task.Type, c.Task.Index)
+	return strings.Join(parts, " "), fmt.Sprintf("%s %d in %q", c.Task.Type, c.Task.Index, c.Environment)
 }
 
 // operatorTF: each of the operator's tasks ("worker-1"), as aspects.
