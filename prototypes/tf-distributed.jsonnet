@@ -409,12 +409,12 @@ ts.prototype({
     // the longest names: the last worker's (or a parameter server's)
     roles.nameFits(p, [{ name: 'worker', kind: 'IndexedJob', count: p.worker.number }, { name: 'ps', kind: 'IndexedJob', count: p.ps.number }]
                       + [{ name: r } for r in ['chief', 'evaluator'] if count(p, r) > 0]),
-    // the chart's command trains with parameter servers
-    ts.check(p.ps.number > 0 || std.length([r for r in roleNames if count(p, r) > 0 && execOf(p, r) == null]) == 0, 'ps.number',
-             '0 needs a command of your own (exec, or each role\'s exec): the default command, the chart\'s, trains with parameter servers'),
   ],
 
   warnings(p):: storage.warnings(p, 'train', [trainDir(p)]) + [
+    // the chart's command trains with parameter servers
+    if p.ps.number == 0 && std.length([r for r in roleNames if count(p, r) > 0 && execOf(p, r) == null]) > 0 then
+      'ps.number 0: the default command, the chart\'s, trains with parameter servers (--ps_hosts is empty): set exec (or each role\'s exec) to a command of your own, such as a MultiWorkerMirroredStrategy script',
     roles.shWarning('exec', p.exec),
   ] + [
     roles.shWarning(r + '.exec', p[r].exec)
