@@ -159,7 +159,7 @@ local isGPU(k) = std.endsWith(k, '/gpu') || std.endsWith(k, '.com/gpu');
       },
       warnings: [
         if std.objectHas(run, 'ttlSecondsAfterFinished') then
-          'spec.runPolicy.ttlSecondsAfterFinished: deletes the Jobs and their pods; the Service, NetworkPolicy and the job\'s Secret and ConfigMap, which the operator\'s job owned, stay until kubectl delete -f of the manifests',
+          'spec.runPolicy.ttlSecondsAfterFinished: deletes the Jobs and their pods; the Service, the NetworkPolicy and any Secret or ConfigMap of the job, which the operator\'s job owned, stay until kubectl delete -f of the manifests',
         if std.get(run, 'suspend') == true then
           'spec.runPolicy.suspend: ' + said('suspend', 'with queue, the Jobs are created suspended and Kueue resumes them once admitted; without, apply them suspended with a kustomize patch (spec.suspend: true)'),
         if std.objectHas(run, 'cleanPodPolicy') then

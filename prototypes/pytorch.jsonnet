@@ -223,7 +223,6 @@ local opt(l, name) = local o = [x.value for x in l.opts if x.name == name]; if o
 local fromPyTorchJob(o) =
   local at = 'spec.pytorchReplicaSpecs';
   local spec = std.get(o, 'spec', {});
-  local md = std.get(o, 'metadata', {});
   local rs = std.get(spec, 'pytorchReplicaSpecs', {});
   local master = std.get(rs, 'Master');
   local worker = std.get(rs, 'Worker');
@@ -241,7 +240,6 @@ local fromPyTorchJob(o) =
   local envOf = std.get(pod.params, 'env', {});
   local ep = std.get(spec, 'elasticPolicy');
   local run = std.get(spec, 'runPolicy', {});
-  local sched = std.get(run, 'schedulingPolicy', {});
   local restart = std.get(lead, 'restartPolicy', 'OnFailure');
   local gpu = std.get(pod.params, 'gpu', 0);
   // nprocPerNode: torchrun's flag in the command (which wins in
@@ -257,8 +255,6 @@ local fromPyTorchJob(o) =
   local maxR = if ep == null then null else std.get(ep, 'maxReplicas', std.get(ep, 'minReplicas'));
   local maxRestarts = if ep != null && std.get(ep, 'maxRestarts') != null then ep.maxRestarts
   else if opt(l, 'max_restarts') != null then std.parseInt(opt(l, 'max_restarts'));
-  local queueLabel = 'kueue.x-k8s.io/queue-name';
-  local labels = std.get(md, 'labels', {});
   local ownPET = ['PET_NNODES', 'PET_NPROC_PER_NODE', 'PET_NODE_RANK', 'PET_MASTER_ADDR', 'PET_MASTER_PORT', 'PET_RDZV_BACKEND',
                   'PET_RDZV_ENDPOINT', 'PET_RDZV_ID', 'PET_RDZV_CONF', 'PET_MAX_RESTARTS', 'PET_STANDALONE'];
   local operatorEnv = ['MASTER_ADDR', 'MASTER_PORT', 'WORLD_SIZE', 'RANK'];
@@ -267,14 +263,13 @@ local fromPyTorchJob(o) =
     + (if l.launcher == 'program' then ['--no-python'] else [])
     + l.exec;
   local backoff = std.get(run, 'backoffLimit');
+  // deadline, TTL, priority class; the PyTorchJob's other run policy keys
+  // said with this prototype's texts of them
+  local runPolicy = kubeflow.runPolicy(o, removed);
   local workerParams = if worker == null || master == null then null
   else kubeflow.pod(worker, 'pytorch', '').params + { cmd: kubeflow.words(kubeflow.container(std.get(std.get(worker, 'template', {}), 'spec', {}), 'pytorch')) };
   {
-    params: pod.params + {
-      [if std.get(md, 'name') != null then 'name']: md.name,
-      [if std.get(md, 'namespace') != null then 'namespace']: md.namespace,
-      [if std.length([k for k in std.objectFields(labels) if k != queueLabel]) > 0 then 'labels']: { [k]: labels[k] for k in std.objectFields(labels) if k != queueLabel },
-      [if std.objectHas(labels, queueLabel) then 'queue']: labels[queueLabel],
+    params: pod.params + kubeflow.meta(o) + runPolicy.params + {
       [if pods > 0 then 'workers']: pods,
       [if l.exec != [] then 'exec']: kubeflow.shell(execWords),
       // the operator ran a command without torchrun once per pod
@@ -284,17 +279,14 @@ local fromPyTorchJob(o) =
       // the operator's rendezvous port: its pytorchjob-port, 23456 unset
       port: if port != [] then port[0] else 23456,
       backoffLimit: if backoff != null then std.min(backoff, 100) else if restart == 'Never' then 0 else 6,
-      [if std.objectHas(run, 'activeDeadlineSeconds') then 'activeDeadlineSeconds']: run.activeDeadlineSeconds,
-      [if std.objectHas(run, 'ttlSecondsAfterFinished') then 'ttlSecondsAfterFinished']: run.ttlSecondsAfterFinished,
-      [if std.objectHas(sched, 'priorityClass') then 'priorityClassName']: sched.priorityClass,
       [if ep != null || maxRestarts != null then 'elastic']: {
         [if minR != null then 'minNodes']: minR,
         [if maxR != null then 'maxNodes']: maxR,
         [if maxRestarts != null then 'maxRestarts']: maxRestarts,
       },
     },
-    warnings: pod.warnings + [
-      if workerParams != null && workerParams != kubeflow.pod(master, 'pytorch', '').params + { cmd: words } then
+    warnings: pod.warnings + runPolicy.warnings + [
+      if workerParams != null && workerParams != pod.params + { cmd: words } then
         at + '.Worker.template differs from Master\'s: every pod here runs Master\'s (worker 0 is rank 0): make them one, or render two jobs',
       if l.launcher == 'python' then
         cmdAt + '.command: the operator ran ' + words[0] + ' once in each pod; here torchrun runs the script, one process per pod (nprocPerNode 1), with the same RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT'
@@ -318,19 +310,10 @@ local fromPyTorchJob(o) =
         at + '.' + leadName + '.restartPolicy ' + restart + ' and no runPolicy.backoffLimit: the operator restarted failed pods without limit; here each pod is retried 6 times (backoffLimit), disruptions not counted: set backoffLimit to change it',
       if restart == 'ExitCode' then
         at + '.' + leadName + '.restartPolicy ExitCode: the operator failed the job on exit codes 1-127 and restarted it on the others; torchrun exits 1 whenever a process fails, so here every failure is retried, backoffLimit times',
-      if std.objectHas(run, 'ttlSecondsAfterFinished') then
-        'spec.runPolicy.ttlSecondsAfterFinished: deletes the Job and its pods; the Service and NetworkPolicy, which the operator\'s job owned, stay until kubectl delete -f of the manifests',
       if ep != null && (std.get(ep, 'minReplicas') == null) != (std.get(ep, 'maxReplicas') == null) then
         'spec.elasticPolicy: one bound given: the other is the same, as the operator sets it (' + minR + ':' + maxR + ')',
       if ep != null && std.get(ep, 'rdzvBackend', 'c10d') != 'c10d' then
         'spec.elasticPolicy.rdzvBackend ' + ep.rdzvBackend + ': the rendezvous is c10d on worker 0 (no etcd)',
-      if std.get(run, 'suspend') == true then 'spec.runPolicy.suspend: ' + removed['runPolicy.suspend'],
-      if std.objectHas(run, 'cleanPodPolicy') then 'spec.runPolicy.cleanPodPolicy: ' + removed['runPolicy.cleanPodPolicy'],
-      if std.objectHas(run, 'managedBy') then 'spec.runPolicy.managedBy: ' + removed['runPolicy.managedBy'],
-    ] + [
-      'spec.runPolicy.schedulingPolicy.' + k + ': ' + removed['runPolicy.schedulingPolicy.' + k]
-      for k in ['minAvailable', 'queue', 'scheduleTimeoutSeconds']
-      if std.objectHas(sched, k)
     ] + [
       'spec.elasticPolicy.' + k + ': ' + removed['elasticPolicy.' + k]
       for k in ['rdzvHost', 'rdzvId', 'rdzvConf', 'standalone', 'metrics']
