@@ -28,16 +28,18 @@ local ts = import 'trainsonnet.libsonnet';
 
 local dir = '/etc/trainsonnet';
 local script = importstr 'assets/runtime.sh';
+local tcp = importstr 'assets/tcp.py';
 
 {
   dir:: dir,
   path:: dir + '/runtime.sh',
   volumeName:: 'trainsonnet-config',
 
-  // files: the script's entry of the ConfigMap (its text stays in Go).
-  files:: { 'runtime.sh': ts.asset('assets/runtime.sh', script) },
-  // bytes: its size, for a ConfigMap's size check.
-  bytes:: ts.assetBytes('assets/runtime.sh', script),
+  // files: the entries of the ConfigMap, the script and its python3
+  // helper, found beside it (their text stays in Go).
+  files:: { 'runtime.sh': ts.asset('assets/runtime.sh', script), 'tcp.py': ts.asset('assets/tcp.py', tcp) },
+  // bytes: their size, for a ConfigMap's size check.
+  bytes:: ts.assetBytes('assets/runtime.sh', script) + ts.assetBytes('assets/tcp.py', tcp),
 
   // volume: the ConfigMap mounted at dir, read-only for everyone (0444).
   volume(configMap):: { name: $.volumeName, configMap: { name: configMap, defaultMode: 292 } },

@@ -53,7 +53,7 @@ var stubs = []string{"ssh", "sshd", "ssh-keygen", "getent", "aws"}
 
 // assets are the scripts of the ConfigMap; scriptFor says which one a
 // subcommand belongs to.
-var assets = []string{"runtime.sh", "mpi.sh", "s3.sh", "gpu-discovery.sh", "dask.sh"}
+var assets = []string{"runtime.sh", "tcp.py", "mpi.sh", "s3.sh", "gpu-discovery.sh", "dask.sh"}
 
 func scriptFor(args []string) string {
 	if len(args) > 0 {

@@ -118,7 +118,8 @@ func launcherSweepsAndNamesTheMissing(tool string) func(t *testing.T, f *fixture
 		out := p.output()
 		require.Equal(t, 124, code, out)
 		port := f.env["TS_SSH_PORT"]
-		assert.Contains(t, out, "trainsonnet: waiting up to 3s for 3 workers to answer on ssh port "+port+", by "+tool)
+		how := map[string]string{"python3": "by python3: 32 connections at a time", "bash": "32 at a time, by bash"}[tool]
+		assert.Contains(t, out, "trainsonnet: waiting up to 3s for 3 workers to answer on ssh port "+port+", "+how)
 		assert.Regexp(t, `(?m)^trainsonnet: 2 of 3 workers answered after \d+s; trying the other 1 again: 127\.0\.0\.3$`, out)
 		assert.Contains(t, out, "trainsonnet: gave up after 3s waiting for workers; not reachable on ssh port "+port+": 127.0.0.3\n")
 		assert.NoFileExists(t, filepath.Join(f.runDir, "exec-ran"))
@@ -134,20 +135,21 @@ func launcherSweepsAndNamesTheMissing(tool string) func(t *testing.T, f *fixture
 	}
 }
 
-// launcherStuckSweepGoesOn: a sweeper that hangs on one worker (as bash
-// does on an address that drops the connection) is stopped after
-// STALL_MAX seconds; the worker counts as tried and failed, the sweep goes
-// on after it, and the timeout names it.
+// launcherStuckSweepGoesOn: a sweeper that hangs on one worker (as a DNS
+// lookup that never ends would) is stopped after STALL_MAX seconds; the
+// worker counts as tried and failed, the sweep goes on after it, and the
+// timeout names it.
 func launcherStuckSweepGoesOn(t *testing.T, f *fixture) {
-	// A bash that sweeps its targets and hangs on the one named "hang".
-	f.write(filepath.Join(f.bin, "bash"), `#!/bin/sh
+	// A python3 whose tcp.py sweep hangs on the target named "hang".
+	f.write(filepath.Join(f.bin, "python3"), `#!/bin/sh
+[ "$2" = check ] && exit 0
 while read -r t; do
 	case $t in hang*) exec sleep 1000 ;; esac
 	echo "0 $t"
-done
+done <"$3"
 `, 0o755)
 	f.hostfile(worker0 + " slots=1\nhang slots=1\n" + worker1 + " slots=1\n")
-	f.env["TS_TCP_TOOL"] = "bash"
+	f.env["TS_TCP_TOOL"] = "python3"
 	// Time for the stall (12 s, later on a busy machine) and a second round.
 	f.env["TS_INIT_TIMEOUT"] = "20"
 	f.env["TS_EXEC"] = "true"

@@ -54,15 +54,8 @@
 # Exit codes: runtime.sh's (1 also: sshd or the ssh setup failed); the
 # launcher otherwise exits with TS_EXEC's code.
 
-TS_CONFIG_DIR=${TS_CONFIG_DIR:-/etc/trainsonnet}
-if [ ! -r "$TS_CONFIG_DIR/runtime.sh" ]; then
-    echo "trainsonnet: $TS_CONFIG_DIR/runtime.sh not found or not readable (TS_CONFIG_DIR)" >&2
-    exit 127
-fi
-TS_RUNTIME_LIB=1
 # shellcheck source-path=SCRIPTDIR source=runtime.sh
-. "$TS_CONFIG_DIR/runtime.sh"
-unset TS_RUNTIME_LIB
+. "${TS_CONFIG_DIR:-/etc/trainsonnet}/runtime.sh"
 
 # Seconds one "please stop" ssh call may take, and its second try. ssh's
 # handshake takes 0.3 s into an idle pod, but was measured at up to 5 s
@@ -326,7 +319,7 @@ wait_for_workers() {
     WAIT_PORT=$TS_SSH_PORT
     if tcp_tool; then
         _ww_probe=sweep
-        [ "$TCP_TOOL" != nc ] || _ww_probe=probe_port
+        [ "$TCP_TOOL" = python3 ] || _ww_probe=probe_port
         if wait_all worker "on ssh port $TS_SSH_PORT" "$_ww_probe" "$1"; then
             check_login "$(head -n 1 "$1")" && return 0
             _ww_rc=1

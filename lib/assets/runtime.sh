@@ -23,14 +23,16 @@
 #     a failure with TS_END_ON_FAILURE=0 (the Job retries the lead: its
 #     followers must stay for the retry).
 #     (The wait alone, for an init container: run --wait-tcp ... -- true.)
-#   TS_RUNTIME_LIB=1; . "$TS_CONFIG_DIR/runtime.sh"
-#     the functions below, for the role scripts (mpi.sh, s3.sh).
+#   . "${TS_CONFIG_DIR:-/etc/trainsonnet}/runtime.sh"
+#     the functions below, for the role scripts (mpi.sh, s3.sh): a script
+#     not named runtime.sh that sources it runs nothing of it.
 #
 # HOST is a DNS name or an IP address. The endpoints are tried by one
-# process a round, a sweep: python3 (TS_PARALLEL connections in flight, at
-# most SWEEP_RATE started a second) or bash (/dev/tcp, one after the
-# other); with neither, one nc (with -z) per endpoint, TS_PARALLEL at a
-# time. TS_TCP_TOOL (python3, bash or nc) picks one of those in PATH.
+# process a round, a sweep: python3 with tcp.py, beside this script in
+# TS_CONFIG_DIR [/etc/trainsonnet] (TS_PARALLEL connections in flight, at
+# most SWEEP_RATE started a second); without it, one bash (/dev/tcp) or
+# nc (with -z) per endpoint, TS_PARALLEL at a time. TS_TCP_TOOL (python3,
+# bash or nc) picks one of those in PATH.
 # --watch needs getent.
 #
 # Environment, whole seconds [default]: TS_INIT_TIMEOUT [300] bounds every
@@ -58,9 +60,9 @@
 
 # The scripts' own variables (runtime.sh's and mpi.sh's) start unset,
 # whatever the pod's environment says: a user's env reaches it.
-unset BANNER_TOOL BASH_SWEEP BOUNDED_PID CHILD_NAME CHILD_PID END_BY END_EVERY \
+unset BANNER_TOOL BOUNDED_PID CHILD_NAME CHILD_PID END_BY END_EVERY \
     END_FILE END_MAX END_NEXT END_NONE END_RATE GOT_SIGNAL HAVE_TIMEOUT HOSTS \
-    LANE_PIDS LISTEN_PID NAP_PID PY_END_PORT PY_SWEEP SESSION SIGNAL_EXIT SSHD \
+    LANE_PIDS LISTEN_PID NAP_PID SESSION SIGNAL_EXIT SSHD \
     SSHD_CONFIG SSHD_PID SSH_CONFIG SSH_DIR STOP_BANNER STOP_BOUND STOP_PORT \
     SWEEP_PID SWEEP_WATCH TCP_TOOL USER_NAME WAIT_DEADLINE WAIT_PORT WATCH \
     WATCH_EARLY WATCH_EVERY WATCH_NEXT WATCH_OUT WATCH_SEEN
@@ -70,8 +72,8 @@ KILL_AFTER=30 # seconds a stopped CMD has before SIGKILL
 # Endpoints a python3 sweep starts a second, at most: each a DNS lookup
 # of its host (A and AAAA) when it is a name.
 SWEEP_RATE=500
-# Seconds a sweep may go without an answer before it counts as stuck (bash
-# waits for as long as the kernel tries to connect, over 2 minutes).
+# Seconds a sweep may go without an answer before it counts as stuck (a
+# DNS lookup is not bounded by a connection's timeout).
 STALL_MAX=$((PROBE_MAX + 2))
 
 log() { printf '%s: %s\n' "$PROG" "$*" >&2; }
@@ -222,7 +224,7 @@ lane() {
 
 # wait_all NOUN VIA PROBE FILE: returns once every TARGET, a line of FILE
 # (no blanks, no duplicates), has answered. PROBE sweep tries them all in
-# one process a round (sweep: TCP, with TCP_TOOL python3 or bash; WAIT_PORT
+# one process a round (sweep: TCP, with TCP_TOOL python3; WAIT_PORT
 # is the port of targets that are bare hosts); any other PROBE is a
 # function, `PROBE TARGET SECS` (SECS bounds it), run TS_PARALLEL at a time
 # (lanes). Those that failed are tried again a second after each round.
@@ -238,9 +240,8 @@ wait_all() {
     _wa_what="$_wa_n ${_wa_noun}s"
     [ "$_wa_n" -eq 1 ] && _wa_what="1 $_wa_noun"
     case $WAIT_PROBE/$TCP_TOOL in
-    sweep/python3) _wa_how="by python3: $TS_PARALLEL connections at a time, at most $SWEEP_RATE started a second" ;;
-    sweep/*) _wa_how="by $TCP_TOOL, one after the other" ;;
-    *) _wa_how="$TS_PARALLEL at a time" ;;
+    sweep/*) _wa_how="by python3: $TS_PARALLEL connections at a time, at most $SWEEP_RATE started a second" ;;
+    *) _wa_how="$TS_PARALLEL at a time${TCP_TOOL:+, by $TCP_TOOL}" ;;
     esac
     log "waiting up to ${TS_INIT_TIMEOUT}s for $_wa_what to answer $_wa_via, $_wa_how"
     cp "$_wa_f" "$_wa_f.pending" || die 1 "cannot write next to $_wa_f"
@@ -341,72 +342,22 @@ stall_watch() {
     done
 }
 
-# The sweepers, run with the file of targets: python3 keeps TS_PARALLEL
-# connections in flight, each bounded by PROBE_MAX and the time left, and
-# starts at most SWEEP_RATE a second (a name costs a DNS lookup); bash
-# tries one after the other, as fast as each answers (no bound of its
-# own: stall_watch is its bound). Both stop starting new ones at the
-# deadline.
-# shellcheck disable=SC2016 # python's and bash's own text
-PY_SWEEP='import socket, sys, threading, time
-path, port = sys.argv[1], sys.argv[2]
-lanes, rate, end, most = int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5]), float(sys.argv[6])
-todo = [l.strip() for l in open(path) if l.strip()]
-lock, nxt, t0 = threading.Lock(), [0], time.time()
-def lane():
-    while True:
-        with lock:
-            i = nxt[0]
-            if i >= len(todo):
-                return
-            nxt[0] = i + 1
-        t = todo[i]
-        pause = t0 + i / rate - time.time()
-        if pause > 0:
-            time.sleep(pause)
-        left = end - time.time()
-        if left <= 0:
-            return
-        host, p = (t, port) if port else t.rsplit(":", 1)
-        try:
-            socket.create_connection((host, int(p)), min(most, left)).close()
-            rc = 0
-        except Exception:
-            rc = 1
-        with lock:
-            sys.stdout.write("%d %s\n" % (rc, t))
-            sys.stdout.flush()
-ls = [threading.Thread(target=lane) for _ in range(max(1, min(lanes, len(todo))))]
-for l in ls:
-    l.start()
-for l in ls:
-    l.join()
-'
-# shellcheck disable=SC2016
-BASH_SWEEP='p=$1 left=$2
-while IFS= read -r t; do
-    [ "$SECONDS" -lt "$left" ] || exit 0
-    if [ -n "$p" ]; then h=$t q=$p; else h=${t%:*} q=${t##*:}; fi
-    if : 2>/dev/null <>"/dev/tcp/$h/$q"; then echo "0 $t"; else echo "1 $t"; fi
-done'
-
-# sweeper FILE: run in the background, becomes TCP_TOOL's sweep of FILE.
+# sweeper FILE: run in the background, becomes tcp.py's sweep of FILE:
+# TS_PARALLEL connections in flight, each bounded by PROBE_MAX and the
+# time left, at most SWEEP_RATE started a second, none after the deadline.
 sweeper() {
-    if [ "$TCP_TOOL" = python3 ]; then
-        exec python3 -c "$PY_SWEEP" "$1" "$WAIT_PORT" "$TS_PARALLEL" "$SWEEP_RATE" "$WAIT_DEADLINE" "$PROBE_MAX"
-    fi
-    exec bash -c "$BASH_SWEEP" sweep "$WAIT_PORT" "$((WAIT_DEADLINE - $(now)))" <"$1"
+    exec python3 "$TCP_PY" sweep "$1" "$WAIT_PORT" "$TS_PARALLEL" "$SWEEP_RATE" "$WAIT_DEADLINE" "$PROBE_MAX"
 }
 
 # tcp_tool: sets TCP_TOOL to the first of TS_TCP_TOOL (default: python3,
-# bash, nc) in PATH that works (nc: one with -z); returns 1 without any.
-# python3 and bash sweep (wait_all's PROBE sweep), nc probes one endpoint
-# at a time (tcp_probe).
+# bash, nc) in PATH that works (python3: with tcp.py beside this script;
+# nc: one with -z); returns 1 without any. python3 sweeps (wait_all's PROBE
+# sweep), bash and nc probe one endpoint each (tcp_probe).
 tcp_tool() {
     for TCP_TOOL in ${TS_TCP_TOOL:-python3 bash nc}; do
         command -v "$TCP_TOOL" >/dev/null 2>&1 || continue
         case $TCP_TOOL in
-        python3) python3 -c 'import socket, threading' >/dev/null 2>&1 || continue ;;
+        python3) python3 "$TCP_PY" check >/dev/null 2>&1 || continue ;;
         nc) nc -h 2>&1 | grep -q -e '-[0-9A-Za-z]*z' || continue ;;
         esac
         return 0
@@ -420,8 +371,6 @@ tcp_probe() {
     # shellcheck disable=SC2016 # $0 and $1 are that bash's
     case $TCP_TOOL in
     bash) run_bounded "$2" bash -c ': <>"/dev/tcp/$0/$1"' "${1%:*}" "${1##*:}" ;;
-    python3) run_bounded "$2" python3 -c 'import socket, sys
-socket.create_connection((sys.argv[1], int(sys.argv[2])), int(sys.argv[3])).close()' "${1%:*}" "${1##*:}" "$2" ;;
     *) run_bounded "$2" nc -z -w "$2" "${1%:*}" "${1##*:}" ;;
     esac >/dev/null 2>&1
 }
@@ -432,7 +381,10 @@ socket.create_connection((sys.argv[1], int(sys.argv[2])), int(sys.argv[3])).clos
 banner_tool() {
     for BANNER_TOOL in bash python3 nc ssh; do
         command -v "$BANNER_TOOL" >/dev/null 2>&1 || continue
-        [ "$BANNER_TOOL" != nc ] || nc -h 2>&1 | grep -q -e '-[0-9A-Za-z]*z' || continue
+        case $BANNER_TOOL in
+        python3) python3 "$TCP_PY" check >/dev/null 2>&1 || continue ;;
+        nc) nc -h 2>&1 | grep -q -e '-[0-9A-Za-z]*z' || continue ;;
+        esac
         return 0
     done
     BANNER_TOOL=''
@@ -446,10 +398,7 @@ read_banner() {
     # shellcheck disable=SC2016 # $0.. are that bash's
     case $BANNER_TOOL in
     bash) run_bounded "$3" bash -c '{ IFS= read -r -t "$2" l <&3 && printf "%s\n" "$l"; } 3<>"/dev/tcp/$0/$1"' "$1" "$2" "$3" ;;
-    python3) run_bounded "$3" python3 -c 'import socket, sys
-s = socket.create_connection((sys.argv[1], int(sys.argv[2])), int(sys.argv[3]))
-s.settimeout(int(sys.argv[3]))
-sys.stdout.write(s.makefile("rb").readline().decode("latin-1"))' "$1" "$2" "$3" ;;
+    python3) run_bounded "$3" python3 "$TCP_PY" banner "$1" "$2" "$3" ;;
     nc) run_bounded "$3" nc -w "$3" "$1" "$2" ;;
     ssh) run_bounded "$3" ssh -v -n -F /dev/null -o BatchMode=yes -o ConnectTimeout="$3" \
         -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -p "$2" "$1" true 2>&1 ;;
@@ -505,58 +454,19 @@ end_heard() {
     end_said "$1" "$2" "$3"
 }
 
-# The end port's server with python3: it answers every connection with
-# its line and closes it; it exits once the lead's own check (the first
-# connection from 127.0.0.1) and N followers (distinct addresses) have
-# connected, or after LINGER seconds, printing how many followers did. It
-# serves IPv6 and IPv4 where it can.
-# shellcheck disable=SC2016 # python's text
-PY_END_PORT='import socket, sys, time
-port, line = int(sys.argv[1]), (sys.argv[2] + "\r\n").encode()
-want, end = int(sys.argv[3]), time.time() + float(sys.argv[4])
-try:
-    s = socket.socket(socket.AF_INET6)
-    s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind(("::", port))
-except OSError:
-    s = socket.socket()
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind(("", port))
-s.listen(128)
-seen, own = set(), True
-while (own or len(seen) < want) and time.time() < end:
-    s.settimeout(max(0.01, end - time.time()))
-    try:
-        c, a = s.accept()
-    except socket.timeout:
-        break
-    try:
-        c.settimeout(1)
-        c.sendall(line)
-    except OSError:
-        pass
-    c.close()
-    h = a[0][7:] if a[0].startswith("::ffff:") else a[0]
-    if own and h == "127.0.0.1":
-        own = False
-    else:
-        seen.add(h)
-print(len(seen))
-'
-
-
 # end_server PORT TOKEN N LINGER: starts the end port's server in the
 # background: LISTEN_PID, END_BY (what serves it), its output in
 # $END_FILE.out; returns 1 when it cannot, END_NONE saying why. python3's
-# here; mpi.sh's own adds a second sshd.
+# here (tcp.py serve: it exits once the lead's own check and N followers,
+# distinct addresses, have connected, or after LINGER seconds, printing how
+# many followers did); mpi.sh's own adds a second sshd.
 end_server() { end_server_python "$@"; }
 
 end_server_python() {
     END_NONE='no python3 here'
-    command -v python3 >/dev/null 2>&1 && python3 -c 'import socket' >/dev/null 2>&1 || return 1
+    command -v python3 >/dev/null 2>&1 && python3 "$TCP_PY" check >/dev/null 2>&1 || return 1
     END_BY=python3
-    { python3 -c "$PY_END_PORT" "$1" "SSH-2.0-trainsonnet $2" "$3" "$4" & } >"$END_FILE.out" 2>&1
+    { python3 "$TCP_PY" serve "$1" "SSH-2.0-trainsonnet $2" "$3" "$4" & } >"$END_FILE.out" 2>&1
     LISTEN_PID=$!
 }
 
@@ -752,7 +662,7 @@ cmd_run() {
         # shellcheck disable=SC2086 # endpoints have no blanks: split on purpose
         printf '%s\n' $_cr_tcp | awk '!seen[$0]++' >"$_cr_f" || die 1 "cannot write $_cr_f (TMPDIR)"
         WAIT_PORT='' _cr_probe=sweep
-        [ "$TCP_TOOL" != nc ] || _cr_probe=tcp_probe
+        [ "$TCP_TOOL" = python3 ] || _cr_probe=tcp_probe
         wait_all endpoint "over TCP" "$_cr_probe" "$_cr_f"
         _cr_rc=$?
         rm -f "$_cr_f" "$_cr_f.ok" "$_cr_f.pending"
@@ -818,8 +728,11 @@ BOUNDED_PID='' NAP_PID='' CHILD_PID='' CHILD_NAME='' GOT_SIGNAL='' HAVE_TIMEOUT=
 SWEEP_PID='' SWEEP_WATCH='' LISTEN_PID='' TCP_TOOL='' BANNER_TOOL='' WAIT_PORT=''
 END_EVERY=2 END_NEXT=0 END_BY='' END_NONE='' END_FILE=${TMPDIR:-/tmp}/trainsonnet-end.$$
 WATCH=ok WATCH_NAME='' WATCH_ADDR=''
+TS_CONFIG_DIR=${TS_CONFIG_DIR:-/etc/trainsonnet}
+TCP_PY=$TS_CONFIG_DIR/tcp.py
 
-if [ "${TS_RUNTIME_LIB:-}" != 1 ]; then
+# Run as a command, not sourced by a role script (mpi.sh, s3.sh).
+if [ "${0##*/}" = runtime.sh ]; then
     # No pathname expansion: lists are split on blanks on purpose.
     set -f
     case ${1:-} in

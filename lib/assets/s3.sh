@@ -19,15 +19,8 @@
 #
 # Exit codes: runtime.sh's (1 also: nothing to upload); aws's when it fails.
 
-TS_CONFIG_DIR=${TS_CONFIG_DIR:-/etc/trainsonnet}
-if [ ! -r "$TS_CONFIG_DIR/runtime.sh" ]; then
-    echo "trainsonnet: $TS_CONFIG_DIR/runtime.sh not found or not readable (TS_CONFIG_DIR)" >&2
-    exit 127
-fi
-TS_RUNTIME_LIB=1
 # shellcheck source-path=SCRIPTDIR source=runtime.sh
-. "$TS_CONFIG_DIR/runtime.sh"
-unset TS_RUNTIME_LIB
+. "${TS_CONFIG_DIR:-/etc/trainsonnet}/runtime.sh"
 
 usage() {
     cat <<'EOF'
