@@ -136,3 +136,92 @@ func or(s, def string) string {
 	}
 	return s
 }
+
+// sshjobProto is a job over ssh of one's own, on lib/sshjob.libsonnet,
+// with its j in the blank.
+const sshjobProto = `
+local batch = import 'batch.libsonnet';
+local common = import 'common.libsonnet';
+local sshjob = import 'sshjob.libsonnet';
+local ts = import 'trainsonnet.libsonnet';
+local proto = 'NAME';
+ts.prototype({
+  name: proto,
+  summary: 'a launcher over ssh of its own',
+  params: common.params(proto, 'busybox:1.37') + batch.params('the launcher') + sshjob.params() + sshjob.sshParams(),
+  render(p):: [sshjob.config(proto, p, 'h slots=1\n')] + sshjob.jobs(proto, p, J),
+})
+`
+
+// TestSSHJobContract: sshjob.jobs checks its j: a missing field, a field
+// it sets itself, or one neither it nor roles knows stops with one line
+// that names it; every field of a role reaches the pods (a launcher's
+// sidecars, a worker's pod and affinity), none is dropped.
+func TestSSHJobContract(t *testing.T) {
+	const (
+		base     = `port: p.ssh.port, initTimeout: p.initTimeout, secretName: 'keys'`
+		launcher = `launcher: {image: p.image, exec: 'true'}`
+		worker   = `worker: {image: p.image, count: 2}`
+	)
+	for _, c := range []struct{ name, j, want string }{
+		{"no-port", `{initTimeout: 1, secretName: 'k', ` + launcher + `, ` + worker + `}`, "sshjob.jobs: j: missing port"},
+		{"no-count", `{` + base + `, ` + launcher + `, worker: {image: p.image}}`, "sshjob.jobs: j.worker: missing count"},
+		{"no-image", `{` + base + `, launcher: {exec: 'x'}, ` + worker + `}`, "sshjob.jobs: j.launcher: missing image"},
+		{"own-command", `{` + base + `, launcher: {image: p.image, command: ['deepspeed']}, ` + worker + `}`,
+			"sshjob.jobs: j.launcher: sets command, which jobs sets itself: jobs runs mpi.sh in every pod (or init): give the launcher's command as exec"},
+		{"worker-kind", `{` + base + `, ` + launcher + `, worker: {image: p.image, count: 2, kind: 'Job'}}`,
+			"sshjob.jobs: j.worker: sets kind, which jobs sets itself: the workers are an IndexedJob, one index per hostfile entry"},
+		{"unknown-role-field", `{` + base + `, ` + launcher + `, worker: {image: p.image, count: 2, privilegd: true}}`,
+			"sshjob.jobs: j.worker: unknown field privilegd (it takes followsLauncher, init, ownEnv, sshNames, waitForGPUDriver, and the fields of a role of roles.libsonnet)"},
+		{"unknown-j-field", `{` + base + `, ` + launcher + `, ` + worker + `, mca: {}}`,
+			"sshjob.jobs: j: unknown field mca (it takes initTimeout, launcher, mounts, oneNode, port, secretName, volumes, worker)"},
+		{"not-an-object", `{` + base + `, launcher: 'x', ` + worker + `}`, "sshjob.jobs: j.launcher: must be an object, not string"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := renderOwn(t, c.name, strings.ReplaceAll(sshjobProto, "J", c.j))
+			if err == nil {
+				t.Fatalf("rendered; want the error %q", c.want)
+			}
+			if msg := err.Error(); generator.IsValidation(err) || strings.Contains(msg, "\n") || !strings.Contains(msg, ": "+c.want) {
+				t.Errorf("got:  %s\nwant: prototype %s: <file>: %s", msg, c.name, c.want)
+			}
+		})
+	}
+
+	// Every field of a role reaches the pods.
+	res, err := renderOwn(t, "all-fields", strings.ReplaceAll(sshjobProto, "J", `{`+base+`,
+		launcher: {image: p.image, exec: 'deepspeed --hostfile /etc/trainsonnet/hostfile train.py', sidecars: [{name: 'tensorboard', image: 'tb:1'}], pod: {priorityClassName: 'launchers'}},
+		worker: {image: p.image, count: 2, affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: 'gpu', operator: 'Exists'}]}]}}}, pod: {priorityClassName: 'workers'}, initContainers: [{name: 'fetch', image: 'busybox:1.37'}]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := res.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(y)
+	for _, want := range []string{"name: tensorboard", "priorityClassName: launchers", "priorityClassName: workers", "key: gpu", "name: fetch",
+		"value: deepspeed --hostfile /etc/trainsonnet/hostfile train.py", "/etc/trainsonnet/mpi.sh"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the render lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "OMPI_") {
+		t.Errorf("a job over ssh gets no Open MPI settings:\n%s", out)
+	}
+}
+
+// renderOwn renders the prototype src, named name, with its defaults.
+func renderOwn(t *testing.T, name, src string) (*generator.Result, error) {
+	t.Helper()
+	src = strings.ReplaceAll(src, "NAME", name)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, name+".jsonnet"), []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g, err := generator.New(generator.Options{PrototypePaths: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g.Render(context.Background(), generator.NewParams(name))
+}

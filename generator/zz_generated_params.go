@@ -10,6 +10,302 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
+// Deepspeed holds the parameters of the deepspeed prototype: A DeepSpeed job over ssh: a launcher running deepspeed --hostfile and N GPU workers.
+// A field left at its zero value (nil, "") takes the prototype's default.
+// Render it with g.Render(ctx, p.Params()).
+type Deepspeed struct {
+	// Fail the job, and stop all its pods, if it runs longer than this. Whole seconds.
+	ActiveDeadlineSeconds *time.Duration
+	// Annotations added to every object and pod.
+	Annotations map[string]string
+	// Mount the ServiceAccount token into the pods (off: nothing in them talks to the API).
+	// Default false.
+	AutomountServiceAccountToken *bool
+	// Retries of the launcher's pod before the job fails. With retries the other pods wait
+	// for the next attempt, and a lost one is replaced as often; evictions and preemptions
+	// are not counted. Default 0.
+	BackoffLimit *int
+	// CPU limit of each worker.
+	CPU *resource.Quantity
+	// Environment variables of every job container. In pods that serve ssh, the processes
+	// deepspeed starts there get them too.
+	Env map[string]string
+	// What deepspeed runs on every slot, after the options trainsonnet gives it (--hostfile,
+	// --master_addr, --master_port): the training script and its arguments (train.py
+	// --deepspeed --deepspeed_config ds_config.json), relative to the image's working
+	// directory, the same in every pod. deepspeed options of your own may come first
+	// (--num_gpus 4, --no_python, --module). Run with sh -c. Default "train.py --deepspeed
+	// --deepspeed_config ds_config.json".
+	Exec string
+	// Group that owns the pods' volumes.
+	FSGroup *int
+	// GPUs per worker (a limit of gpuResource); also the slots of each worker in the
+	// hostfile: the processes deepspeed starts there. Default 1.
+	GPU *int
+	// Extended resource that counts GPUs. Default "nvidia.com/gpu".
+	GPUResource string
+	// Container image of the job pods. Default "deepspeed/deepspeed:v072_torch112_cu117".
+	Image string
+	// Image pull policy of every container. Unset: Always for an image tagged :latest or not
+	// tagged, else IfNotPresent, as Kubernetes picks it (written out, so the manifest says
+	// it).
+	ImagePullPolicy string
+	// Names of Secrets to pull images with.
+	ImagePullSecrets []string
+	// How long the launcher waits for every worker to answer over ssh before it fails with
+	// exit code 124; also how long a worker waits for the launcher to appear. Default 300.
+	// Whole seconds.
+	InitTimeout *time.Duration
+	// Labels added to every object and pod (never to selectors).
+	Labels map[string]string
+	// The launcher pod, which waits for the workers and runs deepspeed. It holds no rank.
+	Launcher DeepspeedLauncher
+	// How long a worker waits, once the launcher is gone without telling it to stop, before
+	// it stops on its own. A launcher that is preempted, evicted or retried must be back
+	// within it, or its workers are gone. Default 420. Whole seconds.
+	LauncherGrace *time.Duration
+	// Port of rank 0, on worker 0, where the ranks meet (MASTER_PORT). Default 29500.
+	MasterPort *int
+	// Memory limit of each worker.
+	Memory *resource.Quantity
+	// Name of the job. It prefixes every object, so two jobs in one namespace never collide,
+	// and becomes the app.kubernetes.io/instance label. Default "deepspeed".
+	Name string
+	// Namespace of every object. Unset, the objects carry no namespace and land where
+	// kubectl (or a kustomize overlay) puts them.
+	Namespace string
+	// Create a NetworkPolicy that admits only this job's own pods. Turn off only if your
+	// cluster manages policies elsewhere. Default true.
+	NetworkPolicy *bool
+	// Node labels each worker must run on.
+	NodeSelector map[string]string
+	// PriorityClass of every pod (Kueue also ranks a queued job by it when
+	// workloadPriorityClass is unset).
+	PriorityClassName string
+	// Kueue LocalQueue that admits the job: all its pods together or none (one workload),
+	// none of them running while it waits. Unset: no queue.
+	Queue string
+	// Group id the containers run as; also the pods' fsGroup unless fsGroup is set.
+	RunAsGroup *int
+	// User id the containers run as. Set it (non-zero) to run without root. Where the pods
+	// run sshd (the MPI prototypes), it then runs as that user, who must exist in the image,
+	// on its unprivileged port.
+	RunAsUser *int
+	// Scheduler of every pod (for gang schedulers such as Volcano or the coscheduling
+	// plugin).
+	SchedulerName string
+	// ServiceAccount the pods run as. The pods never need the Kubernetes API, so none is
+	// created and no RBAC is granted.
+	ServiceAccountName string
+	// Size limit of /dev/shm in the launcher and the workers: a memory-backed volume (NCCL
+	// need more than the container runtime's 64 MiB), counted against the pod's memory.
+	// Unset: no limit of its own. A volumeMount of your own at /dev/shm replaces it.
+	ShmSize *resource.Quantity
+	// Slots per worker in the hostfile: the processes deepspeed starts in each. Unset: gpu,
+	// or 1 without GPUs.
+	Slots *int
+	// ssh between the pods.
+	SSH DeepspeedSSH
+	// Extra group ids of the containers.
+	SupplementalGroups []int64
+	// Tolerations of each worker.
+	Tolerations []corev1.Toleration
+	// Delete the finished Jobs (and their pods) this long after they end. Unset, they stay
+	// until deleted. Whole seconds.
+	TTLSecondsAfterFinished *time.Duration
+	// Volume mounts added to every job container.
+	VolumeMounts []corev1.VolumeMount
+	// Volumes added to every pod.
+	Volumes []corev1.Volume
+	// Workers wait, up to initTimeout, for the NVIDIA driver (/proc/driver/nvidia/version)
+	// before starting sshd. Default false.
+	WaitForGPUDriver *bool
+	// Number of worker pods, each running deepspeed's launcher for its slots. At most 1,024:
+	// DeepSpeed's runner reaches the workers through pdsh with a fan-out of 1,024. Default
+	// 2.
+	Workers *int
+	// Kueue WorkloadPriorityClass of the job: its place in the queue and whom it may
+	// preempt, apart from the pods' priorityClassName.
+	WorkloadPriorityClass string
+}
+
+// DeepspeedLauncher holds the launcher parameters: The launcher pod, which waits for the workers and runs deepspeed.
+type DeepspeedLauncher struct {
+	// CPU limit of the launcher. Unset: it requests 100m, so that it is never BestEffort.
+	CPU *resource.Quantity
+	// Environment variables of the launcher only, on top of env.
+	Env map[string]string
+	// Memory limit of the launcher. Unset: it requests 128Mi.
+	Memory *resource.Quantity
+	// Node labels the launcher must run on.
+	NodeSelector map[string]string
+	// Tolerations of the launcher.
+	Tolerations []corev1.Toleration
+}
+
+// DeepspeedSSH holds the ssh parameters: ssh between the pods.
+type DeepspeedSSH struct {
+	// Port of sshd in every worker, unprivileged so it runs without root. Default 2022.
+	Port *int
+	// Existing Secret holding the ssh key: type kubernetes.io/ssh-auth with keys
+	// ssh-privatekey and ssh-publickey. Unset: trainsonnet generates a key pair into the
+	// Secret <name>-ssh.
+	Secret string
+}
+
+// Params returns the parameters to render the deepspeed prototype with.
+func (p Deepspeed) Params() *Params {
+	ps := NewParams("deepspeed")
+	p.setOn(ps)
+	return ps
+}
+
+func (p Deepspeed) setOn(ps *Params) {
+	if p.ActiveDeadlineSeconds != nil {
+		ps.Set("activeDeadlineSeconds", *p.ActiveDeadlineSeconds)
+	}
+	if p.Annotations != nil {
+		ps.Set("annotations", p.Annotations)
+	}
+	if p.AutomountServiceAccountToken != nil {
+		ps.Set("automountServiceAccountToken", *p.AutomountServiceAccountToken)
+	}
+	if p.BackoffLimit != nil {
+		ps.Set("backoffLimit", *p.BackoffLimit)
+	}
+	if p.CPU != nil {
+		ps.Set("cpu", *p.CPU)
+	}
+	if p.Env != nil {
+		ps.Set("env", p.Env)
+	}
+	if p.Exec != "" {
+		ps.Set("exec", p.Exec)
+	}
+	if p.FSGroup != nil {
+		ps.Set("fsGroup", *p.FSGroup)
+	}
+	if p.GPU != nil {
+		ps.Set("gpu", *p.GPU)
+	}
+	if p.GPUResource != "" {
+		ps.Set("gpuResource", p.GPUResource)
+	}
+	if p.Image != "" {
+		ps.Set("image", p.Image)
+	}
+	if p.ImagePullPolicy != "" {
+		ps.Set("imagePullPolicy", p.ImagePullPolicy)
+	}
+	if p.ImagePullSecrets != nil {
+		ps.Set("imagePullSecrets", p.ImagePullSecrets)
+	}
+	if p.InitTimeout != nil {
+		ps.Set("initTimeout", *p.InitTimeout)
+	}
+	if p.Labels != nil {
+		ps.Set("labels", p.Labels)
+	}
+	p.Launcher.setOn(ps)
+	if p.LauncherGrace != nil {
+		ps.Set("launcherGrace", *p.LauncherGrace)
+	}
+	if p.MasterPort != nil {
+		ps.Set("masterPort", *p.MasterPort)
+	}
+	if p.Memory != nil {
+		ps.Set("memory", *p.Memory)
+	}
+	if p.Name != "" {
+		ps.Set("name", p.Name)
+	}
+	if p.Namespace != "" {
+		ps.Set("namespace", p.Namespace)
+	}
+	if p.NetworkPolicy != nil {
+		ps.Set("networkPolicy", *p.NetworkPolicy)
+	}
+	if p.NodeSelector != nil {
+		ps.Set("nodeSelector", p.NodeSelector)
+	}
+	if p.PriorityClassName != "" {
+		ps.Set("priorityClassName", p.PriorityClassName)
+	}
+	if p.Queue != "" {
+		ps.Set("queue", p.Queue)
+	}
+	if p.RunAsGroup != nil {
+		ps.Set("runAsGroup", *p.RunAsGroup)
+	}
+	if p.RunAsUser != nil {
+		ps.Set("runAsUser", *p.RunAsUser)
+	}
+	if p.SchedulerName != "" {
+		ps.Set("schedulerName", p.SchedulerName)
+	}
+	if p.ServiceAccountName != "" {
+		ps.Set("serviceAccountName", p.ServiceAccountName)
+	}
+	if p.ShmSize != nil {
+		ps.Set("shmSize", *p.ShmSize)
+	}
+	if p.Slots != nil {
+		ps.Set("slots", *p.Slots)
+	}
+	p.SSH.setOn(ps)
+	if p.SupplementalGroups != nil {
+		ps.Set("supplementalGroups", p.SupplementalGroups)
+	}
+	if p.Tolerations != nil {
+		ps.Set("tolerations", p.Tolerations)
+	}
+	if p.TTLSecondsAfterFinished != nil {
+		ps.Set("ttlSecondsAfterFinished", *p.TTLSecondsAfterFinished)
+	}
+	if p.VolumeMounts != nil {
+		ps.Set("volumeMounts", p.VolumeMounts)
+	}
+	if p.Volumes != nil {
+		ps.Set("volumes", p.Volumes)
+	}
+	if p.WaitForGPUDriver != nil {
+		ps.Set("waitForGPUDriver", *p.WaitForGPUDriver)
+	}
+	if p.Workers != nil {
+		ps.Set("workers", *p.Workers)
+	}
+	if p.WorkloadPriorityClass != "" {
+		ps.Set("workloadPriorityClass", p.WorkloadPriorityClass)
+	}
+}
+
+func (p DeepspeedLauncher) setOn(ps *Params) {
+	if p.CPU != nil {
+		ps.Set("launcher.cpu", *p.CPU)
+	}
+	if p.Env != nil {
+		ps.Set("launcher.env", p.Env)
+	}
+	if p.Memory != nil {
+		ps.Set("launcher.memory", *p.Memory)
+	}
+	if p.NodeSelector != nil {
+		ps.Set("launcher.nodeSelector", p.NodeSelector)
+	}
+	if p.Tolerations != nil {
+		ps.Set("launcher.tolerations", p.Tolerations)
+	}
+}
+
+func (p DeepspeedSSH) setOn(ps *Params) {
+	if p.Port != nil {
+		ps.Set("ssh.port", *p.Port)
+	}
+	if p.Secret != "" {
+		ps.Set("ssh.secret", p.Secret)
+	}
+}
+
 // Eval holds the parameters of the eval prototype: One Job that evaluates a training job's checkpoints (replaces the distributed TensorFlow charts' eval-tensorflow chart).
 // A field left at its zero value (nil, "") takes the prototype's default.
 // Render it with g.Render(ctx, p.Params()).

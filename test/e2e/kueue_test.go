@@ -60,6 +60,7 @@ var kueueCases = []struct {
 	{"eval", "eval", []string{"--gpu", "1"}},
 	{"tensorboard", "tensorboard", nil},
 	{"pytorch", "pytorch", []string{"--workers", "2", "--gpu", "1"}},
+	{"deepspeed", "deepspeed", []string{"--workers", "2", "--gpu", "1"}},
 }
 
 func TestKueue(t *testing.T) {

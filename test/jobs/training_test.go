@@ -28,6 +28,8 @@ var (
 	trainPy string
 	//go:embed testdata/evaluate.py
 	evaluatePy string
+	//go:embed testdata/deepspeed-standin.py
+	deepspeedStandin string
 )
 
 // TestTraining runs real data-parallel training through the jobs the
@@ -64,6 +66,14 @@ var (
 //     path end to end, across two jobs.
 //   - pytorch-elastic: the same with elastic.* (torchrun's c10d rendezvous
 //     hosted by worker 0, 2 to 3 pods, maxRestarts 1).
+//   - deepspeed: the deepspeed prototype's launcher runs deepspeed
+//     --hostfile as rendered, over ssh to 3 workers of 1 slot; worker 0 is
+//     the rendezvous. DeepSpeed itself is stood in (no reachable registry
+//     has it): testdata/deepspeed-standin.py reads the hostfile as
+//     DeepSpeed does, reaches each host with ssh and PDSH_SSH_ARGS as pdsh
+//     does, and starts the program per slot with the environment
+//     deepspeed.launcher.launch gives it. Rank 0 writes its checkpoint on
+//     the claim.
 //
 // Debian's torchrun (PyTorch 1.13 on Python 3.11) cannot parse its own
 // default of --redirects and --tee ("0": Python 3.11's IntFlag no longer
@@ -78,6 +88,7 @@ func TestTraining(t *testing.T) {
 		{"horovod", testTrainingHorovod},
 		{"pytorch-then-eval", testTrainingPyTorchThenEval},
 		{"pytorch-elastic", testTrainingPyTorchElastic},
+		{"deepspeed", testTrainingDeepSpeed},
 	})
 }
 
@@ -243,6 +254,51 @@ func testTrainingHorovod(t *testing.T, s *suite) {
 	require.Zero(t, code, "driver exit code")
 	jc.requireTrained("horovod", 3, log)
 	require.NotEmpty(t, lineWith(log, "train: rank 0 wrote "+storePath+"/horovod/model.pt"), "rank 0, the driver, writes the checkpoint")
+	jc.requireNothingRunning()
+}
+
+// testTrainingDeepSpeed: 3 workers of 1 slot; the launcher's deepspeed
+// (the stand-in, first in PATH from a ConfigMap of the user's) starts the
+// program on every slot of the generated hostfile over ssh.
+func testTrainingDeepSpeed(t *testing.T, s *suite) {
+	jc := s.start(t, "train-ds", kube.Baseline) // sshd as root
+	jc.createLocalClaim(storeClaim)
+	prog, progMount := jc.trainingProgram()
+	store, storeMount := storeVolume()
+	cm, err := json.Marshal(map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "deepspeed"},
+		"data":     map[string]any{"deepspeed": deepspeedStandin},
+	})
+	require.NoError(t, err)
+	jc.apply(cm)
+	const bin = "/opt/deepspeed/bin"
+	tool := map[string]any{"name": "deepspeed", "configMap": map[string]any{"name": "deepspeed", "defaultMode": 0o555}}
+	toolMount := map[string]any{"name": "deepspeed", "mountPath": bin, "readOnly": true}
+	const workers = 3
+	res, err := s.g.Render(jc.ctx, generator.NewParams("deepspeed").
+		Set("name", jc.name).
+		Set("image", s.node.Image).
+		Set("imagePullPolicy", "Never").
+		Set("workers", workers).
+		Set("gpu", 0).
+		Set("masterPort", 29500).
+		Set("exec", trainingDir+"/train.py --checkpoint "+storePath+"/deepspeed").
+		Set("env", map[string]string{"PATH": bin + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}).
+		Set("volumes", []any{prog, store, tool}).
+		Set("volumeMounts", []any{progMount, storeMount, toolMount}))
+	require.NoError(t, err)
+	jc.apply(jc.yaml(res))
+
+	require.Equal(t, "Complete", jc.waitJob(jc.name+"-launcher"), "launcher Job")
+	require.Equal(t, "Complete", jc.waitJob(jc.name+"-worker"), "worker Job")
+	_, log, code := jc.launcherResult()
+	t.Logf("launcher log:\n%s", log)
+	require.Zero(t, code, "launcher exit code")
+	require.NotEmpty(t, lineWith(log, "running TS_EXEC: deepspeed --hostfile /etc/trainsonnet/hostfile --master_addr "+jc.name+"-worker-0."+jc.name+" --master_port "+trainingPort),
+		"the launcher runs deepspeed as rendered")
+	jc.requireTrained("deepspeed", workers, log)
+	require.NotEmpty(t, lineWith(log, "train: rank 0 wrote "+storePath+"/deepspeed/model.pt"), "rank 0's checkpoint")
 	jc.requireNothingRunning()
 }
 

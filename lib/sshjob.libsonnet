@@ -1,0 +1,361 @@
+// sshjob: a launcher that reaches its workers over ssh, whatever it runs
+// there (mpirun, deepspeed's pdsh, torchrun over ssh, a script of one's own):
+// the ssh key Secret, the config ConfigMap (a hostfile, the runtime
+// scripts, the ssh configuration), the headless Service that gives every
+// pod a stable DNS name, and the launcher and worker pods that run
+// lib/assets/mpi.sh: the workers serve ssh (a host key each, the job's key
+// authorized); the launcher waits, bounded, until every worker answers on
+// its ssh port, runs its command, then says on its end port that the job
+// is over; a worker also stops once the launcher's DNS name has been gone
+// for launcherGrace. Nothing talks to the Kubernetes API.
+//
+// Needs:    p with common.params, batch.params (the launcher is the lead
+//           role, retried backoffLimit times), and shmSize and
+//           launcherGrace (sshjob.params, or mpi.params); jobs takes the
+//           rest in j, which it checks.
+// Declares: sshjob.params(who, shmUsers, sessions) — shmSize,
+//           launcherGrace, and the doc of common.params' env in such a
+//           job (so after common.params); sshjob.sshParams(flag) —
+//           initTimeout and the group ssh {port, secret}.
+// Returns:  jobs(proto, p, j) the Services and the two roles' workloads
+//           (roles.objects); config, sshSecret, configFiles, the names and
+//           paths; validate, checks, checkConfigSize (ts.check lists);
+//           generatedKeyWarning.
+//
+//   local sshjob = import 'sshjob.libsonnet';
+//   params: common.params(...) + batch.params('the launcher') + sshjob.params('the launcher and the workers', 'NCCL') + sshjob.sshParams('--ssh-secret') + {...}
+//   validate(p):: sshjob.validate(p, p.workers, p.ssh.port) + sshjob.checks(p) + [sshjob.checkConfigSize(p, 'workers', prefix, suffix, 0, p.workers)]
+//   render(p):: [sshjob.sshSecret(proto, p, p.ssh.secret), sshjob.config(proto, p, hostfile)] + sshjob.jobs(proto, p, {...})
+//
+// jobs(proto, p, j): j has
+//   port, initTimeout, secretName   (required) the ssh port, the bound of
+//                                   every start-up wait, the key Secret
+//   launcher, worker                (required) the two roles, below
+//   volumes, mounts                 more volumes and mounts of every pod
+//   oneNode                         with host network, the group of pods
+//                                   kept one per node: a component, or
+//                                   null (the whole job)
+// Each role is a role of lib/roles.libsonnet (image required; name,
+// resources, env, volumes, mounts, ports, initContainers, sidecars,
+// nodeSelector, tolerations, affinity, hostNetwork, hostPID, privileged,
+// container, pod, ...: every field roles takes reaches the pod) with these
+// fields of its own:
+//   launcher  name ['launcher']; kind Job or Deployment (a long-lived
+//             launcher that is no rank, with strategy); exec (sh -c string,
+//             null: stay up for interactive use); rankHost (its own
+//             hostfile entry when it is a rank: it then serves ssh, and the
+//             workers do not wait for it)
+//   worker    count (required); waitForGPUDriver; followsLauncher [true]
+//             (false: the workers outlive the launcher, which comes back to
+//             them: an interactive cluster, deleted as a whole)
+//   either    init (a bootstrap script of the image's, run as `sh <init>
+//             launcher|worker`, instead of mpi.sh); ownEnv (env of the
+//             pod's own setup, not passed on to ssh sessions); sshNames
+//             (more variables ssh sessions get, which that setup sets)
+// jobs sets the roles' command, lead, readinessProbe and the workers'
+// name and kind itself; a role that sets them, or a field neither roles
+// nor jobs knows, is an error that names it.
+
+local common = import 'common.libsonnet';
+local params = import 'params.libsonnet';
+local roles = import 'roles.libsonnet';
+local runtime = import 'runtime.libsonnet';
+local ssh = import 'ssh.libsonnet';
+local ts = import 'trainsonnet.libsonnet';
+
+// Constants live at file level: an imported file's values are evaluated
+// once per Jsonnet VM, not once per render.
+
+// Where things live in every pod (mpi.sh reads the same defaults).
+local configDir = runtime.dir;
+local keyDir = '/etc/trainsonnet-ssh';
+local runDir = '/var/run/trainsonnet';
+local sshDir = runDir + '/ssh';  // made by mpi.sh
+
+// The scripts of the ConfigMap, by key (ts.asset: their text stays in Go).
+local scripts = {
+  'mpi.sh': importstr 'assets/mpi.sh',
+  's3.sh': importstr 'assets/s3.sh',
+};
+
+// The ssh configuration of a port, with its size; built once per VM for the
+// default port, which nearly every job keeps.
+local sshFiles(port) =
+  local client = ssh.client(port, sshDir), server = ssh.server(port, sshDir);
+  { ssh_config: client, sshd_config: server, bytes:: std.length(client) + std.length(server) };
+local defaultSSHFiles = sshFiles(2022);
+local sshFilesOf(port) = if port == 2022 then defaultSSHFiles else sshFiles(port);
+
+local keyMode(p) =
+  if !common.nonRoot(p) then 256  // 0400
+  else if p.fsGroup != null || p.runAsGroup != null then 288  // 0440
+  else 292;  // 0444
+local ownMounts = [
+  runtime.mount,
+  { name: 'trainsonnet-ssh', mountPath: keyDir, readOnly: true },
+  { name: 'trainsonnet-run', mountPath: runDir },
+];
+
+// The contract of jobs' j and its roles: the fields each takes with their
+// defaults, those it needs, and, for a role, what jobs sets itself (a
+// role takes roles' fields too).
+local jFields = { port: null, initTimeout: null, secretName: null, launcher: null, worker: null, volumes: [], mounts: [], oneNode: null };
+local jNeeds = ['port', 'initTimeout', 'secretName', 'launcher', 'worker'];
+local launcherOwn = { name: 'launcher', kind: 'Job', init: null, exec: null, rankHost: null, ownEnv: [], sshNames: [] };
+local workerOwn = { init: null, waitForGPUDriver: false, followsLauncher: true, ownEnv: [], sshNames: [] };
+local roleFields = std.objectFields(roles.defaults) + ['name', 'image'];
+local setHere = {
+  command: 'jobs runs mpi.sh in every pod (or init): give the launcher\'s command as exec',
+  args: 'jobs runs mpi.sh in every pod (or init): give the launcher\'s command as exec',
+  lead: 'the launcher is the lead role, always',
+  readinessProbe: 'a worker is ready once its sshd listens; jobs sets that probe',
+  initCommand: 'use initContainers, or init (a bootstrap script run instead of mpi.sh)',
+};
+local workerSetHere = setHere + {
+  name: 'the workers are the role "worker": <name>-worker-<i> in the hostfile',
+  kind: 'the workers are an IndexedJob, one index per hostfile entry',
+};
+
+// contract: own + r, once r has every field of needs, none of refused and
+// none but own's and, for a role, roles' (which roles checks further); or
+// ts.fail naming what is wrong (what: 'j', 'j.launcher', 'j.worker').
+local contract(what, r, own, needs, refused={}, others=[]) =
+  local fail(msg) = ts.fail('sshjob.jobs: ' + what + ': ' + msg);
+  if !std.isObject(r) then fail('must be an object, not ' + std.type(r))
+  else
+    local missing = [k for k in needs if std.get(r, k) == null];
+    local set = [k for k in std.objectFields(r) if std.objectHas(refused, k)];
+    local unknown = [k for k in std.objectFields(r) if !std.objectHas(own, k) && !std.member(others, k)];
+    if missing != [] then fail('missing ' + std.join(', ', missing))
+    else if set != [] then fail('sets ' + std.join(', ', set) + ', which jobs sets itself: ' + std.join('; ', std.set([refused[k] for k in set])))
+    else if unknown != [] then
+      fail((if std.length(unknown) == 1 then 'unknown field ' else 'unknown fields ') + std.join(', ', unknown)
+           + ' (it takes ' + std.join(', ', std.objectFields(own)) + (if others != [] then ', and the fields of a role of roles.libsonnet' else '') + ')')
+    else own + r;
+
+// rolePart: the fields of r that are roles', without jobs' own.
+local rolePart(r, own) = { [k]: r[k] for k in std.objectFields(r) if !std.objectHas(own, k) };
+
+{
+  configDir:: configDir,
+  keyDir:: keyDir,
+  runDir:: runDir,
+  sshDir:: sshDir,
+  scriptPath:: configDir + '/mpi.sh',
+  s3ScriptPath:: configDir + '/s3.sh',
+  hostfilePath:: configDir + '/hostfile',
+  // sshConfigPath: the ssh client's configuration (port, key, options):
+  // ssh -F <it> reaches any pod of the job.
+  sshConfigPath:: configDir + '/ssh_config',
+
+  // params: the parameters every such job has (shmSize, launcherGrace),
+  // and how the common env reads in one: after common.params. who: the
+  // pods with /dev/shm; shmUsers: what uses it; sessions: what the
+  // launcher starts in the workers over ssh.
+  params(who='the launcher and the workers', shmUsers='NCCL', sessions='the processes the launcher starts there over ssh', owner='sshjob.params', job='a job over ssh'):: {
+    env:
+      if 'env' in super then super.env + { doc: 'Environment variables of every job container. In pods that serve ssh, ' + sessions + ' get them too.' }
+      else ts.fail(owner + ' tells how the env of common.params reads in ' + job + ': put it after common.params'),
+  } + ts.declare(owner, {
+    shmSize: roles.shmParam(who, shmUsers).shmSize,
+    launcherGrace: params.seconds('How long a worker waits, once the launcher is gone without telling it to stop, before it stops on its own. A launcher that is preempted, evicted or retried must be back within it, or its workers are gone.', default=420, min=10, max=86400),
+  }),
+
+  // sshParams: the start-up bound and ssh between the pods; flag is how
+  // the user names ssh.secret (for the generated key's warning).
+  sshParams(waitsFor='every worker to answer over ssh'):: ts.declare('sshjob.sshParams', {
+    initTimeout: params.seconds('How long the launcher waits for ' + waitsFor + ' before it fails with exit code 124; also how long a worker waits for the launcher to appear.', default=300, min=1, max=86400),
+    ssh: params.group('ssh between the pods.', {
+      secret: params.string('Existing Secret holding the ssh key: type kubernetes.io/ssh-auth with keys ssh-privatekey and ssh-publickey. Unset: trainsonnet generates a key pair into the Secret <name>-ssh.', format='dns1123Subdomain'),
+      port: params.int('Port of sshd in every worker, unprivileged so it runs without root.', default=2022, min=1, max=65535),
+    }),
+  }),
+
+  // validate: the rules every such job obeys: every pod's host name fits
+  // (the workers' are the longest: '-worker-<n>' against '-launcher' or
+  // '-driver'), and sshd can bind its port.
+  validate(p, workers, port):: [
+    roles.nameFits(p, [{ name: 'worker', kind: 'IndexedJob', count: workers }]),
+    roles.nonRootPort(p, 'ssh.port', port, 'sshd'),
+  ],
+
+  // checks: the rules beyond the pod check every render passes
+  // (generator/podcheck.go).
+  checks(p, envMaps={}):: [
+    roles.shmCheck(p),
+  ],
+
+  // Names.
+  configName(p):: p.name + '-config',
+  generatedSecretName(p):: p.name + '-ssh',
+  secretName(p, existing):: if existing != null then existing else $.generatedSecretName(p),
+
+  // sshSecret: a freshly generated key pair, unless the user names an
+  // existing Secret (then nothing secret is in the output).
+  sshSecret(proto, p, existing)::
+    if existing != null then null else
+      local key = ts.sshKeyPair(p.name);
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: common.metadata(proto, p, $.generatedSecretName(p)),
+        type: 'kubernetes.io/ssh-auth',
+        data: {
+          'ssh-privatekey': std.base64(key.privateKey),
+          'ssh-publickey': std.base64(key.publicKey),
+        },
+      },
+
+  // generatedKeyWarning: flag is the flag that names an existing Secret.
+  generatedKeyWarning(p, existing, flag)::
+    if existing != null then null
+    else 'the output holds a private ssh key generated for this job (Secret ' + $.generatedSecretName(p)
+         + '), and every render makes a new one: keep it out of version control, and apply a new render only in place of a finished job '
+         + '(applied to a running one, its pods end up with different keys and ssh between them fails); '
+         + 'to keep one key, create the Secret yourself and pass its name with ' + flag,
+
+  // maxConfigBytes: the API server refuses a ConfigMap whose data is larger.
+  maxConfigBytes:: 1048576,
+
+  // configFiles: the ConfigMap's data besides the hostfile: the scripts
+  // (s3.sh with S3 staging only) and the ssh configuration, rendered here
+  // (ssh.libsonnet) for p.ssh.port.
+  configFiles(p, s3=false):: sshFilesOf(p.ssh.port) + runtime.files + {
+    'mpi.sh': ts.asset('assets/mpi.sh', scripts['mpi.sh']),
+    [if s3 then 's3.sh']: ts.asset('assets/s3.sh', scripts['s3.sh']),
+  },
+
+  // checkConfigSize: the hostfile (head, then the hosts [from, to)),
+  // configFiles(p, s3) and extraBytes of the prototype's own must fit in
+  // one ConfigMap; the message says how many hosts would.
+  checkConfigSize(p, param, prefix, suffix, from, to, head='', s3=false, extraBytes=0)::
+    local fixed = extraBytes + sshFilesOf(p.ssh.port).bytes
+                  + runtime.bytes + ts.assetBytes('assets/mpi.sh', scripts['mpi.sh'])
+                  + (if s3 then ts.assetBytes('assets/s3.sh', scripts['s3.sh']) else 0);
+    local bytes(n) = ts.indexedLinesBytes(prefix, suffix, from, n, head) + fixed;
+    // the largest n that fits, by bisection (bytes grows with n)
+    local fits(lo, hi) =
+      if lo >= hi then lo
+      else local mid = std.floor((lo + hi + 1) / 2); if bytes(mid) <= $.maxConfigBytes then fits(mid, hi) else fits(lo, mid - 1);
+    ts.check(bytes(to) <= $.maxConfigBytes, param,
+             'the hostfile would make the ConfigMap ' + bytes(to) + ' bytes, over the 1 MiB Kubernetes allows; at most '
+             + (fits(from, to) - from) + ' hosts fit with this name'),
+
+  // config: the hostfile and configFiles(p, s3), mounted at configDir.
+  config(proto, p, hostfile, s3=false):: {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: common.metadata(proto, p, $.configName(p)),
+    data: { hostfile: hostfile } + $.configFiles(p, s3),
+  },
+
+  // launcherServiceName: the name the workers' watchdog resolves
+  // (TS_LAUNCHER), the presence Service of the launcher (lib/roles.libsonnet):
+  // it goes away as soon as the launcher's container has ended, however it
+  // ended. role is the launcher's name.
+  launcherServiceName(p, role='launcher'):: roles.presenceName(p, role),
+
+  // jobs: the launcher's presence Service, the job's headless Service,
+  // the launcher's workload and the workers' Indexed Job (the contract of
+  // j is at the top of this file).
+  jobs(proto, p, j)::
+    local jj = contract('j', j, jFields, jNeeds);
+    local l = contract('j.launcher', jj.launcher, launcherOwn, ['image'], setHere, roleFields);
+    local w = contract('j.worker', jj.worker, workerOwn, ['image', 'count'], workerSetHere, roleFields);
+    local sshPort = [{ name: 'ssh', port: jj.port }];
+    local volumes = $.volumes(p, jj.secretName, jj.volumes);
+    local mounts = ownMounts + roles.shm(p).mounts + jj.mounts;
+    // A pod in its node's network binds the ssh port on the node: at most
+    // one pod of the group jj.oneNode (a component, or null: the whole
+    // job) per node.
+    local shared(r) = {
+      volumes: volumes + std.get(r, 'volumes', []),
+      mounts: mounts + std.get(r, 'mounts', []),
+      affinity:
+        if std.get(r, 'hostNetwork', false) then roles.onePodPerNode(proto, p, jj.oneNode)
+        else std.get(r, 'affinity'),
+    };
+    local rs = [
+      rolePart(l, launcherOwn) + shared(l) + {
+        name: l.name,
+        kind: l.kind,
+        strategy: if l.kind == 'Deployment' then std.get(l, 'strategy') else null,
+        lead: true,
+        resources: roles.withRequests(std.get(l, 'resources'), $.launcherRequests),
+        command: $.command(l.init, 'launcher'),
+        env: $.scriptEnv(jj.port, jj.initTimeout)
+             + (if l.rankHost != null then [{ name: 'TS_SELF', value: l.rankHost }] else [])
+             + (if l.exec != null then [{ name: 'TS_EXEC', value: l.exec }] else [])
+             + (if p.backoffLimit > 0 then [{ name: 'TS_END_ON_FAILURE', value: '0' }] else [])
+             + l.ownEnv
+             + (if l.rankHost != null then $.sshEnv(std.get(l, 'env', []), l.sshNames) else [])
+             + std.get(l, 'env', []),
+        ports: (if l.rankHost != null then sshPort else []) + std.get(l, 'ports', []),
+      },
+      rolePart(w, workerOwn) + shared(w) + {
+        name: 'worker',
+        kind: 'IndexedJob',
+        count: w.count,
+        command: $.command(w.init, 'worker'),
+        env: $.scriptEnv(jj.port, jj.initTimeout) + $.watchEnv(p, l.name, w.followsLauncher)
+             + (if w.waitForGPUDriver then [{ name: 'TS_WAIT_FOR_GPU_DRIVER', value: '1' }] else [])
+             + w.ownEnv
+             + $.sshEnv(std.get(w, 'env', []), w.sshNames)
+             + std.get(w, 'env', []),
+        ports: sshPort + std.get(w, 'ports', []),
+        readinessProbe: $.readinessProbe,
+      },
+    ];
+    [roles.presence(proto, p, l.name)] + roles.objects(proto, p, rs),
+
+  // launcherRequests: what the launcher asks for unless its cpu or memory
+  // is set: it runs ssh and a launcher, little, but never BestEffort.
+  launcherRequests:: { cpu: '100m', memory: '128Mi' },
+
+  // sshEnv: the user's env of a pod that runs sshd, named in TS_SSH_ENV so
+  // that the processes started there over ssh see it too (sshd gives
+  // sessions a fresh environment).
+  // names: more variables to pass on, which the pod's own setup sets.
+  sshEnv(env, names=[])::
+    if env == [] && names == [] then []
+    else [{ name: 'TS_SSH_ENV', value: std.join(' ', [e.name for e in env] + names) }],
+
+  // watchEnv: how a worker (or a sidecar of one) knows the launcher is
+  // gone; with follow false, it does not stop when it is (grace 0).
+  watchEnv(p, role='launcher', follow=true):: [
+    { name: 'TS_LAUNCHER', value: $.launcherServiceName(p, role) },
+    { name: 'TS_LAUNCHER_GRACE', value: if follow then std.toString(p.launcherGrace) else '0' },
+  ],
+
+  // volumes of every pod. The key files are read-only: 0400 for root,
+  // 0440 with the pod's fsGroup for a non-root user, 0444 for a non-root
+  // user without a group (runAsUser alone: the files stay root's, and
+  // only the pod's own containers see them). The script copies the private
+  // key to a 0600 file of its own.
+  volumes(p, secretName, extra=[])::
+    [
+      runtime.volume($.configName(p)),
+      { name: 'trainsonnet-ssh', secret: { secretName: secretName, defaultMode: keyMode(p) } },
+      { name: 'trainsonnet-run', emptyDir: {} },
+    ] + roles.shm(p).volumes
+    + extra,
+
+  // command runs the runtime script (or the user's replacement) in a role.
+  command(init, role):: ['sh', if init == null then $.scriptPath else init, role],
+
+  // scriptEnv: the settings of mpi.sh common to every role.
+  scriptEnv(port, initTimeout):: [
+    { name: 'TS_SSH_PORT', value: std.toString(port) },
+    { name: 'TS_INIT_TIMEOUT', value: std.toString(initTimeout) },
+  ],
+
+  // readinessProbe: workers are ready once sshd listens: it writes its pid
+  // file then (mpi.sh removes a stale one first). Asked in the container,
+  // not over TCP: a connection that never speaks ssh is two lines of
+  // sshd's log, every period, in every worker.
+  readinessProbe:: {
+    exec: { command: ['sh', '-c', 'kill -0 "$(cat ' + sshDir + '/sshd.pid)"'] },
+    periodSeconds: 10,
+    failureThreshold: 3,
+  },
+}

@@ -1,0 +1,138 @@
+// deepspeed: a DeepSpeed job over ssh: a launcher running `deepspeed
+// --hostfile` and N GPU workers serving ssh, on lib/sshjob.libsonnet (no
+// Open MPI), as Jsonnet alone.
+
+local batch = import 'batch.libsonnet';
+local common = import 'common.libsonnet';
+local roles = import 'roles.libsonnet';
+local sshjob = import 'sshjob.libsonnet';
+local ts = import 'trainsonnet.libsonnet';
+
+local params = ts.params;
+local proto = 'deepspeed';
+
+// DeepSpeed's own image: deepspeed, pdsh, sshd and PyTorch with CUDA.
+local defaultImage = 'deepspeed/deepspeed:v072_torch112_cu117';
+// DeepSpeed's runner starts pdsh with a fan-out of 1,024 (PDSH_MAX_FAN_OUT):
+// with more workers, the sessions past it would wait for the first ones
+// to end, which they never do while training.
+local maxWorkers = 1024;
+
+// The hostfile DeepSpeed reads: one line per worker, "<host> slots=<n>".
+local slots(p) = if p.slots != null then p.slots else if p.gpu > 0 then p.gpu else 1;
+local hostLinePrefix(p) = p.name + '-worker-';
+local hostLineSuffix(p) = '.' + p.name + ' slots=' + slots(p);
+// Worker 0 is rank 0: the rendezvous of torch.distributed (MASTER_ADDR).
+local masterAddr(p) = roles.host(p, p.name + '-worker-0');
+
+// pdsh's ssh, as DeepSpeed's runner calls it (PDSH_RCMD_TYPE=ssh): the
+// job's ssh configuration (port, key, options), %u and %h filled by pdsh.
+local pdshSSHArgs = '-F ' + sshjob.sshConfigPath + ' -x -l%u %h';
+
+// launch: the launcher's command, run with sh -c once every worker answers.
+local launch(p) = std.join(' ', [
+  'deepspeed',
+  '--hostfile',
+  sshjob.hostfilePath,
+  '--master_addr',
+  masterAddr(p),
+  '--master_port',
+  std.toString(p.masterPort),
+  p.exec,
+]);
+
+local job(p) = {
+  port: p.ssh.port,
+  initTimeout: p.initTimeout,
+  secretName: sshjob.secretName(p, p.ssh.secret),
+  launcher: {
+    image: p.image,
+    imagePullPolicy: p.imagePullPolicy,
+    exec: launch(p),
+    ownEnv: [{ name: 'PDSH_SSH_ARGS', value: pdshSSHArgs }],
+    env: common.env(p.env + p.launcher.env),
+    resources: roles.resources(cpu=p.launcher.cpu, memory=p.launcher.memory),
+    nodeSelector: p.launcher.nodeSelector,
+    tolerations: p.launcher.tolerations,
+  },
+  worker: {
+    count: p.workers,
+    image: p.image,
+    imagePullPolicy: p.imagePullPolicy,
+    env: common.env(p.env),
+    resources: roles.resources(cpu=p.cpu, memory=p.memory, gpu=p.gpu, gpuResource=p.gpuResource),
+    nodeSelector: p.nodeSelector,
+    tolerations: p.tolerations,
+    waitForGPUDriver: p.waitForGPUDriver,
+  },
+};
+
+ts.prototype({
+  name: proto,
+  summary: 'A DeepSpeed job over ssh: a launcher running deepspeed --hostfile and N GPU workers',
+  description: |||
+    A launcher Job and an Indexed Job of workers, found by stable DNS names through a
+    headless Service: <name>-launcher.<name> and <name>-worker-<i>.<name>. Every worker runs
+    sshd on an unprivileged port (ssh.port) with a host key of its own. The launcher waits
+    until every worker answers over ssh, at most initTimeout seconds (then it exits 124
+    and names the workers that never answered), then runs
+
+      deepspeed --hostfile /etc/trainsonnet/hostfile --master_addr <name>-worker-0.<name> --master_port <masterPort> <exec>
+
+    DeepSpeed's runner reads the hostfile (a line per worker, "<host> slots=<n>", slots =
+    gpu, or the slots parameter) and starts its launcher on every worker over ssh with pdsh,
+    which reaches them with the job's key and ssh configuration (PDSH_SSH_ARGS); worker 0
+    is rank 0, the rendezvous. The job's exit code is deepspeed's. When it ends the launcher
+    tells the workers to stop, so all pods end; a worker also stops on its own once the
+    launcher is gone. Nothing talks to the Kubernetes API: no ServiceAccount, no RBAC.
+
+    The image needs deepspeed and pdsh (in the launcher), sshd (in the workers) and the
+    training script at the same path in every pod: DeepSpeed's own image has them. The ssh
+    key is generated at render time into the Secret <name>-ssh (the output then holds a
+    private key: trainsonnet warns on stderr), or taken from an existing Secret
+    (ssh.secret). A NetworkPolicy admits only the job's own pods.
+
+    Scheduling and resources (gpu, cpu, memory, nodeSelector, tolerations) apply to the
+    workers; launcher.* sets them for the launcher, which holds no rank and needs no GPU.
+  |||,
+
+  ownEnv: {
+    PDSH_SSH_ARGS: 'trainsonnet sets it on the launcher: pdsh reaches the workers with the job\'s ssh configuration',
+  },
+  params: common.params(proto, defaultImage) + batch.params('the launcher')
+          + sshjob.params('the launcher and the workers', 'NCCL', 'the processes deepspeed starts there')
+          + sshjob.sshParams() + roles.params('each worker', gpu=1) + {
+    workers: params.int('Number of worker pods, each running deepspeed\'s launcher for its slots. At most 1,024: DeepSpeed\'s runner reaches the workers through pdsh with a fan-out of 1,024.', default=2, min=1, max=maxWorkers),
+    gpu+: { doc: 'GPUs per worker (a limit of gpuResource); also the slots of each worker in the hostfile: the processes deepspeed starts there.', aliases: ['gpus'] },
+    gpuResource: params.string('Extended resource that counts GPUs.', default='nvidia.com/gpu', format='extendedResourceName'),
+    slots: params.int('Slots per worker in the hostfile: the processes deepspeed starts in each. Unset: gpu, or 1 without GPUs.', min=1, max=1024),
+    exec: params.string('What deepspeed runs on every slot, after the options trainsonnet gives it (--hostfile, --master_addr, --master_port): the training script and its arguments (train.py --deepspeed --deepspeed_config ds_config.json), relative to the image\'s working directory, the same in every pod. deepspeed options of your own may come first (--num_gpus 4, --no_python, --module). Run with sh -c.', default='train.py --deepspeed --deepspeed_config ds_config.json', format='nonEmpty'),
+    masterPort: params.int('Port of rank 0, on worker 0, where the ranks meet (MASTER_PORT).', default=29500, min=1, max=65535),
+    waitForGPUDriver: params.bool('Workers wait, up to initTimeout, for the NVIDIA driver (/proc/driver/nvidia/version) before starting sshd.'),
+    launcher: params.group('The launcher pod, which waits for the workers and runs deepspeed. It holds no rank.', {
+      cpu: params.quantity('CPU limit of the launcher. Unset: it requests 100m, so that it is never BestEffort.'),
+      memory: params.quantity('Memory limit of the launcher. Unset: it requests 128Mi.', unit='bytes'),
+      nodeSelector: params.map('Node labels the launcher must run on.', keys='labelKey', values='labelValue'),
+      tolerations: params.object('Tolerations of the launcher.', 'core/v1.Toleration', list=true),
+      env: params.map('Environment variables of the launcher only, on top of env.', keys='envName'),
+    }),
+  },
+
+  validate(p):: sshjob.validate(p, p.workers, p.ssh.port) + sshjob.checks(p) + [
+    ts.check(p.masterPort != p.ssh.port, 'masterPort', 'must not be ssh.port (' + p.ssh.port + '): worker 0 serves both'),
+    sshjob.checkConfigSize(p, 'workers', hostLinePrefix(p), hostLineSuffix(p), 0, p.workers),
+  ],
+
+  warnings(p):: [
+    sshjob.generatedKeyWarning(p, p.ssh.secret, '--ssh-secret'),
+    if p.waitForGPUDriver && p.gpu == 0 then 'waitForGPUDriver is set but gpu is 0: the workers will wait for a driver they do not use',
+    roles.shWarning('exec', p.exec),
+  ],
+
+  render(p)::
+    [
+      common.networkPolicy(proto, p, []),
+      sshjob.sshSecret(proto, p, p.ssh.secret),
+      sshjob.config(proto, p, ts.indexedLines(hostLinePrefix(p), hostLineSuffix(p), 0, p.workers)),
+    ] + sshjob.jobs(proto, p, job(p)),
+})
