@@ -22,7 +22,7 @@
 // followers with watch=<its name> and hearEnd=<the same port>, and every
 // pod has endEnv(token, followers, retries) in its env.
 //
-// MPI's roles source the same script from mpi.sh (lib/mpi.libsonnet).
+// The ssh roles source the same script from mpi.sh (lib/sshjob.libsonnet).
 
 local ts = import 'trainsonnet.libsonnet';
 

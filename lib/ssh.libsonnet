@@ -9,7 +9,7 @@
 // Needs:    nothing of p.
 // Declares: no parameter.
 // Returns:  client(port, dir) and server(port, dir), the text of
-//           ssh_config and sshd_config (mpi.libsonnet puts them into the
+//           ssh_config and sshd_config (sshjob.libsonnet puts them into the
 //           job's ConfigMap).
 
 local lines(ls) = std.join('\n', ls) + '\n';

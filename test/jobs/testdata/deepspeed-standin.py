@@ -17,6 +17,8 @@ the deepspeed prototype renders:
 - on each host it starts, in the launcher's working directory, one
   `python3 -u SCRIPT ARG...` per slot with RANK, LOCAL_RANK, WORLD_SIZE,
   MASTER_ADDR and MASTER_PORT set, as deepspeed.launcher.launch does;
+- each line a host's session prints comes out whole, after "<host>: ",
+  as pdsh prints it;
 - it exits with the first non-zero exit code of a host's session, else 0.
 """
 
@@ -26,6 +28,7 @@ import re
 import shlex
 import subprocess
 import sys
+import threading
 
 
 def fail(msg):
@@ -63,6 +66,16 @@ def hosts(path):
     return out
 
 
+LOCK = threading.Lock()
+
+
+def relay(host, out):
+    for line in out:
+        with LOCK:
+            sys.stdout.write(host + ": " + line.decode(errors="replace"))
+            sys.stdout.flush()
+
+
 def main():
     opts, program = parse(sys.argv[1:])
     pool = hosts(opts["hostfile"])
@@ -83,9 +96,13 @@ def main():
         remote = ("cd %s && pids=; " % shlex.quote(os.getcwd()) + " ".join(procs)
                   + " rc=0; for p in $pids; do wait $p || rc=$?; done; exit $rc")
         ssh = ["ssh"] + [w.replace("%u", user).replace("%h", host) for w in shlex.split(template)]
-        sessions.append((host, subprocess.Popen(ssh + [remote], stdin=subprocess.DEVNULL)))
+        p = subprocess.Popen(ssh + [remote], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        reader = threading.Thread(target=relay, args=(host, p.stdout))
+        reader.start()
+        sessions.append((host, p, reader))
     rc = 0
-    for host, p in sessions:
+    for host, p, reader in sessions:
+        reader.join()
         code = p.wait()
         if code != 0:
             sys.stderr.write("deepspeed (stand-in): %s exited with %d\n" % (host, code))
