@@ -1,55 +1,39 @@
 #!/bin/sh
-# trainsonnet: the ssh and MPI roles of the pods of an MPI/Horovod job.
+# trainsonnet: a launcher that reaches its workers over ssh (mpirun,
+# deepspeed's pdsh, a script of one's own), and the workers serving ssh.
 #
 #   sh /etc/trainsonnet/mpi.sh launcher|worker
 #
-# POSIX sh (dash, busybox sh, bash --posix), in the job's ConfigMap with
-# runtime.sh (the lifecycle it builds on: logging, bounded waits, the DNS
-# watchdog, signals, exit codes), the hostfile, and the ssh configuration
-# trainsonnet rendered (ssh_config, sshd_config: port, options, paths).
-# Pods never talk to the Kubernetes API. The launcher learns that the
-# workers are up by connecting to their ssh port (one process sweeps them
-# all) and logging in to one of them. The workers learn that the job is
-# over from the launcher's stop port, runtime.sh's end port: once its
-# command has ended, the launcher answers there, for a while, with a line
-# that no other server sends (the stop banner); every worker reads that
-# port of the launcher's address every END_EVERY seconds (END_RATE
-# connections a second in all, refused by the kernel while the job runs).
-# A launcher that cannot open the port (no python3, no sshd) writes a stop
-# file into each worker over ssh instead. When the launcher died without saying so, the workers stop
-# once its DNS name (a headless Service of the launcher that publishes
-# ready pods only) has been gone for TS_LAUNCHER_GRACE.
+# Built on runtime.sh (logging, bounded waits, the DNS watchdog, the end
+# port, signals, exit codes), in the job's ConfigMap beside the hostfile
+# and the ssh configuration trainsonnet rendered (ssh_config, sshd_config:
+# port, options, paths). Nothing talks to the Kubernetes API. The launcher
+# waits until every worker accepts connections on its ssh port (one sweep
+# a round) and one ssh login works, runs TS_EXEC, then says on its stop
+# port (runtime.sh's end port) that the job is over; every worker reads it
+# there. A launcher that cannot open the port (no python3, no sshd) writes
+# a stop file into each worker over ssh instead. A worker also stops once
+# the launcher's DNS name (a Service that publishes ready pods only) has
+# been gone for TS_LAUNCHER_GRACE. What exists only at run time is made in
+# $TS_RUN_DIR/ssh (0700): key copies only this user may read, the pod's
+# host key and, with TS_SSH_ENV, the sessions' script.
 #
-# What exists only at run time is made here, in $TS_RUN_DIR/ssh (0700, the
-# paths the configs name): copies of the key that only this user may read
-# (id, id.pub, authorized_keys), a host key of this pod
-# (ssh_host_ed25519_key) and, with TS_SSH_ENV, the sessions' script.
-#
-# Environment (defaults in brackets):
-#   TS_CONFIG_DIR    [/etc/trainsonnet]        read-only: the files above
-#   TS_HOSTFILE      [$TS_CONFIG_DIR/hostfile] lines "<host> slots=<n>"
-#   TS_KEY_DIR       [/etc/trainsonnet-ssh]    ssh-privatekey, ssh-publickey
-#                                              (kubernetes.io/ssh-auth), or
-#                                              id_rsa, id_rsa.pub and maybe
-#                                              authorized_keys (Kubeflow's)
-#   TS_RUN_DIR       [/var/run/trainsonnet]    writable, shared by the pod's
-#                                              containers (emptyDir)
-#   TS_SSH_PORT      [2022]  for messages: the port is in the configs
-#   TS_STOP_PORT     [TS_SSH_PORT + 1, or - 1 at 65535] the launcher's stop
-#                    port, the same in every pod; 0: none, the launcher
-#                    tells each worker over ssh
-#   TS_SSH_ENV       names of variables of this pod's environment that ssh
-#                    sessions into it get too (the processes mpirun starts
-#                    here over ssh); sshd itself passes none
-#   TS_INIT_TIMEOUT, TS_POLL_INTERVAL, TS_PARALLEL, TS_TCP_TOOL: see runtime.sh
-# launcher:    TS_EXEC (sh -c string; empty = stay up until SIGTERM),
-#              TS_SELF (optional: this pod's own hostfile entry; it runs sshd),
-#              TS_END_ON_FAILURE [1; 0 leaves the workers up when
-#              TS_EXEC fails, for a retry of the launcher pod: runtime.sh's]
-# worker:      TS_LAUNCHER (required), TS_LAUNCHER_GRACE [60; 0: the
-#              worker outlives the launcher, no watchdog],
-#              TS_WAIT_FOR_GPU_DRIVER [0; 1 or true to wait], TS_GPU_DRIVER_FILE
-#              [/proc/driver/nvidia/version]
+# Environment [default]:
+#   TS_CONFIG_DIR [/etc/trainsonnet]   the files above, read-only
+#   TS_HOSTFILE   [$TS_CONFIG_DIR/hostfile]  lines "<host> slots=<n>"
+#   TS_KEY_DIR    [/etc/trainsonnet-ssh]  ssh-privatekey and ssh-publickey,
+#                 or Kubeflow's id_rsa, id_rsa.pub (and authorized_keys)
+#   TS_RUN_DIR    [/var/run/trainsonnet]  writable, shared by the pod's containers
+#   TS_SSH_PORT   [2022]  for messages: the port is in the configs
+#   TS_STOP_PORT  [TS_SSH_PORT + 1, or - 1 at 65535; 0: none, the launcher
+#                 tells each worker over ssh]
+#   TS_SSH_ENV    variables of this pod that ssh sessions into it get too
+#                 (sshd itself passes none)
+#   TS_INIT_TIMEOUT, TS_POLL_INTERVAL, TS_PARALLEL, TS_TCP_TOOL: runtime.sh's
+#   launcher: TS_EXEC (sh -c; empty: stay up until SIGTERM), TS_SELF (its
+#     own hostfile entry: it serves ssh too), TS_END_ON_FAILURE [1]
+#   worker: TS_LAUNCHER (required), TS_LAUNCHER_GRACE [60; 0: no watchdog],
+#     TS_WAIT_FOR_GPU_DRIVER [0], TS_GPU_DRIVER_FILE [/proc/driver/nvidia/version]
 #
 # Exit codes: runtime.sh's (1 also: sshd or the ssh setup failed); the
 # launcher otherwise exits with TS_EXEC's code.
