@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/trainsonnet/trainsonnet/generator/internal/dollar"
 )
 
 // bashSyntax(cmd) is the native behind roles.bashSyntax: the first
@@ -24,7 +26,7 @@ func bashSyntaxNative(args []any) (any, error) {
 	if !ok {
 		return nil, fmt.Errorf("bashSyntax(cmd) wants a string or null")
 	}
-	if what := bashSyntax(unmark(cmd)); what != "" { // the user's $ (kubeletexpand.go)
+	if what := bashSyntax(dollar.Unmark(cmd)); what != "" { // the user's $ (generator/internal/dollar)
 		return what, nil
 	}
 	return nil, nil

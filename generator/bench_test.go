@@ -153,7 +153,7 @@ func benchTrick(b *testing.B, on, off string, newGen func(on bool) (*generator.G
 }
 
 // BenchmarkEncodeYAMLBlocks: openmpi's YAML stream with the fast path of
-// the YAML encoding for long texts (blocks, generator/yamlout.go), and by
+// the YAML encoding for long texts (blocks, generator/internal/yamlenc), and by
 // the encoder alone (encoder).
 func BenchmarkEncodeYAMLBlocks(b *testing.B) {
 	for _, workers := range benchWorkers {

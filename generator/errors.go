@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-jsonnet/ast"
 	"github.com/google/go-jsonnet/toolutils"
 
+	"github.com/trainsonnet/trainsonnet/generator/internal/dollar"
 	"github.com/trainsonnet/trainsonnet/generator/param"
 )
 
@@ -188,7 +189,7 @@ func (g *Generator) evalFailed(pr *Prototype, tla ast.Node, err error) error {
 // context otherwise.
 func evalError(name, context string, err error) error {
 	if msg, ok := strings.CutPrefix(err.Error(), failMark); ok {
-		return fmt.Errorf("prototype %s: %s", name, unmark(msg))
+		return fmt.Errorf("prototype %s: %s", name, dollar.Unmark(msg))
 	}
-	return fmt.Errorf("%s: %s", context, unmark(err.Error()))
+	return fmt.Errorf("%s: %s", context, dollar.Unmark(err.Error()))
 }

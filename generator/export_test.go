@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"time"
 
-	yamlv2 "go.yaml.in/yaml/v2"
 	"sigs.k8s.io/yaml"
 
+	"github.com/trainsonnet/trainsonnet/generator/internal/yamlenc"
 	"github.com/trainsonnet/trainsonnet/generator/param"
 )
 
@@ -50,14 +50,11 @@ func NewWith(opts Options, refs, handOver bool) (*Generator, error) {
 }
 
 // YAMLByEncoder is r.YAML with every object written by the encoder alone,
-// without encodeYAML's fast path.
+// without yamlenc.Document's fast path.
 func YAMLByEncoder(r *Result) ([]byte, error) {
 	var b bytes.Buffer
 	for i, o := range r.Objects {
-		y, err := yamlv2.Marshal(o.tree)
-		if err == nil && o.yaml11 {
-			y, err = unquoteYAML11(y)
-		}
+		y, err := yamlenc.ByEncoder(o.tree, o.yaml11)
 		if err != nil {
 			return nil, err
 		}

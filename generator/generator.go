@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/go-jsonnet/ast"
 
+	"github.com/trainsonnet/trainsonnet/generator/internal/dollar"
 	"github.com/trainsonnet/trainsonnet/generator/suggest"
 	"github.com/trainsonnet/trainsonnet/lib"
 	"github.com/trainsonnet/trainsonnet/prototypes"
@@ -290,7 +291,7 @@ func (g *Generator) render(ctx context.Context, params *Params, w *pooledVM) (*R
 	res := &Result{Prototype: pr.Name, Objects: objs, Warnings: r.warnings}
 	for _, w := range out.warnings {
 		if s, ok := w.(string); ok {
-			res.Warnings = append(res.Warnings, unmark(s))
+			res.Warnings = append(res.Warnings, dollar.Unmark(s))
 		}
 	}
 	return res, nil
@@ -304,7 +305,7 @@ type run struct {
 	problems []*param.Error
 	warnings []any
 	objects  []any
-	dollars  bool // the user's text holds $ (kubeletexpand.go)
+	dollars  bool // the user's text holds $ (generator/internal/dollar)
 }
 
 func (g *Generator) run(w *pooledVM, pr *Prototype, r *resolved, explain bool) (*run, error) {
@@ -332,7 +333,7 @@ func (g *Generator) run(w *pooledVM, pr *Prototype, r *resolved, explain bool) (
 	res := &run{warnings: warnings, objects: objects, dollars: dollars}
 	seen := map[string]bool{}
 	report := func(path, rule string) {
-		pe := &param.Error{Param: path, Rule: unmark(rule)}
+		pe := &param.Error{Param: path, Rule: dollar.Unmark(rule)}
 		if prm := pr.Param(path); prm != nil {
 			pe.Source = r.givenAs(prm) // "" when no input set it
 			if v := r.get(path); v != nil {

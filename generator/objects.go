@@ -27,6 +27,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	sigsjson "sigs.k8s.io/json"
 
+	"github.com/trainsonnet/trainsonnet/generator/internal/dollar"
+	"github.com/trainsonnet/trainsonnet/generator/internal/yamlenc"
 	"github.com/trainsonnet/trainsonnet/generator/param"
 )
 
@@ -44,7 +46,7 @@ type Object struct {
 	// (a custom resource): passed through with its metadata checked.
 	custom bool
 	// yaml11 says that tree holds strings YAML 1.1 readers would misread
-	// (yaml11.go).
+	// (generator/internal/yamlenc).
 	yaml11 bool
 	// raw is tree as JSON, from its check, when no reference was replaced
 	// after it (nil otherwise): JSON need not encode the object again.
@@ -67,7 +69,7 @@ func (o *Object) JSON() []byte {
 }
 
 // yaml encodes the object as one YAML document.
-func (o *Object) yaml() ([]byte, error) { return encodeYAML(o.tree, o.yaml11) }
+func (o *Object) yaml() ([]byte, error) { return yamlenc.Document(o.tree, o.yaml11) }
 
 // ID is "Kind/name", or "Kind namespace/name" when the object is namespaced.
 func (o *Object) ID() string {
@@ -210,7 +212,7 @@ func apiGroup(apiVersion string) string {
 // and of the pods found in it. Then the text of each large string takes
 // the place of its reference (assets.go), and the decoded tree is kept
 // for the outputs. dollars says that the user's text holds $, marked to
-// be escaped for the kubelet (kubeletexpand.go).
+// be escaped for the kubelet (generator/internal/dollar).
 func checkObject1(item any, large *largeStrings, dollars bool) (*Object, []problem, error) {
 	m, ok := item.(map[string]any)
 	if !ok {
@@ -224,7 +226,7 @@ func checkObject1(item any, large *largeStrings, dollars bool) (*Object, []probl
 		o.Namespace, _ = meta["namespace"].(string)
 	}
 	if dollars {
-		unmarkDollars(m)
+		dollar.Escape(m)
 	}
 	problems, err := checkTree(o, m)
 	if err != nil {
@@ -239,7 +241,7 @@ func checkObject1(item any, large *largeStrings, dollars bool) (*Object, []probl
 		o.raw = nil
 	}
 	problems = append(problems, checkSize(o, m, size+grown)...)
-	o.tree, o.yaml11 = m, numbersForYAML(m)
+	o.tree, o.yaml11 = m, yamlenc.Prepare(m)
 	return o, problems, nil
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-jsonnet/ast"
 
+	"github.com/trainsonnet/trainsonnet/generator/internal/dollar"
 	"github.com/trainsonnet/trainsonnet/generator/param"
 )
 
@@ -461,7 +462,7 @@ func (r *resolved) givenAs(prm *param.Param) string { return r.given[prm.Path] }
 // values of every parameter as a Jsonnet AST of literals, the same value
 // TLACode would get from their JSON, without printing and re-parsing that
 // JSON on every render. Every $ of a value an input set is written as
-// dollarMark on the way (kubeletexpand.go), so that it travels with the
+// dollar.Mark on the way (generator/internal/dollar), so that it travels with the
 // user's text through any Jsonnet; dollars reports whether there was any.
 // Text that holds the mark itself is refused (problems).
 func (r *resolved) tla(pr *Prototype) (node ast.Node, dollars bool, problems []*param.Error, err error) {
@@ -476,14 +477,14 @@ func (r *resolved) tla(pr *Prototype) (node ast.Node, dollars bool, problems []*
 			case p.Type == param.TypeGroup:
 				m, _ := v.(map[string]any)
 				body, err = group(m, p.Params)
-			case r.given[p.Path] != "" && holdsText(v, "$"+dollarMark):
-				if holdsText(v, dollarMark) {
+			case r.given[p.Path] != "" && dollar.In(v):
+				if dollar.Marked(v) {
 					problems = append(problems, &param.Error{Param: p.Path, Source: r.given[p.Path], Value: param.Show(v),
 						Rule: "holds U+FDD0, a Unicode noncharacter that trainsonnet keeps for itself"})
 					continue
 				}
 				dollars = true
-				body, err = paramsNode(mark(v))
+				body, err = paramsNode(dollar.MarkIn(v))
 			default:
 				body, err = paramsNode(v)
 			}
@@ -563,71 +564,4 @@ func arrayNode(n int, get func(int) any) (ast.Node, error) {
 		arr.Elements = append(arr.Elements, ast.CommaSeparatedExpr{Expr: el})
 	}
 	return arr, nil
-}
-
-// holdsText reports whether a string in v holds any of the runes of set.
-func holdsText(v any, set string) bool {
-	switch x := v.(type) {
-	case string:
-		return strings.ContainsAny(x, set)
-	case map[string]string:
-		for _, e := range x {
-			if strings.ContainsAny(e, set) {
-				return true
-			}
-		}
-	case []string:
-		for _, e := range x {
-			if strings.ContainsAny(e, set) {
-				return true
-			}
-		}
-	case map[string]any:
-		for _, e := range x {
-			if holdsText(e, set) {
-				return true
-			}
-		}
-	case []any:
-		for _, e := range x {
-			if holdsText(e, set) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// mark copies v with every $ of its strings (not of map keys, which are
-// names) replaced by dollarMark.
-func mark(v any) any {
-	switch x := v.(type) {
-	case string:
-		return strings.ReplaceAll(x, "$", dollarMark)
-	case map[string]string:
-		out := make(map[string]string, len(x))
-		for k, e := range x {
-			out[k] = strings.ReplaceAll(e, "$", dollarMark)
-		}
-		return out
-	case []string:
-		out := make([]string, len(x))
-		for i, e := range x {
-			out[i] = strings.ReplaceAll(e, "$", dollarMark)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = mark(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = mark(e)
-		}
-		return out
-	}
-	return v
 }

@@ -643,7 +643,7 @@ func envNameRule(n string) string {
 }
 
 // kubeletText is what the kubelet makes of a command, argument or env
-// value: $$ is $ (kubeletexpand.go escapes every $ of the user's text so).
+// value: $$ is $ (generator/internal/dollar escapes every $ of the user's text so).
 func kubeletText(s string) string {
 	if !strings.Contains(s, "$$") {
 		return s

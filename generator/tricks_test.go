@@ -21,7 +21,7 @@ import (
 // shape of testdata/assetproto, render the same with references to large
 // strings or the text itself (assets.go), the value of the render handed
 // over or printed and parsed (evaluate.go), and the YAML encoding's fast
-// path or the encoder alone (yamlout.go).
+// path or the encoder alone (generator/internal/yamlenc).
 func TestTricksKeepTheOutput(t *testing.T) {
 	opts := generator.Options{PrototypePaths: []string{"testdata/assetproto"}}
 	tricks, err := generator.New(opts)

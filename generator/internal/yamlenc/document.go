@@ -1,4 +1,4 @@
-package generator
+package yamlenc
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	yamlv2 "go.yaml.in/yaml/v2"
 )
 
-// encodeYAML writes a decoded object (maps, lists, strings, int64,
+// Document writes a decoded object (maps, lists, strings, int64,
 // float64, bools, nil) as one YAML document: as go.yaml.in/yaml/v2 writes
 // it, and the strings YAML 1.1 readers would misread double-quoted (when
 // quoted says there are some: yaml11.go).
@@ -24,7 +24,7 @@ import (
 // run of other entries written by the encoder in its place.
 // TestEncodeYAML and FuzzEncodeYAML hold the result to the encoder's
 // bytes; BenchmarkEncodeYAMLBlocks shows what the fast path saves.
-func encodeYAML(v any, quoted bool) ([]byte, error) {
+func Document(v any, quoted bool) ([]byte, error) {
 	var y []byte
 	var err error
 	root, _ := v.(map[string]any)
@@ -39,7 +39,7 @@ func encodeYAML(v any, quoted bool) ([]byte, error) {
 	return unquoteYAML11(y)
 }
 
-// blockMin is the length from which encodeYAML writes a literal block
+// blockMin is the length from which Document writes a literal block
 // itself: below it the encoder is quick enough.
 const blockMin = 1024
 
@@ -70,7 +70,7 @@ var blockByte = func() (t [256]bool) {
 	return t
 }()
 
-// blocksIn finds the blocks encodeYAML writes itself: by key of root, the
+// blocksIn finds the blocks Document writes itself: by key of root, the
 // keys of the map there whose values are blocks (nil if none), and about
 // how many bytes the document takes.
 func blocksIn(root map[string]any) (map[string]map[string]bool, int) {
@@ -94,7 +94,7 @@ func blocksIn(root map[string]any) (map[string]map[string]bool, int) {
 	return blocks, size
 }
 
-// blocksYAML is encodeYAML of a root that holds blocks.
+// blocksYAML is Document of a root that holds blocks.
 func blocksYAML(root map[string]any, blocks map[string]map[string]bool, size int) ([]byte, error) {
 	keys, ordered := yamlKeys(root)
 	if !ordered {

@@ -1,4 +1,4 @@
-package generator
+package yamlenc
 
 import (
 	"bytes"
@@ -17,10 +17,10 @@ import (
 // than text where the YAML encoder (go.yaml.in/yaml/v2) writes them plain:
 // "=" (the value key, which PyYAML refuses), "<<" (a merge key), numbers
 // and times in forms it does not know (1_0.5, 2001-12-14 21:59:43.10 -5).
-// Such a string is written double-quoted: numbersForYAML finds them while
+// Such a string is written double-quoted: Prepare finds them while
 // it walks the tree and makes each a yaml11Text, which the encoder writes
 // as a token that names the text (the encoder has no way to be asked for
-// a style), and encodeYAML writes each token's text quoted in its place.
+// a style), and Document writes each token's text quoted in its place.
 // The JSON encoder sees a yaml11Text as the string it is.
 
 var yaml11 = sync.OnceValues(func() (*regexp.Regexp, *regexp.Regexp) {

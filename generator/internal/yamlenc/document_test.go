@@ -1,15 +1,18 @@
-package generator
+package yamlenc
 
 import (
+	"encoding/json"
 	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
 
 	yamlv2 "go.yaml.in/yaml/v2"
+
+	_ "github.com/trainsonnet/trainsonnet/internal/goldentest" // accept the module-wide -update flag
 )
 
-// checkEncodeYAML holds encodeYAML of v to what the encoder writes. (Not
+// checkEncodeYAML holds Document of v to what the encoder writes. (Not
 // a v with keys that the encoder writes in no one order, where what it
 // writes depends on the order a map gives them: yamlKeys.)
 func checkEncodeYAML(t *testing.T, v any) {
@@ -21,7 +24,7 @@ func checkEncodeYAML(t *testing.T, v any) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := encodeYAML(v, false)
+	got, err := Document(v, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +34,7 @@ func checkEncodeYAML(t *testing.T, v any) {
 			i++
 		}
 		from := max(0, i-300)
-		t.Fatalf("encodeYAML differs from the encoder at byte %d:\n got ...%q\nwant ...%q", i, got[from:min(len(got), i+100)], want[from:min(len(want), i+100)])
+		t.Fatalf("Document differs from the encoder at byte %d:\n got ...%q\nwant ...%q", i, got[from:min(len(got), i+100)], want[from:min(len(want), i+100)])
 	}
 }
 
@@ -237,20 +240,23 @@ func TestEncodeYAML11(t *testing.T) {
 		"a": "1_0.5", "b": []any{"=", "x", "2001-12-14 21:59:43.10 -5"},
 		"data": map[string]any{"s": script, "v": "<<", "w": "1.10"},
 	}
-	if !numbersForYAML(tree) {
+	if !Prepare(tree) {
 		t.Fatal("no string to quote found")
 	}
 	want := "a: \"1_0.5\"\nb:\n- \"=\"\n- x\n- \"2001-12-14 21:59:43.10 -5\"\ndata:\n  s: |\n" +
 		strings.Repeat("    echo hi\n", blockMin/8) + "  v: \"<<\"\n  w: \"1.10\"\n"
-	got, err := encodeYAML(tree, true)
+	got, err := Document(tree, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if string(got) != want {
 		t.Errorf("got %q\nwant %q", got, want)
 	}
-	o := &Object{tree: tree}
-	if want := `{"a":"1_0.5","b":["=","x","2001-12-14 21:59:43.10 -5"],"data":{"s":"` + strings.Repeat(`echo hi\n`, blockMin/8) + `","v":"\u003c\u003c","w":"1.10"}}`; string(o.JSON()) != want {
-		t.Errorf("JSON: %s", o.JSON())
+	j, err := json.Marshal(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"a":"1_0.5","b":["=","x","2001-12-14 21:59:43.10 -5"],"data":{"s":"` + strings.Repeat(`echo hi\n`, blockMin/8) + `","v":"\u003c\u003c","w":"1.10"}}`; string(j) != want {
+		t.Errorf("JSON: %s", j)
 	}
 }
