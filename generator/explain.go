@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/trainsonnet/trainsonnet/generator/internal/check"
 	"github.com/trainsonnet/trainsonnet/generator/param"
 )
 
@@ -122,16 +123,16 @@ func same(leaf, t any) bool {
 
 // explain returns the input a problem comes from, as a problem with that
 // parameter, or nil when no input explains it.
-func (gs givens) explain(pb problem) *param.Error {
+func (gs givens) explain(pb check.Problem) *param.Error {
 	found := func(g *given, leaf any) *param.Error {
 		shown := leaf
 		switch g.value.(type) {
 		case string, int64, json.Number, map[string]string:
 			shown = g.value
 		}
-		return &param.Error{Param: g.prm.Path, Source: g.source, Value: param.Show(shown), Rule: pb.rule}
+		return &param.Error{Param: g.prm.Path, Source: g.source, Value: param.Show(shown), Rule: pb.Rule}
 	}
-	for _, t := range pb.at {
+	for _, t := range pb.At {
 		for i := range gs {
 			for _, leaf := range gs[i].leaves {
 				if same(leaf, t) {
@@ -143,7 +144,7 @@ func (gs givens) explain(pb problem) *param.Error {
 	// Part of a rendered text: the longest text of an input in it.
 	var best *given
 	var bestLeaf string
-	for _, t := range pb.at {
+	for _, t := range pb.At {
 		text, ok := t.(string)
 		if !ok {
 			continue
@@ -166,7 +167,7 @@ func (gs givens) explain(pb problem) *param.Error {
 // explainAll turns the problems of a render into the user's problems, one
 // per parameter and value (a mistake shows in every pod it reaches), and
 // an error naming the prototype when any is left that no input explains.
-func (r *resolved) explainAll(pr *Prototype, problems []problem) ([]*param.Error, error) {
+func (r *resolved) explainAll(pr *Prototype, problems []check.Problem) ([]*param.Error, error) {
 	gs := r.givenParams(pr)
 	var out []*param.Error
 	var bugs []string
@@ -187,12 +188,4 @@ func (r *resolved) explainAll(pr *Prototype, problems []problem) ([]*param.Error
 		return out, fmt.Errorf("prototype bug: %s", strings.Join(bugs, "\n"))
 	}
 	return out, nil
-}
-
-// String is the problem as a bug of the prototype proto.
-func (pb problem) String(proto string) string {
-	if pb.bug != "" {
-		return fmt.Sprintf("%s: %s: %s: %s", proto, pb.object, pb.field, pb.bug)
-	}
-	return fmt.Sprintf("%s: %s: %s: %s", proto, pb.object, pb.field, pb.rule)
 }

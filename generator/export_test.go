@@ -8,13 +8,14 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/trainsonnet/trainsonnet/generator/internal/check"
 	"github.com/trainsonnet/trainsonnet/generator/internal/yamlenc"
 	"github.com/trainsonnet/trainsonnet/generator/param"
 )
 
 // CheckOutput holds a YAML stream that trainsonnet printed to what every
 // render is held to: each object strictly decoded into its type, and the
-// pod check (podcheck.go), as the output reads back.
+// pod check (generator/internal/check), as the output reads back.
 func CheckOutput(y []byte) error {
 	var items []any
 	for _, doc := range bytes.Split(y, []byte("\n---\n")) {
@@ -28,7 +29,7 @@ func CheckOutput(y []byte) error {
 		}
 		items = append(items, v)
 	}
-	_, problems, err := checkObjects("output", items, nil, false)
+	_, problems, err := check.Objects("output", items, nil, false)
 	if err != nil {
 		return err
 	}

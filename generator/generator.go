@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/go-jsonnet/ast"
 
+	"github.com/trainsonnet/trainsonnet/generator/internal/check"
 	"github.com/trainsonnet/trainsonnet/generator/internal/dollar"
 	"github.com/trainsonnet/trainsonnet/generator/suggest"
 	"github.com/trainsonnet/trainsonnet/lib"
@@ -275,7 +276,7 @@ func (g *Generator) render(ctx context.Context, params *Params, w *pooledVM) (*R
 	if len(out.problems) > 0 {
 		return nil, &ValidationError{Prototype: pr.Name, Problems: out.problems}
 	}
-	objs, found, err := checkObjects(pr.Name, out.objects, g.large, out.dollars)
+	checked, found, err := check.Objects(pr.Name, out.objects, g.large.resolveRefs, out.dollars)
 	if err != nil {
 		return nil, err
 	}
@@ -287,6 +288,10 @@ func (g *Generator) render(ctx context.Context, params *Params, w *pooledVM) (*R
 			return nil, err
 		}
 		return nil, &ValidationError{Prototype: pr.Name, Problems: problems}
+	}
+	objs := make([]*Object, len(checked))
+	for i, c := range checked {
+		objs[i] = objectOf(c)
 	}
 	res := &Result{Prototype: pr.Name, Objects: objs, Warnings: r.warnings}
 	for _, w := range out.warnings {

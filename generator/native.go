@@ -231,5 +231,3 @@ func sshKeyPair(args []any) (any, error) {
 		"publicKey":  line + "\n",
 	}, nil
 }
-
-func itoa(i int) string { return strconv.Itoa(i) }

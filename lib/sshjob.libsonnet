@@ -180,7 +180,7 @@ local rolePart(r, own) = { [k]: r[k] for k in std.objectFields(r) if !std.object
   ],
 
   // checks: the rules beyond the pod check every render passes
-  // (generator/podcheck.go).
+  // (generator/internal/check/podcheck.go).
   checks(p, envMaps={}):: [
     roles.shmCheck(p),
   ],

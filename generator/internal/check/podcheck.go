@@ -1,6 +1,7 @@
-package generator
+package check
 
 import (
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -569,7 +570,7 @@ func (c *podChecker) checkPorts(f, who string, ct *corev1.Container, ports map[s
 			proto = corev1.ProtocolTCP
 		}
 		key := strconv.Itoa(int(p.ContainerPort)) + "/" + string(proto)
-		this := who + " (" + or(p.Name, "unnamed") + ")"
+		this := who + " (" + cmp.Or(p.Name, "unnamed") + ")"
 		if prev, dup := ports[key]; dup {
 			c.add(pf+".containerPort", fmt.Sprintf("port %s is declared twice in one pod, by %s and by %s: each port of a pod is its own", key, prev, this), p.ContainerPort)
 			continue
@@ -665,10 +666,10 @@ func checkService(object string, svc *corev1.Service) []problem {
 		key := strconv.Itoa(int(p.Port)) + "/" + string(proto)
 		if prev, dup := seen[key]; dup {
 			out = append(out, problem{object: object, field: f + ".port", at: []any{p.Port},
-				rule: fmt.Sprintf("Service %s would list port %s twice, as %s and as %s: each port of its pods is its own", svc.Name, key, prev, or(p.Name, "unnamed"))})
+				rule: fmt.Sprintf("Service %s would list port %s twice, as %s and as %s: each port of its pods is its own", svc.Name, key, prev, cmp.Or(p.Name, "unnamed"))})
 			continue
 		}
-		seen[key] = or(p.Name, "unnamed")
+		seen[key] = cmp.Or(p.Name, "unnamed")
 		if p.Name != "" && names[p.Name] {
 			out = append(out, problem{object: object, field: f + ".name", at: []any{p.Name},
 				rule: "Service " + svc.Name + " would have two ports named " + p.Name})
