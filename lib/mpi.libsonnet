@@ -71,16 +71,17 @@ sshjob + {
   // in every pod hwloc's, which ssh sessions get too.
   jobs(proto, p, j)::
     local l = j.launcher, w = j.worker;
-    local lHwloc = hwlocOf(std.get(l, 'env', [])), wHwloc = hwlocOf(std.get(w, 'env', []));
+    local lHwloc = hwlocOf(if 'env' in l then l.env else []), wHwloc = hwlocOf(if 'env' in w then w.env else []);
     sshjob.jobs(proto, p, j + {
-      launcher: { [k]: l[k] for k in std.objectFields(l) if k != 'role' } + {
+      launcher: l + {
+        role:: null,
         name: l.role,
-        ownEnv: $.ompiEnv(p.mca) + lHwloc + std.get(l, 'ownEnv', []),
-        sshNames: [e.name for e in lHwloc] + std.get(l, 'sshNames', []),
+        ownEnv: $.ompiEnv(p.mca) + lHwloc + (if 'ownEnv' in l then l.ownEnv else []),
+        sshNames: [e.name for e in lHwloc] + (if 'sshNames' in l then l.sshNames else []),
       },
       worker: w + {
-        ownEnv: std.get(w, 'ownEnv', []) + wHwloc,
-        sshNames: std.get(w, 'sshNames', []) + [e.name for e in wHwloc],
+        ownEnv: (if 'ownEnv' in w then w.ownEnv else []) + wHwloc,
+        sshNames: (if 'sshNames' in w then w.sshNames else []) + [e.name for e in wHwloc],
       },
     }),
 

@@ -103,7 +103,11 @@ local jFields = { port: null, initTimeout: null, secretName: null, launcher: nul
 local jNeeds = ['port', 'initTimeout', 'secretName', 'launcher', 'worker'];
 local launcherOwn = { name: 'launcher', kind: 'Job', init: null, exec: null, rankHost: null, ownEnv: [], sshNames: [] };
 local workerOwn = { init: null, waitForGPUDriver: false, followsLauncher: true, ownEnv: [], sshNames: [] };
-local roleFields = std.objectFields(roles.defaults) + ['name', 'image'];
+local roleKnown = roles.defaults + { name: null, image: null };
+local launcherKnown = roleKnown + launcherOwn, workerKnown = roleKnown + workerOwn;
+// What roles must not see of a role: jobs' own fields, hidden.
+local launcherHidden = { init:: null, exec:: null, rankHost:: null, ownEnv:: null, sshNames:: null };
+local workerHidden = { init:: null, waitForGPUDriver:: null, followsLauncher:: null, ownEnv:: null, sshNames:: null };
 local setHere = {
   command: 'jobs runs mpi.sh in every pod (or init): give the launcher\'s command as exec',
   args: 'jobs runs mpi.sh in every pod (or init): give the launcher\'s command as exec',
@@ -116,25 +120,36 @@ local workerSetHere = setHere + {
   kind: 'the workers are an IndexedJob, one index per hostfile entry',
 };
 
-// contract: own + r, once r has every field of needs, none of refused and
-// none but own's and, for a role, roles' (which roles checks further); or
-// ts.fail naming what is wrong (what: 'j', 'j.launcher', 'j.worker').
-local contract(what, r, own, needs, refused={}, others=[]) =
-  local fail(msg) = ts.fail('sshjob.jobs: ' + what + ': ' + msg);
-  if !std.isObject(r) then fail('must be an object, not ' + std.type(r))
-  else
-    local missing = [k for k in needs if std.get(r, k) == null];
-    local set = [k for k in std.objectFields(r) if std.objectHas(refused, k)];
-    local unknown = [k for k in std.objectFields(r) if !std.objectHas(own, k) && !std.member(others, k)];
-    if missing != [] then fail('missing ' + std.join(', ', missing))
-    else if set != [] then fail('sets ' + std.join(', ', set) + ', which jobs sets itself: ' + std.join('; ', std.set([refused[k] for k in set])))
-    else if unknown != [] then
-      fail((if std.length(unknown) == 1 then 'unknown field ' else 'unknown fields ') + std.join(', ', unknown)
-           + ' (it takes ' + std.join(', ', std.objectFields(own)) + (if others != [] then ', and the fields of a role of roles.libsonnet' else '') + ')')
-    else own + r;
+// The usual j and roles pass these, a merge, a length and a few lookups
+// (no comprehension: they run on every render of every such job).
+local nJ = std.length(jFields), nLauncher = std.length(launcherKnown), nWorker = std.length(workerKnown);
+local jNeeded = { [k]: null for k in jNeeds };
+// r + absent: a role that has every field it needs and none that jobs
+// sets has as many visible fields as before (a needed field shows, one
+// that jobs sets is hidden).
+local launcherAbsent = { image: null, command:: null, args:: null, lead:: null, readinessProbe:: null, initCommand:: null };
+local workerAbsent = launcherAbsent + { count: null, name:: null, kind:: null };
+local jOK(j) = std.isObject(j) && std.length(jFields + j) == nJ && std.length(j + jNeeded) == std.length(j);
+local roleOK(r, known, n, absent) = std.isObject(r) && std.length(known + r) == n && std.length(r + absent) == std.length(r);
 
-// rolePart: the fields of r that are roles', without jobs' own.
-local rolePart(r, own) = { [k]: r[k] for k in std.objectFields(r) if !std.objectHas(own, k) };
+// contract: known + r (r with every default) when ok (r has every field of needs, none of refused
+// and none but known's: own's and, for a role, roles', which roles checks
+// further); else ts.fail naming what is wrong (what: 'j', 'j.launcher',
+// 'j.worker').
+local contract(what, r, ok, own, known, needs, refused={}) =
+  if ok then known + r
+  else
+    local fail(msg) = ts.fail('sshjob.jobs: ' + what + ': ' + msg);
+    if !std.isObject(r) then fail('must be an object, not ' + std.type(r))
+    else
+      local missing = [k for k in needs if std.get(r, k) == null];
+      local set = [k for k in std.objectFields(r) if std.objectHas(refused, k)];
+      local unknown = [k for k in std.objectFields(r) if !std.objectHas(known, k)];
+      if missing != [] then fail('missing ' + std.join(', ', missing))
+      else if set != [] then fail('sets ' + std.join(', ', set) + ', which jobs sets itself: ' + std.join('; ', std.set([refused[k] for k in set])))
+      else
+        fail((if std.length(unknown) == 1 then 'unknown field ' else 'unknown fields ') + std.join(', ', unknown)
+             + ' (it takes ' + std.join(', ', std.objectFields(own)) + (if std.length(known) > std.length(own) then ', and the fields of a role of roles.libsonnet' else '') + ')');
 
 {
   configDir:: configDir,
@@ -259,9 +274,9 @@ local rolePart(r, own) = { [k]: r[k] for k in std.objectFields(r) if !std.object
   // the launcher's workload and the workers' Indexed Job (the contract of
   // j is at the top of this file).
   jobs(proto, p, j)::
-    local jj = contract('j', j, jFields, jNeeds);
-    local l = contract('j.launcher', jj.launcher, launcherOwn, ['image'], setHere, roleFields);
-    local w = contract('j.worker', jj.worker, workerOwn, ['image', 'count'], workerSetHere, roleFields);
+    local jj = contract('j', j, jOK(j), jFields, jFields, jNeeds);
+    local l = contract('j.launcher', jj.launcher, roleOK(jj.launcher, launcherKnown, nLauncher, launcherAbsent), launcherOwn, launcherKnown, ['image'], setHere);
+    local w = contract('j.worker', jj.worker, roleOK(jj.worker, workerKnown, nWorker, workerAbsent), workerOwn, workerKnown, ['image', 'count'], workerSetHere);
     local sshPort = [{ name: 'ssh', port: jj.port }];
     local volumes = $.volumes(p, jj.secretName, jj.volumes);
     local mounts = ownMounts + roles.shm(p).mounts + jj.mounts;
@@ -269,30 +284,30 @@ local rolePart(r, own) = { [k]: r[k] for k in std.objectFields(r) if !std.object
     // one pod of the group jj.oneNode (a component, or null: the whole
     // job) per node.
     local shared(r) = {
-      volumes: volumes + std.get(r, 'volumes', []),
-      mounts: mounts + std.get(r, 'mounts', []),
+      volumes: volumes + r.volumes,
+      mounts: mounts + r.mounts,
       affinity:
-        if std.get(r, 'hostNetwork', false) then roles.onePodPerNode(proto, p, jj.oneNode)
-        else std.get(r, 'affinity'),
+        if r.hostNetwork then roles.onePodPerNode(proto, p, jj.oneNode)
+        else r.affinity,
     };
     local rs = [
-      rolePart(l, launcherOwn) + shared(l) + {
+      l + launcherHidden + shared(l) + {
         name: l.name,
         kind: l.kind,
-        strategy: if l.kind == 'Deployment' then std.get(l, 'strategy') else null,
+        strategy: if l.kind == 'Deployment' then l.strategy else null,
         lead: true,
-        resources: roles.withRequests(std.get(l, 'resources'), $.launcherRequests),
+        resources: roles.withRequests(l.resources, $.launcherRequests),
         command: $.command(l.init, 'launcher'),
         env: $.scriptEnv(jj.port, jj.initTimeout)
              + (if l.rankHost != null then [{ name: 'TS_SELF', value: l.rankHost }] else [])
              + (if l.exec != null then [{ name: 'TS_EXEC', value: l.exec }] else [])
              + (if p.backoffLimit > 0 then [{ name: 'TS_END_ON_FAILURE', value: '0' }] else [])
              + l.ownEnv
-             + (if l.rankHost != null then $.sshEnv(std.get(l, 'env', []), l.sshNames) else [])
-             + std.get(l, 'env', []),
-        ports: (if l.rankHost != null then sshPort else []) + std.get(l, 'ports', []),
+             + (if l.rankHost != null then $.sshEnv(l.env, l.sshNames) else [])
+             + l.env,
+        ports: (if l.rankHost != null then sshPort else []) + l.ports,
       },
-      rolePart(w, workerOwn) + shared(w) + {
+      w + workerHidden + shared(w) + {
         name: 'worker',
         kind: 'IndexedJob',
         count: w.count,
@@ -300,9 +315,9 @@ local rolePart(r, own) = { [k]: r[k] for k in std.objectFields(r) if !std.object
         env: $.scriptEnv(jj.port, jj.initTimeout) + $.watchEnv(p, l.name, w.followsLauncher)
              + (if w.waitForGPUDriver then [{ name: 'TS_WAIT_FOR_GPU_DRIVER', value: '1' }] else [])
              + w.ownEnv
-             + $.sshEnv(std.get(w, 'env', []), w.sshNames)
-             + std.get(w, 'env', []),
-        ports: sshPort + std.get(w, 'ports', []),
+             + $.sshEnv(w.env, w.sshNames)
+             + w.env,
+        ports: sshPort + w.ports,
         readinessProbe: $.readinessProbe,
       },
     ];
