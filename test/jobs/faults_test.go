@@ -34,8 +34,8 @@ import (
 // and a job still running after its bound fails the test, as does a pod
 // still running 2 minutes after the job has ended.
 //
-// The training prototypes (pytorch static and elastic, openmpi, horovod)
-// train for real, with a checkpoint every 5 steps on the shared claim
+// The training prototypes (pytorch static and elastic, openmpi, horovod,
+// deepspeed) train for real, with a checkpoint every 5 steps on the shared claim
 // (testdata/train.py --resume), 40 steps of at least 0.5 s, and
 // backoffLimit 2: a user who wants a job to survive gives it retries. The
 // others run their stand-ins (no TensorFlow, Spark or Horovod here: see
@@ -155,13 +155,14 @@ var faultJobs = []faultJob{
 	{proto: "pytorch-elastic", start: startFaultPyTorch(true), target: pytorchTarget, log: pytorchLog},
 	{proto: "openmpi", start: startFaultMPI, target: mpiTarget("launcher"), log: mpiLog("launcher")},
 	{proto: "horovod", start: startFaultHorovod, target: mpiTarget("driver"), log: mpiLog("driver")},
+	{proto: "deepspeed", start: startFaultDeepSpeed, target: mpiTarget("launcher"), log: mpiLog("launcher")},
 	{proto: "tf-distributed", start: startFaultTF, target: roleTarget("worker", "worker"), standIn: true},
 	{proto: "horovod-dask", start: startFaultDask, target: roleTarget("scheduler", "worker"), standIn: true},
 	{proto: "horovod-spark", start: startFaultSpark, target: roleTarget("driver", "worker"), standIn: true},
 	{proto: "eval", start: startFaultEval, target: roleTarget("eval", "eval"), standIn: true},
 }
 
-var everyProto = []string{"pytorch", "pytorch-elastic", "openmpi", "horovod", "tf-distributed", "horovod-dask", "horovod-spark", "eval"}
+var everyProto = []string{"pytorch", "pytorch-elastic", "openmpi", "horovod", "deepspeed", "tf-distributed", "horovod-dask", "horovod-spark", "eval"}
 
 var faults = []fault{
 	{name: "worker pod deleted", ci: everyProto, pod: true,
@@ -689,6 +690,16 @@ func startFaultMPI(jc *jobCase) ([]string, bool) {
 		Set("exec", afterLauncherResolves(jc.name+"-launcher", exec)).
 		Set("volumes", []any{prog, store}).Set("volumeMounts", []any{progMount, storeMount}))
 	jc.claimDir += "/openmpi"
+	return []string{jc.name + "-launcher", jc.name + "-worker"}, true
+}
+
+// startFaultDeepSpeed: 3 workers training through the stand-in deepspeed
+// (TestTraining's deepspeed case); a lost worker's peers end at their
+// collective's timeout (train.py's 2 minutes), the launcher with them, and
+// its Job's retry runs deepspeed again once the workers are back.
+func startFaultDeepSpeed(jc *jobCase) ([]string, bool) {
+	jc.startFaultJob(jc.deepspeedParams(3, faultTrain(storePath+"/deepspeed", jc.fault.train)))
+	jc.claimDir += "/deepspeed"
 	return []string{jc.name + "-launcher", jc.name + "-worker"}, true
 }
 

@@ -258,35 +258,13 @@ func testTrainingHorovod(t *testing.T, s *suite) {
 }
 
 // testTrainingDeepSpeed: 3 workers of 1 slot; the launcher's deepspeed
-// (the stand-in, first in PATH from a ConfigMap of the user's) starts the
-// program on every slot of the generated hostfile over ssh.
+// (the stand-in) starts the program on every slot of the generated
+// hostfile over ssh.
 func testTrainingDeepSpeed(t *testing.T, s *suite) {
 	jc := s.start(t, "train-ds", kube.Baseline) // sshd as root
 	jc.createLocalClaim(storeClaim)
-	prog, progMount := jc.trainingProgram()
-	store, storeMount := storeVolume()
-	cm, err := json.Marshal(map[string]any{
-		"apiVersion": "v1", "kind": "ConfigMap",
-		"metadata": map[string]any{"name": "deepspeed"},
-		"data":     map[string]any{"deepspeed": deepspeedStandin},
-	})
-	require.NoError(t, err)
-	jc.apply(cm)
-	const bin = "/opt/deepspeed/bin"
-	tool := map[string]any{"name": "deepspeed", "configMap": map[string]any{"name": "deepspeed", "defaultMode": 0o555}}
-	toolMount := map[string]any{"name": "deepspeed", "mountPath": bin, "readOnly": true}
 	const workers = 3
-	res, err := s.g.Render(jc.ctx, generator.NewParams("deepspeed").
-		Set("name", jc.name).
-		Set("image", s.node.Image).
-		Set("imagePullPolicy", "Never").
-		Set("workers", workers).
-		Set("gpu", 0).
-		Set("masterPort", 29500).
-		Set("exec", trainingDir+"/train.py --checkpoint "+storePath+"/deepspeed").
-		Set("env", map[string]string{"PATH": bin + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}).
-		Set("volumes", []any{prog, store, tool}).
-		Set("volumeMounts", []any{progMount, storeMount, toolMount}))
+	res, err := s.g.Render(jc.ctx, jc.deepspeedParams(workers, trainingDir+"/train.py --checkpoint "+storePath+"/deepspeed"))
 	require.NoError(t, err)
 	jc.apply(jc.yaml(res))
 
@@ -300,6 +278,37 @@ func testTrainingDeepSpeed(t *testing.T, s *suite) {
 	jc.requireTrained("deepspeed", workers, log)
 	require.NotEmpty(t, lineWith(log, "train: rank 0 wrote "+storePath+"/deepspeed/model.pt"), "rank 0's checkpoint")
 	jc.requireNothingRunning()
+}
+
+// deepspeedParams: the deepspeed prototype's job of the test image, with
+// the stand-in deepspeed first in PATH (from a ConfigMap of the case's,
+// as a user adds a tool), the training program and the claim mounted, and
+// exec after deepspeed's options, rank 0's rendezvous at trainingPort.
+func (jc *jobCase) deepspeedParams(workers int, exec string) *generator.Params {
+	jc.t.Helper()
+	prog, progMount := jc.trainingProgram()
+	store, storeMount := storeVolume()
+	cm, err := json.Marshal(map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "deepspeed"},
+		"data":     map[string]any{"deepspeed": deepspeedStandin},
+	})
+	require.NoError(jc.t, err)
+	jc.apply(cm)
+	const bin = "/opt/deepspeed/bin"
+	tool := map[string]any{"name": "deepspeed", "configMap": map[string]any{"name": "deepspeed", "defaultMode": 0o555}}
+	toolMount := map[string]any{"name": "deepspeed", "mountPath": bin, "readOnly": true}
+	return generator.NewParams("deepspeed").
+		Set("name", jc.name).
+		Set("image", jc.s.node.Image).
+		Set("imagePullPolicy", "Never").
+		Set("workers", workers).
+		Set("gpu", 0).
+		Set("masterPort", 29500).
+		Set("exec", exec).
+		Set("env", map[string]string{"PATH": bin + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}).
+		Set("volumes", []any{prog, store, tool}).
+		Set("volumeMounts", []any{progMount, storeMount, toolMount})
 }
 
 // pytorchParams: 3 pods of the test image running the program as user
