@@ -167,8 +167,8 @@ func (g *Generator) RenderEach(ctx context.Context, jobs []Job, use func(i int, 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w := g.getVM()
-			defer g.putVM(w)
+			w := g.eval.Session()
+			defer g.eval.Release(w)
 			for i, ok := q.take(k); ok; i, ok = q.take(k) {
 				res, err := g.render(ctx, jobs[i].Params, w)
 				if err == nil {

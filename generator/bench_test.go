@@ -111,7 +111,7 @@ func BenchmarkEncodeJSONOpenMPI(b *testing.B) {
 // it off; TestTricksKeepTheOutput holds the output to be the same).
 
 // BenchmarkRenderRefs: openmpi with references to its scripts and
-// hostfile (refs, assets.go), and with their text passed through Jsonnet,
+// hostfile (refs, generator/internal/eval/refs.go), and with their text passed through Jsonnet,
 // the hand-over and the strict decode (inline).
 func BenchmarkRenderRefs(b *testing.B) {
 	benchTrick(b, "refs", "inline", func(on bool) (*generator.Generator, error) {
@@ -120,7 +120,7 @@ func BenchmarkRenderRefs(b *testing.B) {
 }
 
 // BenchmarkRenderHandOver: openmpi with the value of the render taken as
-// Go values (handOver, evaluate.go), and printed as JSON and parsed
+// Go values (handOver, generator/internal/eval/engine.go), and printed as JSON and parsed
 // (printed).
 func BenchmarkRenderHandOver(b *testing.B) {
 	benchTrick(b, "handOver", "printed", func(on bool) (*generator.Generator, error) {
@@ -246,7 +246,7 @@ func benchParams(b testing.TB, g *generator.Generator, proto string, workers int
 // warm renders once, so that the Generator's VM has parsed the prototype
 // and its libraries: the benchmarks measure renders after the first
 // (BenchmarkColdGen measures the first). A lookup of a built-in parses
-// nothing (its declaration is read from declarations/).
+// nothing (its declaration is read from generator/internal/eval/declarations/).
 func warm(b testing.TB, g *generator.Generator, params *generator.Params) {
 	b.Helper()
 	if _, err := g.Render(context.Background(), params); err != nil {
@@ -342,7 +342,7 @@ func withWorkers(b testing.TB, g *generator.Generator, params *generator.Params,
 // hand over its objects: a prototype of one's own (-J) whose render is the
 // same objects written out as a literal, through the same Render (typed
 // parameters, evaluation, the hand-over, strict decode and checks). Text of more than 512 bytes (the scripts and host lists, which
-// a render passes by reference, assets.go) is cut to 40. The difference
+// a render passes by reference, generator/internal/eval/refs.go) is cut to 40. The difference
 // to BenchmarkRender* is the prototype's own Jsonnet work; this is the
 // part of a render that no prototype can shed under go-jsonnet.
 func BenchmarkRenderFloor(b *testing.B) {

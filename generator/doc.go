@@ -25,5 +25,5 @@
 // problems reported (param.Error) are package generator/param's.
 package generator
 
-//go:generate go test -run ^TestDeclarationsUpToDate$ -update .
+//go:generate go test -run ^TestDeclarationsUpToDate$ -update ./internal/eval
 //go:generate go run ../internal/gentypes -o zz_generated_params.go

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/trainsonnet/trainsonnet/generator/internal/check"
+	"github.com/trainsonnet/trainsonnet/generator/internal/eval"
 	"github.com/trainsonnet/trainsonnet/generator/internal/yamlenc"
 	"github.com/trainsonnet/trainsonnet/generator/param"
 )
@@ -40,12 +41,12 @@ func CheckOutput(y []byte) error {
 }
 
 // NewWith is New with the speed tricks that are on (both are in New):
-// refs hands prototypes references to large strings (assets.go), handOver
-// takes the value of each render as Go values (evaluate.go).
+// refs hands prototypes references to large strings, handOver takes the
+// value of each render as Go values (generator/internal/eval).
 func NewWith(opts Options, refs, handOver bool) (*Generator, error) {
 	g, err := New(opts)
 	if err == nil {
-		g.inlineLarge, g.printFull = !refs, !handOver
+		g.eval.InlineLarge, g.eval.PrintFull = !refs, !handOver
 	}
 	return g, err
 }
@@ -77,10 +78,10 @@ func EncodeTree(o *Object) []byte {
 	return b
 }
 
-// SetBounds sets g's bounds of an evaluation (bounds.go): its time, and
+// SetBounds sets g's bounds of an evaluation (eval.Bounds): its time, and
 // how much the stacks and the heap may grow, in MB.
 func SetBounds(g *Generator, time time.Duration, stackMB, heapMB uint64) {
-	g.bounds = bounds{time: time, stack: stackMB << 20, heap: heapMB << 20, every: defaultBounds.every}
+	g.eval.Bounds = eval.Bounds{Time: time, Stack: stackMB << 20, Heap: heapMB << 20, Every: eval.DefaultBounds.Every}
 }
 
 // OwnEnv is what pr declares as the variables of the job's own machinery.

@@ -12,12 +12,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
-
-	"github.com/google/go-jsonnet/ast"
 
 	"github.com/trainsonnet/trainsonnet/generator/internal/check"
 	"github.com/trainsonnet/trainsonnet/generator/internal/dollar"
+	"github.com/trainsonnet/trainsonnet/generator/internal/eval"
 	"github.com/trainsonnet/trainsonnet/generator/suggest"
 	"github.com/trainsonnet/trainsonnet/lib"
 	"github.com/trainsonnet/trainsonnet/prototypes"
@@ -42,26 +40,11 @@ type Options struct {
 // go-jsonnet cannot be stopped, the Generator renders no more after it:
 // render prototypes you do not trust in a process of your own.
 type Generator struct {
-	im      *importer
-	large   *largeStrings
+	eval    *eval.Engine
 	sources map[string]source // prototype name -> where it lives
-
-	// Two speed tricks, each behind its seam, can be turned off (by the
-	// benchmarks that show what they buy, and the test that holds the
-	// output to be the same without them): inlineLarge hands prototypes
-	// the large strings themselves instead of references (assets.go),
-	// printFull takes the value of a render from its printed output
-	// instead of the hand-over (evaluate.go).
-	inlineLarge, printFull bool
-	// bounds of an evaluation (bounds.go); runaway: one passed them
-	bounds  bounds
-	runaway atomic.Bool
 
 	mu     sync.Mutex
 	loaded map[string]*Prototype
-	// idle VMs, kept for reuse: a VM caches the parsed and evaluated
-	// libraries it imported (a sync.Pool would drop them at every GC).
-	idle []*pooledVM
 }
 
 type source struct {
@@ -96,11 +79,8 @@ func New(opts Options) (*Generator, error) {
 		dirs = append(dirs, abs)
 		given = append(given, d)
 	}
-	im := newImporter(embedded, dirs, given)
 	g := &Generator{
-		im:      im,
-		large:   newLargeStrings(im),
-		bounds:  defaultBounds,
+		eval:    eval.New(embedded, dirs, given),
 		sources: map[string]source{},
 		loaded:  map[string]*Prototype{},
 	}
@@ -127,7 +107,7 @@ func New(opts Options) (*Generator, error) {
 
 // ready: g was made with New.
 func (g *Generator) ready() error {
-	if g == nil || g.im == nil {
+	if g == nil || g.eval == nil {
 		return errNotMade
 	}
 	return nil
@@ -168,7 +148,7 @@ func (g *Generator) Lookup(name string) (*Prototype, error) {
 // lookup is Lookup on the VM w, or on a pooled one when w is nil: a
 // render looks up on its own VM, which parses the prototype's files once
 // for both.
-func (g *Generator) lookup(name string, w *pooledVM) (*Prototype, error) {
+func (g *Generator) lookup(name string, w *eval.Session) (*Prototype, error) {
 	g.mu.Lock()
 	p, ok := g.loaded[name]
 	g.mu.Unlock()
@@ -183,9 +163,9 @@ func (g *Generator) lookup(name string, w *pooledVM) (*Prototype, error) {
 		}
 		return nil, &UsageError{fmt.Errorf("%s", msg)}
 	}
-	out, err := g.declaration(w, name, src)
+	out, err := g.eval.Declaration(w, name, src.path, src.builtin)
 	if err != nil {
-		return nil, evalError(name, "reading prototype "+name, err)
+		return nil, eval.Error(name, "reading prototype "+name, err)
 	}
 	p, err = parsePrototype(name, src.path, src.builtin, out)
 	if err != nil {
@@ -195,19 +175,6 @@ func (g *Generator) lookup(name string, w *pooledVM) (*Prototype, error) {
 	g.loaded[name] = p
 	g.mu.Unlock()
 	return p, nil
-}
-
-// declaration is the JSON of the prototype's declaration: for a built-in,
-// the one evaluated at build time (declarations.go) unless prototype paths
-// may shadow the libraries it imports; otherwise evaluated on the VM w
-// (or a pooled one).
-func (g *Generator) declaration(w *pooledVM, name string, src source) (string, error) {
-	if src.builtin && len(g.im.userDirs) == 0 {
-		if out := builtinDeclaration(name); out != "" {
-			return out, nil
-		}
-	}
-	return g.evaluate(w, src.path, &ast.DesugaredObject{}, "spec")
 }
 
 // Render checks the parameters and renders the prototype they are for.
@@ -227,7 +194,7 @@ func (g *Generator) Render(ctx context.Context, params *Params) (*Result, error)
 }
 
 // render is Render on the VM w, or on a pooled one when w is nil.
-func (g *Generator) render(ctx context.Context, params *Params, w *pooledVM) (*Result, error) {
+func (g *Generator) render(ctx context.Context, params *Params, w *eval.Session) (*Result, error) {
 	if params == nil {
 		return nil, usage("no parameters: make them with NewParams(prototype), or a typed struct's Params()")
 	}
@@ -276,7 +243,7 @@ func (g *Generator) render(ctx context.Context, params *Params, w *pooledVM) (*R
 	if len(out.problems) > 0 {
 		return nil, &ValidationError{Prototype: pr.Name, Problems: out.problems}
 	}
-	checked, found, err := check.Objects(pr.Name, out.objects, g.large.resolveRefs, out.dollars)
+	checked, found, err := check.Objects(pr.Name, out.objects, g.eval.ResolveRefs, out.dollars)
 	if err != nil {
 		return nil, err
 	}
@@ -313,7 +280,7 @@ type run struct {
 	dollars  bool // the user's text holds $ (generator/internal/dollar)
 }
 
-func (g *Generator) run(w *pooledVM, pr *Prototype, r *resolved, explain bool) (*run, error) {
+func (g *Generator) run(w *eval.Session, pr *Prototype, r *resolved, explain bool) (*run, error) {
 	tla, dollars, problems, err := r.tla(pr)
 	if err != nil {
 		return nil, fmt.Errorf("passing the parameters to %s: %w", pr.Name, err)
@@ -321,12 +288,12 @@ func (g *Generator) run(w *pooledVM, pr *Prototype, r *resolved, explain bool) (
 	if len(problems) > 0 {
 		return &run{problems: problems}, nil
 	}
-	full, err := g.full(w, pr.Source, tla)
+	full, err := g.eval.Full(w, pr.Source, tla)
 	if err != nil {
 		if !explain {
 			return nil, err
 		}
-		return nil, g.evalFailed(pr, tla, err)
+		return nil, g.eval.Failed(pr.Name, pr.Source, tla, err)
 	}
 	top, _ := full.(map[string]any)
 	reported, okErrors := top["errors"].([]any)
@@ -358,7 +325,7 @@ func (g *Generator) run(w *pooledVM, pr *Prototype, r *resolved, explain bool) (
 			what, _ := json.Marshal(e)
 			msg := fmt.Sprintf("validate(p) must return lists of problems made with ts.check(ok, param, rule), {param: <name>, rule: <text>}; one is %s", what)
 			if !pr.Builtin {
-				msg = authorPlace(nil, pr.Source, msg, g.im) + ": " + msg
+				msg = g.eval.Place(pr.Source, msg) + ": " + msg
 			}
 			return nil, fmt.Errorf("prototype %s: %s", pr.Name, msg)
 		}

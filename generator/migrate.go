@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/trainsonnet/trainsonnet/generator/internal/eval"
 	"github.com/trainsonnet/trainsonnet/generator/param"
 )
 
@@ -47,7 +48,7 @@ type migrateFunc func(kind string, obj map[string]any) (*migration, error)
 
 // migrator returns the migrateFunc of pr on the VM w (a pooled one when
 // w is nil).
-func (g *Generator) migrator(w *pooledVM, pr *Prototype) migrateFunc {
+func (g *Generator) migrator(w *eval.Session, pr *Prototype) migrateFunc {
 	return func(kind string, obj map[string]any) (*migration, error) {
 		// The file's values as JSON values: its numbers as numbers.
 		b, err := json.Marshal(obj)
@@ -58,13 +59,13 @@ func (g *Generator) migrator(w *pooledVM, pr *Prototype) migrateFunc {
 		if err != nil {
 			return nil, err
 		}
-		node, err := paramsNode(map[string]any{"kind": kind, "object": v})
+		args, err := eval.Literal(map[string]any{"kind": kind, "object": v})
 		if err != nil {
 			return nil, err
 		}
-		out, err := g.evaluate(w, pr.Source, node, "from")
+		out, err := g.eval.Evaluate(w, pr.Source, args, "from")
 		if err != nil {
-			return nil, evalError(pr.Name, "deriving the parameters of "+pr.Name+" from a "+kind, err)
+			return nil, eval.Error(pr.Name, "deriving the parameters of "+pr.Name+" from a "+kind, err)
 		}
 		var m migration
 		dec := json.NewDecoder(bytes.NewReader([]byte(out)))

@@ -1,16 +1,13 @@
 package generator
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 
-	"github.com/google/go-jsonnet/ast"
-
 	"github.com/trainsonnet/trainsonnet/generator/internal/dollar"
+	"github.com/trainsonnet/trainsonnet/generator/internal/eval"
 	"github.com/trainsonnet/trainsonnet/generator/param"
 )
 
@@ -458,20 +455,20 @@ func (r *resolved) get(path string) any {
 // givenAs returns how the user wrote a parameter, or "" if no input set it.
 func (r *resolved) givenAs(prm *param.Param) string { return r.given[prm.Path] }
 
-// tla is the prototype's params argument (vm.TLANode): the resolved
-// values of every parameter as a Jsonnet AST of literals, the same value
-// TLACode would get from their JSON, without printing and re-parsing that
-// JSON on every render. Every $ of a value an input set is written as
-// dollar.Mark on the way (generator/internal/dollar), so that it travels with the
-// user's text through any Jsonnet; dollars reports whether there was any.
-// Text that holds the mark itself is refused (problems).
-func (r *resolved) tla(pr *Prototype) (node ast.Node, dollars bool, problems []*param.Error, err error) {
-	var group func(values map[string]any, ps []*param.Param) (ast.Node, error)
-	group = func(values map[string]any, ps []*param.Param) (ast.Node, error) {
-		obj := &ast.DesugaredObject{Fields: make(ast.DesugaredObjectFields, 0, len(ps))}
-		for _, p := range ps { // sorted by name, as paramsNode sorts keys
+// tla is the prototype's params argument: the resolved values of every
+// parameter as a Jsonnet value of literals (eval.Value). Every $ of a
+// value an input set is written as dollar.Mark on the way
+// (generator/internal/dollar), so that it travels with the user's text
+// through any Jsonnet; dollars reports whether there was any. Text that
+// holds the mark itself is refused (problems).
+func (r *resolved) tla(pr *Prototype) (args eval.Value, dollars bool, problems []*param.Error, err error) {
+	var group func(values map[string]any, ps []*param.Param) (eval.Value, error)
+	group = func(values map[string]any, ps []*param.Param) (eval.Value, error) {
+		names := make([]string, 0, len(ps))
+		bodies := make([]eval.Value, 0, len(ps))
+		for _, p := range ps { // sorted by name, as eval.Literal sorts keys
 			v := values[p.Name]
-			var body ast.Node
+			var body eval.Value
 			var err error
 			switch {
 			case p.Type == param.TypeGroup:
@@ -484,84 +481,20 @@ func (r *resolved) tla(pr *Prototype) (node ast.Node, dollars bool, problems []*
 					continue
 				}
 				dollars = true
-				body, err = paramsNode(dollar.MarkIn(v))
+				body, err = eval.Literal(dollar.MarkIn(v))
 			default:
-				body, err = paramsNode(v)
+				body, err = eval.Literal(v)
 			}
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", p.Name, err)
+				return eval.Value{}, fmt.Errorf("%s: %w", p.Name, err)
 			}
-			obj.Fields = append(obj.Fields, ast.DesugaredObjectField{
-				Hide: ast.ObjectFieldInherit,
-				Name: &ast.LiteralString{Value: p.Name, Kind: ast.StringDouble},
-				Body: body,
-			})
+			names, bodies = append(names, p.Name), append(bodies, body)
 		}
-		return obj, nil
+		return eval.Object(names, bodies), nil
 	}
-	node, err = group(r.values, pr.Params)
+	args, err = group(r.values, pr.Params)
 	if len(problems) > 0 {
-		return nil, false, problems, nil
+		return eval.Value{}, false, problems, nil
 	}
-	return node, dollars, nil, err
-}
-
-// paramsNode turns a checked value into a Jsonnet AST of literals.
-func paramsNode(v any) (ast.Node, error) {
-	switch x := v.(type) {
-	case nil:
-		return &ast.LiteralNull{}, nil
-	case bool:
-		return &ast.LiteralBoolean{Value: x}, nil
-	case string:
-		return &ast.LiteralString{Value: x, Kind: ast.StringDouble}, nil
-	case int64:
-		return &ast.LiteralNumber{OriginalString: strconv.FormatInt(x, 10)}, nil
-	case int:
-		return &ast.LiteralNumber{OriginalString: strconv.Itoa(x)}, nil
-	case json.Number:
-		if _, err := strconv.ParseFloat(string(x), 64); err != nil {
-			return nil, fmt.Errorf("bad number %q", x)
-		}
-		return &ast.LiteralNumber{OriginalString: string(x)}, nil
-	case map[string]any:
-		return objectNode(len(x), slices.Sorted(maps.Keys(x)), func(k string) any { return x[k] })
-	case map[string]string:
-		return objectNode(len(x), slices.Sorted(maps.Keys(x)), func(k string) any { return x[k] })
-	case []any:
-		return arrayNode(len(x), func(i int) any { return x[i] })
-	case []string:
-		return arrayNode(len(x), func(i int) any { return x[i] })
-	case []int64:
-		return arrayNode(len(x), func(i int) any { return x[i] })
-	}
-	return nil, fmt.Errorf("no Jsonnet literal for a %T", v)
-}
-
-func objectNode(n int, keys []string, get func(string) any) (ast.Node, error) {
-	obj := &ast.DesugaredObject{Fields: make(ast.DesugaredObjectFields, 0, n)}
-	for _, k := range keys {
-		body, err := paramsNode(get(k))
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", k, err)
-		}
-		obj.Fields = append(obj.Fields, ast.DesugaredObjectField{
-			Hide: ast.ObjectFieldInherit,
-			Name: &ast.LiteralString{Value: k, Kind: ast.StringDouble},
-			Body: body,
-		})
-	}
-	return obj, nil
-}
-
-func arrayNode(n int, get func(int) any) (ast.Node, error) {
-	arr := &ast.Array{Elements: make([]ast.CommaSeparatedExpr, 0, n)}
-	for i := 0; i < n; i++ {
-		el, err := paramsNode(get(i))
-		if err != nil {
-			return nil, fmt.Errorf("[%d]: %w", i, err)
-		}
-		arr.Elements = append(arr.Elements, ast.CommaSeparatedExpr{Expr: el})
-	}
-	return arr, nil
+	return args, dollars, nil, err
 }

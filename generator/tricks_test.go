@@ -19,8 +19,8 @@ import (
 // seam, change no byte of any output. Every built-in's job of the
 // benchmarks, at 4 and 1,000 workers, and the large strings of every
 // shape of testdata/assetproto, render the same with references to large
-// strings or the text itself (assets.go), the value of the render handed
-// over or printed and parsed (evaluate.go), and the YAML encoding's fast
+// strings or the text itself (internal/eval/refs.go), the value of the render handed
+// over or printed and parsed (internal/eval/engine.go), and the YAML encoding's fast
 // path or the encoder alone (generator/internal/yamlenc).
 func TestTricksKeepTheOutput(t *testing.T) {
 	opts := generator.Options{PrototypePaths: []string{"testdata/assetproto"}}

@@ -1,6 +1,6 @@
 // trainsonnet: the entry point of every prototype.
 //
-// Needs:    nothing; its natives (generator/native.go) when trainsonnet runs
+// Needs:    nothing; its natives (generator/internal/eval/natives.go) when trainsonnet runs
 //           it, Jsonnet fallbacks under the stock jsonnet binary.
 // Declares: no parameter; ts.params is lib/params.libsonnet, the
 //           constructors every declaration is made with, and
@@ -46,7 +46,7 @@
 
 local params = import 'params.libsonnet';
 
-// Natives registered by trainsonnet (their registry: generator/native.go);
+// Natives registered by trainsonnet (their registry: generator/internal/eval/natives.go);
 // null under the stock jsonnet binary, where the Jsonnet fallbacks below
 // take over.
 local nativeLines = std.native('indexedLines');
@@ -112,7 +112,7 @@ local warningsField = 'trainsonnetWarnings';
           };
           // trainsonnet takes this value as Go values: printing it as JSON
           // text for Go to parse it again would cost more than the rest of
-          // the hand-over (generator/evaluate.go). Printed, it is the same.
+          // the hand-over (generator/internal/eval/engine.go). Printed, it is the same.
           if nativeHandOver != null then nativeHandOver(full) else full
         else if errors != [] then error std.join('\n', [e.param + ': ' + e.rule for e in errors])
         else if output == 'objects' then objects()
@@ -216,7 +216,7 @@ local warningsField = 'trainsonnetWarnings';
     else std.parseInt(digits) * units[unit],
 
   // bashSyntax(cmd): the first construct of bash that POSIX sh lacks in
-  // the command cmd, in words, or null (generator/bashsyntax.go). A scan
+  // the command cmd, in words, or null (generator/internal/eval/bashsyntax.go). A scan
   // of text, done in Go; the stock jsonnet binary finds nothing.
   bashSyntax(cmd):: if nativeBashSyntax != null then nativeBashSyntax(cmd) else null,
 

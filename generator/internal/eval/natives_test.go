@@ -1,4 +1,4 @@
-package generator
+package eval
 
 import (
 	"strings"
@@ -53,9 +53,7 @@ func TestIndexedList(t *testing.T) {
 // TestRefs: a reference resolves to what its native makes of its
 // arguments; anything but one whole reference does not resolve.
 func TestRefs(t *testing.T) {
-	g, err := New(Options{})
-	require.NoError(t, err)
-	l := g.large
+	l := builtins().large
 	ref := func(name string, args ...any) string {
 		r, err := l.hold(name, false)(args)
 		require.NoError(t, err)
@@ -76,7 +74,7 @@ func TestRefs(t *testing.T) {
 		_, whole, _ := l.resolve(s)
 		require.False(t, whole, "%q", s)
 	}
-	_, err = l.hold("asset", false)([]any{"lib/assets/none.sh"})
+	_, err := l.hold("asset", false)([]any{"lib/assets/none.sh"})
 	require.ErrorContains(t, err, `asset "lib/assets/none.sh"`)
 	_, err = l.hold("indexedLines", false)([]any{"", "a", "b", 3.0, 1.0})
 	require.ErrorContains(t, err, "bad range")

@@ -1,4 +1,4 @@
-package generator
+package eval
 
 import (
 	"fmt"
@@ -20,20 +20,21 @@ import (
 // The built-in prototypes evaluate in milliseconds, with stacks of a few
 // kilobytes and a few megabytes of heap at 5,000 workers: the bounds are
 // far from anything a prototype needs.
-type bounds struct {
-	// time bounds an evaluation's time.
-	time time.Duration
-	// stack bounds how much the stacks of the process grow during an
+type Bounds struct {
+	// Time bounds an evaluation's time.
+	Time time.Duration
+	// Stack bounds how much the stacks of the process grow during an
 	// evaluation, well below the Go runtime's 1 GB for one goroutine: a
 	// stack doubles as it grows, and is caught with 768 MB to go.
-	stack uint64
-	// heap bounds how much the heap grows during an evaluation.
-	heap uint64
-	// every is how often an evaluation is looked at.
-	every time.Duration
+	Stack uint64
+	// Heap bounds how much the heap grows during an evaluation.
+	Heap uint64
+	// Every is how often an evaluation is looked at.
+	Every time.Duration
 }
 
-var defaultBounds = bounds{time: 2 * time.Minute, stack: 128 << 20, heap: 4 << 30, every: 10 * time.Millisecond}
+// DefaultBounds are an Engine's.
+var DefaultBounds = Bounds{Time: 2 * time.Minute, Stack: 128 << 20, Heap: 4 << 30, Every: 10 * time.Millisecond}
 
 // A boundError is an evaluation that passed a bound.
 type boundError struct{ what string }
@@ -45,7 +46,7 @@ func (e *boundError) Error() string {
 // watched runs eval on a goroutine of its own and returns what it
 // returns, or a *boundError once it passes a bound (abandoned: eval
 // runs on, unwatched).
-func watched[T any](b bounds, eval func() (T, error)) (_ T, abandoned bool, err error) {
+func watched[T any](b Bounds, eval func() (T, error)) (_ T, abandoned bool, err error) {
 	type result struct {
 		v   T
 		err error
@@ -57,7 +58,7 @@ func watched[T any](b bounds, eval func() (T, error)) (_ T, abandoned bool, err 
 		v, err := eval()
 		done <- result{v, err}
 	}()
-	tick := time.NewTicker(b.every)
+	tick := time.NewTicker(b.Every)
 	defer tick.Stop()
 	var zero T
 	for {
@@ -67,12 +68,12 @@ func watched[T any](b bounds, eval func() (T, error)) (_ T, abandoned bool, err 
 		case now := <-tick.C:
 			heap, stacks := memory()
 			switch {
-			case stacks > stacks0 && stacks-stacks0 > b.stack:
-				return zero, true, &boundError{fmt.Sprintf("its stack passed %s (a recursion without end? go-jsonnet bounds calls to 500 deep, but not tailstrict ones)", mb(b.stack))}
-			case heap > heap0 && heap-heap0 > b.heap:
-				return zero, true, &boundError{fmt.Sprintf("it used more than %s of memory (a value built without end?)", mb(b.heap))}
-			case now.Sub(start) > b.time:
-				return zero, true, &boundError{fmt.Sprintf("it ran for more than %s (a loop without end?)", b.time)}
+			case stacks > stacks0 && stacks-stacks0 > b.Stack:
+				return zero, true, &boundError{fmt.Sprintf("its stack passed %s (a recursion without end? go-jsonnet bounds calls to 500 deep, but not tailstrict ones)", mb(b.Stack))}
+			case heap > heap0 && heap-heap0 > b.Heap:
+				return zero, true, &boundError{fmt.Sprintf("it used more than %s of memory (a value built without end?)", mb(b.Heap))}
+			case now.Sub(start) > b.Time:
+				return zero, true, &boundError{fmt.Sprintf("it ran for more than %s (a loop without end?)", b.Time)}
 			}
 		}
 	}

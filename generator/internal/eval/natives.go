@@ -1,4 +1,4 @@
-package generator
+package eval
 
 import (
 	"crypto/ed25519"
@@ -18,15 +18,15 @@ import (
 // fallback in lib/trainsonnet.libsonnet, so a prototype still runs under
 // the stock jsonnet binary (only slower, or without key generation). None
 // keeps state of a render but handOver, the seam of the render's value
-// (evaluate.go); asset, indexedLines and indexedList hand out references
-// to large strings (assets.go).
-func (g *Generator) natives(w *pooledVM, checks bool) []*jsonnet.NativeFunction {
+// (engine.go); asset, indexedLines and indexedList hand out references
+// to large strings (refs.go).
+func (e *Engine) natives(s *Session, checks bool) []*jsonnet.NativeFunction {
 	fs := []*jsonnet.NativeFunction{
 		{
 			// asset(path) stands for a file the pods need.
 			Name:   "asset",
 			Params: ast.Identifiers{"path"},
-			Func:   g.large.hold("asset", g.inlineLarge),
+			Func:   e.large.hold("asset", e.InlineLarge),
 		},
 		{
 			// assetBytes(path) is the size in bytes of the asset at path,
@@ -35,7 +35,7 @@ func (g *Generator) natives(w *pooledVM, checks bool) []*jsonnet.NativeFunction 
 			Name:   "assetBytes",
 			Params: ast.Identifiers{"path"},
 			Func: func(args []any) (any, error) {
-				text, err := g.large.text("asset", args, false)
+				text, err := e.large.text("asset", args, false)
 				return float64(len(text)), err
 			},
 		},
@@ -47,7 +47,7 @@ func (g *Generator) natives(w *pooledVM, checks bool) []*jsonnet.NativeFunction 
 			// research/perf-anchors.md).
 			Name:   "indexedLines",
 			Params: ast.Identifiers{"head", "prefix", "suffix", "from", "to"},
-			Func:   g.large.hold("indexedLines", g.inlineLarge),
+			Func:   e.large.hold("indexedLines", e.InlineLarge),
 		},
 		{
 			// indexedLinesBytes(head, prefix, suffix, from, to) is the
@@ -69,7 +69,7 @@ func (g *Generator) natives(w *pooledVM, checks bool) []*jsonnet.NativeFunction 
 			// sep: a list of hosts, made in Go like indexedLines.
 			Name:   "indexedList",
 			Params: ast.Identifiers{"prefix", "suffix", "sep", "from", "to"},
-			Func:   g.large.hold("indexedList", g.inlineLarge),
+			Func:   e.large.hold("indexedList", e.InlineLarge),
 		},
 		{
 			// bashSyntax(cmd): the bash construct in cmd, or null
@@ -94,13 +94,13 @@ func (g *Generator) natives(w *pooledVM, checks bool) []*jsonnet.NativeFunction 
 			Func:   func([]any) (any, error) { return rand.Text(), nil }, // the process-wide CSPRNG, as sshKeyPair
 		},
 	}
-	if !g.printFull {
+	if !e.PrintFull {
 		fs = append(fs, &jsonnet.NativeFunction{
 			// handOver(value) takes the value of a render, output 'full',
-			// as Go values (evaluate.go).
+			// as Go values (engine.go).
 			Name:   "handOver",
 			Params: ast.Identifiers{"value"},
-			Func:   w.handOver,
+			Func:   s.handOver,
 		})
 	}
 	if !checks {
@@ -109,7 +109,7 @@ func (g *Generator) natives(w *pooledVM, checks bool) []*jsonnet.NativeFunction 
 			// of what its pieces read of the parameters (ts.checks in
 			// lib/trainsonnet.libsonnet): they would cost every render
 			// about 5%, and they only name what a failed render lacks,
-			// so evalFailed (errors.go) runs them then, on a VM without
+			// so Failed (fail.go) runs them then, on a VM without
 			// this native.
 			Name:   "skipContractChecks",
 			Params: ast.Identifiers{},

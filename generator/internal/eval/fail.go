@@ -1,0 +1,151 @@
+package eval
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/google/go-jsonnet"
+	"github.com/google/go-jsonnet/ast"
+	"github.com/google/go-jsonnet/toolutils"
+
+	"github.com/trainsonnet/trainsonnet/generator/internal/dollar"
+)
+
+// failMark starts the message of ts.fail (lib/trainsonnet.libsonnet): a
+// prototype that uses a piece of the library wrongly (a Job role without
+// the Job lifetime parameters, a parameter declared by two pieces). The
+// message says what is missing and what to add; the Jsonnet stack trace
+// would only bury it.
+const failMark = "\uFDD1"
+
+// errFormatter formats go-jsonnet's errors, of the evaluation of entry.
+// The errors of a prototype of one's own (entry a file of a -J directory)
+// are its author's: one line, "<file>:<line>:<column>: <message>" at the
+// innermost place in the author's files (the library's frames are not
+// the author's concern), or at the field of the prototype's spec that the
+// library found wrong. A syntax error is one line too, anywhere. The
+// built-in prototypes' errors are trainsonnet's bugs: ts.fail's message
+// alone, any other with go-jsonnet's trace.
+type errFormatter struct {
+	jsonnet.ErrorFormatter
+	entry string    // the importer's name of the file evaluated
+	im    *importer // its files, and their names as the user spells them
+}
+
+func (f *errFormatter) Format(err error) string {
+	var re jsonnet.RuntimeError
+	if errors.As(err, &re) {
+		if filepath.IsAbs(f.entry) {
+			mark, msg := "", re.Msg
+			if m, ok := strings.CutPrefix(msg, failMark); ok {
+				mark, msg = failMark, m
+			}
+			return mark + authorPlace(re.StackTrace, f.entry, msg, f.im) + ": " + explainRuntime(msg)
+		}
+		if strings.HasPrefix(re.Msg, failMark) {
+			return re.Msg
+		}
+		return f.ErrorFormatter.Format(err)
+	}
+	var se interface{ Loc() ast.LocationRange }
+	if errors.As(err, &se) {
+		loc := se.Loc()
+		msg := strings.TrimSpace(strings.TrimPrefix(err.Error(), loc.String()))
+		return place(loc, f.im.show) + ": syntax error: " + msg
+	}
+	// the importer's errors (a prototype that cannot be read), as they are
+	return err.Error()
+}
+
+// place is "<file>:<line>:<column>" of loc, the file as show names it.
+func place(loc ast.LocationRange, show func(string) string) string {
+	return fmt.Sprintf("%s:%d:%d", show(loc.FileName), loc.Begin.Line, loc.Begin.Column)
+}
+
+// Place is the place of an error of a prototype of one's own, the file
+// entry, whose message is msg: the field of its spec that msg begins with
+// ("validate(p) ..."), else the file.
+func (e *Engine) Place(entry, msg string) string { return authorPlace(nil, entry, msg, e.im) }
+
+// authorPlace is the place of an error of the prototype entry: the
+// innermost frame in the author's files (absolute names; the embedded
+// library's are relative), else the field of its spec that msg begins
+// with ("render(p) ..."), else the file.
+func authorPlace(trace []jsonnet.TraceFrame, entry, msg string, im *importer) string {
+	show := im.show
+	for i := len(trace) - 1; i >= 0; i-- { // go-jsonnet's trace: outermost first
+		if loc := trace[i].Loc; filepath.IsAbs(loc.FileName) && loc.Begin.Line > 0 {
+			return place(loc, show)
+		}
+	}
+	if field, _, ok := strings.Cut(msg, "(p)"); ok && !strings.ContainsAny(field, " .") {
+		if loc, ok := fieldPlace(im, entry, field); ok {
+			return place(loc, show)
+		}
+	}
+	return show(entry)
+}
+
+// fieldPlace finds the field named field of an object in the Jsonnet file
+// (the first one, outermost first), as the importer read it.
+func fieldPlace(im *importer, file, field string) (ast.LocationRange, bool) {
+	f := im.read(file)
+	if f.err != nil {
+		return ast.LocationRange{}, false
+	}
+	node, err := jsonnet.SnippetToAST(file, f.contents.String())
+	if err != nil {
+		return ast.LocationRange{}, false
+	}
+	queue := []ast.Node{node}
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		if o, ok := n.(*ast.DesugaredObject); ok {
+			for _, fl := range o.Fields {
+				if name, ok := fl.Name.(*ast.LiteralString); ok && name.Value == field && fl.LocRange.FileName == file {
+					return fl.LocRange, true
+				}
+			}
+		}
+		queue = append(queue, toolutils.Children(n)...)
+	}
+	return ast.LocationRange{}, false
+}
+
+// explainRuntime adds what go-jsonnet's message leaves out, where a
+// prototype author meets it.
+func explainRuntime(msg string) string {
+	if msg == "Unexpected type null, expected function" {
+		return msg + " (std.native(name) is null for a name trainsonnet does not register: its natives are the library's, called through trainsonnet.libsonnet)"
+	}
+	return msg
+}
+
+// Failed is the error of a render of the prototype name (the file) that
+// failed with err: the message of ts.fail; for any other error, the
+// message of ts.fail that an evaluation with the library's checks gives
+// (the piece the prototype lacks), or else err with its trace. The
+// checks cost every render about 5% and only name what a failed render
+// lacks, so renders skip them (the native skipContractChecks) and only a
+// failure pays for them, here, on a VM of its own.
+func (e *Engine) Failed(name, file string, params Value, err error) error {
+	if !strings.HasPrefix(err.Error(), failMark) {
+		if _, cerr := e.Evaluate(e.newSession(true), file, params, "full"); cerr != nil && strings.HasPrefix(cerr.Error(), failMark) {
+			err = cerr
+		}
+	}
+	return Error(name, "prototype "+name+" failed", err)
+}
+
+// Error is the error of evaluating the prototype name: "prototype <name>:
+// <message>" for ts.fail, what go-jsonnet said (trace included) after
+// context otherwise.
+func Error(name, context string, err error) error {
+	if msg, ok := strings.CutPrefix(err.Error(), failMark); ok {
+		return fmt.Errorf("prototype %s: %s", name, dollar.Unmark(msg))
+	}
+	return fmt.Errorf("%s: %s", context, dollar.Unmark(err.Error()))
+}
