@@ -68,7 +68,7 @@ test: check e2e
 
 # Refresh golden files and generated code from the current output.
 golden generate:
-	$(GO) generate ./generator
+	$(GO) generate ./generator/...
 	$(GO) test ./... ./test/... -run '.' -update >/dev/null
 
 # Re-record what the Kubeflow operators (built once into the cache, run as

@@ -14,16 +14,18 @@
 //
 //	g, err := generator.New(generator.Options{})
 //	...
-//	res, err := g.Render(ctx, generator.OpenMPI{Name: "bench", Workers: ptr.To(4)}.Params())
+//	res, err := g.Render(ctx, typed.OpenMPI{Common: typed.Common{Name: "bench"}, Workers: ptr.To(4)}.Params())
 //	...
 //	yaml, err := res.YAML()
 //
-// Each built-in prototype has a typed struct (OpenMPI, ...), generated from
-// its declaration; Params also takes values by path (Set), as text (SetText)
-// and from params files (AddFile), as the CLI does. The declarations
+// Each built-in prototype has a typed struct (package generator/typed:
+// typed.OpenMPI, ...), generated from its declaration; Params also takes
+// values by path (Set), as text (SetText) and from params files (AddFile),
+// as the CLI does. The evaluation of Jsonnet, the check of what a prototype
+// emits and the YAML encoding are this package's data path, under
+// generator/internal. The declarations
 // (Prototype.Params), how values of each type are read and checked, and the
 // problems reported (param.Error) are package generator/param's.
 package generator
 
 //go:generate go test -run ^TestDeclarationsUpToDate$ -update ./internal/eval
-//go:generate go run ../internal/gentypes -o zz_generated_params.go

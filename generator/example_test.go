@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/trainsonnet/trainsonnet/generator"
+	"github.com/trainsonnet/trainsonnet/generator/typed"
 )
 
 // A Go program renders openmpi with typed parameters and gets the objects,
@@ -20,14 +21,14 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	job := generator.OpenMPI{
-		Name:         "bench",
+	job := typed.OpenMPI{
+		Common:       typed.Common{Name: "bench"},
 		Workers:      ptr.To(4),
 		GPU:          ptr.To(2),
 		Memory:       ptr.To(resource.MustParse("64Gi")),
 		NodeSelector: map[string]string{"cloud.google.com/gke-accelerator": "nvidia-tesla-a100"},
 		Exec:         "mpirun -np 8 python /opt/train.py",
-		SSH:          generator.OpenMPISSH{Secret: "bench-ssh"}, // an existing Secret: no key in the output
+		SSH:          typed.SSH{Secret: "bench-ssh"}, // an existing Secret: no key in the output
 	}
 	res, err := g.Render(context.Background(), job.Params())
 	if err != nil {

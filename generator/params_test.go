@@ -15,6 +15,7 @@ import (
 
 	"github.com/trainsonnet/trainsonnet/generator"
 	"github.com/trainsonnet/trainsonnet/generator/param"
+	"github.com/trainsonnet/trainsonnet/generator/typed"
 
 	_ "github.com/trainsonnet/trainsonnet/internal/goldentest" // accept the module-wide -update flag
 )
@@ -178,18 +179,20 @@ func TestGoValuesOfTheTypedStruct(t *testing.T) {
 	g := newGenerator(t)
 	cpu := resource.MustParse("1500m")
 	timeout := 90 * time.Second
-	p := generator.OpenMPI{
-		Name:            "typed",
-		Workers:         ptr.To(2),
-		GPU:             ptr.To(1),
-		CPU:             &cpu,
-		InitTimeout:     &timeout,
-		NodeSelector:    map[string]string{"pool": "a100"},
-		NetworkPolicy:   ptr.To(false),
-		Volumes:         []corev1.Volume{{Name: "shm", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}}},
-		VolumeMounts:    []corev1.VolumeMount{{Name: "shm", MountPath: "/dev/shm"}},
-		SSH:             generator.OpenMPISSH{Secret: "typed-ssh", Port: ptr.To(2200)},
-		Launcher:        generator.OpenMPILauncher{Memory: ptr.To(resource.MustParse("1Gi"))},
+	p := typed.OpenMPI{
+		Workers:      ptr.To(2),
+		GPU:          ptr.To(1),
+		CPU:          &cpu,
+		InitTimeout:  &timeout,
+		NodeSelector: map[string]string{"pool": "a100"},
+		Common: typed.Common{
+			Name:          "typed",
+			NetworkPolicy: ptr.To(false),
+			Volumes:       []corev1.Volume{{Name: "shm", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}}},
+			VolumeMounts:  []corev1.VolumeMount{{Name: "shm", MountPath: "/dev/shm"}},
+		},
+		SSH:             typed.SSH{Secret: "typed-ssh", Port: ptr.To(2200)},
+		Launcher:        typed.OpenMPILauncher{Memory: ptr.To(resource.MustParse("1Gi"))},
 		CustomResources: map[string]resource.Quantity{"rdma/hca": resource.MustParse("1")},
 	}
 	objs := render(t, g, p.Params())

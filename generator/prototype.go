@@ -1,6 +1,7 @@
 package generator
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -60,6 +61,7 @@ type spec struct {
 	Description string                 `json:"description"`
 	Replaces    string                 `json:"replaces"`
 	Params      map[string]*param.Decl `json:"params"`
+	Owners      map[string]string      `json:"owners"`
 	Removed     map[string]string      `json:"removed"`
 	Chart       *Chart                 `json:"chart"`
 	OwnEnv      map[string]string      `json:"ownEnv"`
@@ -109,6 +111,14 @@ func parsePrototype(name, source string, builtin bool, specJSON string) (*Protot
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)
 	}
+	var own func(ps []*param.Param, owner string)
+	own = func(ps []*param.Param, owner string) {
+		for _, p := range ps {
+			p.Owner = cmp.Or(owner, s.Owners[p.Name])
+			own(p.Params, p.Owner)
+		}
+	}
+	own(params, "")
 	pr := &Prototype{
 		Name: name, Summary: strings.TrimSpace(s.Summary), Description: strings.TrimSpace(s.Description),
 		Replaces: s.Replaces, Source: source, Builtin: builtin, Params: params, Removed: s.Removed,

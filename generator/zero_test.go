@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trainsonnet/trainsonnet/generator"
+	"github.com/trainsonnet/trainsonnet/generator/typed"
 )
 
 // TestZeroValues drives every exported entry point of the package with
@@ -30,7 +31,7 @@ func TestZeroValues(t *testing.T) {
 		//nolint:staticcheck // a nil context on purpose
 		"Render(nil, params)":           func(t *testing.T) { _, err := g.Render(nil, generator.NewParams("openmpi")); usage(t, err) },
 		"Render(ctx, &Params{})":        func(t *testing.T) { _, err := g.Render(ctx, &generator.Params{}); usage(t, err) },
-		"Render of a zero typed struct": func(t *testing.T) { _, err := g.Render(ctx, generator.OpenMPI{}.Params()); assert.NoError(t, err) },
+		"Render of a zero typed struct": func(t *testing.T) { _, err := g.Render(ctx, typed.OpenMPI{}.Params()); assert.NoError(t, err) },
 		"zero Generator": func(t *testing.T) {
 			for _, gen := range []*generator.Generator{&zero, nilGen} {
 				_, err := gen.Render(ctx, generator.NewParams("openmpi"))

@@ -15,15 +15,18 @@
 //           rest in j, which it checks.
 // Declares: sshjob.params(who, shmUsers, sessions) — shmSize,
 //           launcherGrace, and the doc of common.params' env in such a
-//           job (so after common.params); sshjob.sshParams(flag) —
-//           initTimeout and the group ssh {port, secret}.
+//           job (so after common.params); sshjob.sshParams(waitsFor) —
+//           initTimeout and the group ssh {port, secret};
+//           sshjob.launcherParams(doc) — the group launcher {cpu, memory,
+//           nodeSelector, tolerations, env} (a prototype adds its own
+//           with launcher+: {params+: {...}}).
 // Returns:  jobs(proto, p, j) the Services and the two roles' workloads
 //           (roles.objects); config, sshSecret, configFiles, the names and
 //           paths; validate, checks, checkConfigSize (ts.check lists);
 //           generatedKeyWarning.
 //
 //   local sshjob = import 'sshjob.libsonnet';
-//   params: common.params(...) + batch.params('the launcher') + sshjob.params('the launcher and the workers', 'NCCL') + sshjob.sshParams('--ssh-secret') + {...}
+//   params: common.params(...) + batch.params('the launcher') + sshjob.params('the launcher and the workers', 'NCCL') + sshjob.sshParams() + sshjob.launcherParams('The launcher pod, ...') + {...}
 //   validate(p):: sshjob.validate(p, p.workers, p.ssh.port) + sshjob.checks(p) + [sshjob.checkConfigSize(p, 'workers', prefix, suffix, 0, p.workers)]
 //   render(p):: [sshjob.sshSecret(proto, p, p.ssh.secret), sshjob.config(proto, p, hostfile)] + sshjob.jobs(proto, p, {...})
 //
@@ -176,13 +179,27 @@ local contract(what, r, ok, own, known, needs, refused={}) =
     launcherGrace: params.seconds('How long a worker waits, once the launcher is gone without telling it to stop, before it stops on its own. A launcher that is preempted, evicted or retried must be back within it, or its workers are gone.', default=420, min=10, max=86400),
   }),
 
-  // sshParams: the start-up bound and ssh between the pods; flag is how
-  // the user names ssh.secret (for the generated key's warning).
+  // sshParams: the start-up bound (what the launcher waits for: waitsFor)
+  // and ssh between the pods. A prototype may refine a text of its own
+  // (initTimeout+: {doc: ...}, ssh+: {params+: {port+: {...}}}).
   sshParams(waitsFor='every worker to answer over ssh'):: ts.declare('sshjob.sshParams', {
     initTimeout: params.seconds('How long the launcher waits for ' + waitsFor + ' before it fails with exit code 124; also how long a worker waits for the launcher to appear.', default=300, min=1, max=86400),
     ssh: params.group('ssh between the pods.', {
       secret: params.string('Existing Secret holding the ssh key: type kubernetes.io/ssh-auth with keys ssh-privatekey and ssh-publickey. Unset: trainsonnet generates a key pair into the Secret <name>-ssh.', format='dns1123Subdomain'),
       port: params.int('Port of sshd in every worker, unprivileged so it runs without root.', default=2022, min=1, max=65535),
+    }),
+  }),
+
+  // launcherParams(doc): the launcher's own scheduling and resources, the
+  // group launcher (the top-level cpu, memory, nodeSelector and tolerations
+  // are the workers'); jobs' j.launcher takes them from p.launcher.
+  launcherParams(doc):: ts.declare('sshjob.launcherParams', {
+    launcher: params.group(doc, {
+      cpu: params.quantity('CPU limit of the launcher. Unset: it requests 100m, so that it is never BestEffort.'),
+      memory: params.quantity('Memory limit of the launcher. Unset: it requests 128Mi.', unit='bytes'),
+      nodeSelector: params.map('Node labels the launcher must run on.', keys='labelKey', values='labelValue'),
+      tolerations: params.object('Tolerations of the launcher.', 'core/v1.Toleration', list=true),
+      env: params.map('Environment variables of the launcher only, on top of env.', keys='envName'),
     }),
   }),
 

@@ -87,6 +87,10 @@ local warningsField = 'trainsonnetWarnings';
         description: s.description,
         [if s.replaces != null then 'replaces']: s.replaces,
         params: if s.spellings == [] then s.params else $.params.spelled(s.params, s.spellings),
+        // the piece that declares each parameter (ts.declare), for the
+        // typed Go structs (generator/typed): a spec is read at build time
+        // only, so renders never pay for it
+        owners: { [k]: s.params[k].owner for k in std.objectFields(s.params) if std.objectHasAll(s.params[k], 'owner') },
         removed: s.removed,
         [if s.chart != null then 'chart']: { defaults: {}, differs: {}, notes: [] } + s.chart,
         ownEnv: $.ownEnv + s.ownEnv,

@@ -101,7 +101,8 @@ ts.prototype({
   },
   params: common.params(proto, defaultImage) + batch.params('the launcher')
           + sshjob.params('the launcher and the workers', 'NCCL', 'the processes deepspeed starts there')
-          + sshjob.sshParams() + roles.params('each worker', gpu=1) + {
+          + sshjob.sshParams() + sshjob.launcherParams('The launcher pod, which waits for the workers and runs deepspeed. It holds no rank.')
+          + roles.params('each worker', gpu=1) + {
     workers: params.int('Number of worker pods, each running deepspeed\'s launcher for its slots. At most 1,024: DeepSpeed\'s runner reaches the workers through pdsh with a fan-out of 1,024.', default=2, min=1, max=maxWorkers),
     gpu+: { doc: 'GPUs per worker (a limit of gpuResource); also the slots of each worker in the hostfile: the processes deepspeed starts there.', aliases: ['gpus'] },
     gpuResource: params.string('Extended resource that counts GPUs.', default='nvidia.com/gpu', format='extendedResourceName'),
@@ -109,13 +110,6 @@ ts.prototype({
     exec: params.string('What deepspeed runs on every slot, after the options trainsonnet gives it (--hostfile, --master_addr, --master_port): the training script and its arguments (train.py --deepspeed --deepspeed_config ds_config.json), relative to the image\'s working directory, the same in every pod. deepspeed options of your own may come first (--num_gpus 4, --no_python, --module). Run with sh -c.', default='train.py --deepspeed --deepspeed_config ds_config.json', format='nonEmpty'),
     masterPort: params.int('Port of rank 0, on worker 0, where the ranks meet (MASTER_PORT).', default=29500, min=1, max=65535),
     waitForGPUDriver: params.bool('Workers wait, up to initTimeout, for the NVIDIA driver (/proc/driver/nvidia/version) before starting sshd.'),
-    launcher: params.group('The launcher pod, which waits for the workers and runs deepspeed. It holds no rank.', {
-      cpu: params.quantity('CPU limit of the launcher. Unset: it requests 100m, so that it is never BestEffort.'),
-      memory: params.quantity('Memory limit of the launcher. Unset: it requests 128Mi.', unit='bytes'),
-      nodeSelector: params.map('Node labels the launcher must run on.', keys='labelKey', values='labelValue'),
-      tolerations: params.object('Tolerations of the launcher.', 'core/v1.Toleration', list=true),
-      env: params.map('Environment variables of the launcher only, on top of env.', keys='envName'),
-    }),
   },
 
   validate(p):: sshjob.validate(p, p.workers, p.ssh.port) + sshjob.checks(p) + [

@@ -26,7 +26,7 @@ local defaultImage = 'horovod/horovod';
 local binDir = '/usr/local/bin';
 local helpers = ['goto', 'update'];
 
-local params_ = common.params(proto) + batch.params('the scheduler (with scheduler.args)') + mpi.params
+local params_ = common.params(proto) + batch.params('the scheduler (with scheduler.args)') + mpi.params + mpi.sshParams()
                 + chart.shared('the scheduler and of every worker', ['scheduler', 'worker']) + storage.params(['logDir']) + {
   projectName: params.string('The project (the chart\'s projectName): a conda environment of that name is activated in every pod when the image\'s conda has it, and TensorBoard reads /root/<projectName>/checkpoints, the chart\'s checkpoint directory, unless logDir or a storage is set. Empty: none.', default='', format='optionalFileName'),
   cuda: params.group('CUDA in the workers.', {
@@ -35,12 +35,11 @@ local params_ = common.params(proto) + batch.params('the scheduler (with schedul
   useHostNetwork: params.bool('Run the scheduler and the workers in their nodes\' network (the chart\'s default). At most one pod of the cluster per node; ssh.port must not be 22.'),
   useHostPID: params.bool('Share the nodes\' process namespace with the cluster\'s pods (the chart\'s useHostPID).'),
   exec: params.string('Command the scheduler runs with sh -c once every worker answers, as one string: the same as scheduler.args, which it replaces when both are set (a warning says so).', format='nonEmpty'),
-  initTimeout: params.seconds('How long the scheduler waits for every worker to answer over ssh before it fails with exit code 124; also how long a worker waits for the scheduler to appear. (The chart tried 30 times.)', default=300, min=1, max=86400),
+  initTimeout+: { doc: 'How long the scheduler waits for every worker to answer over ssh before it fails with exit code 124; also how long a worker waits for the scheduler to appear. (The chart tried 30 times.)' },
   mca: params.map('Open MPI MCA parameters for the scheduler\'s mpirun (OMPI_MCA_<name>), added to or replacing the defaults (see describe openmpi).', keys='envName'),
-  ssh: params.group('ssh between the pods.', {
-    port: params.int('Port of sshd in every worker, of the ssh client and of the Service (the chart\'s 3222). Must not be 22 with useHostNetwork.', default=3222, min=1, max=65535),
-    secret: params.string('Existing Secret holding the ssh key: type kubernetes.io/ssh-auth with keys ssh-privatekey and ssh-publickey. Unset: trainsonnet generates a key pair into the Secret <name>-ssh.', format='dns1123Subdomain'),
-  }),
+  ssh+: { params+: {
+    port+: { doc: 'Port of sshd in every worker, of the ssh client and of the Service (the chart\'s 3222). Must not be 22 with useHostNetwork.', default: 3222 },
+  } },
   ui: params.group('The web UIs: the Dask dashboard, Jupyter and TensorBoard.', {
     serviceType: params.enum('Type of the Service <name>-ui of the UI ports alone: ClusterIP (none is made: reach them through <name>-dask, or kubectl port-forward), NodePort or LoadBalancer. The Service <name>-dask, with the scheduler\'s port, is always ClusterIP: Dask\'s scheduler runs whatever a client sends it.', ['ClusterIP', 'NodePort', 'LoadBalancer'], default='ClusterIP'),
     from: params.object('Who may reach the UI ports (NetworkPolicy peers). Unset: every pod of the namespace with ClusterIP, anyone with NodePort or LoadBalancer. The scheduler\'s port is for the cluster\'s own pods only.', 'networking/v1.NetworkPolicyPeer', list=true),

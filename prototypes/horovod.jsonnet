@@ -21,18 +21,17 @@ local hostLineSuffix(p) = '.' + p.name + ' slots=' + chart.slotsOf(p, p.worker);
 // users wrote that path into master.args; it still works.
 local chartDir = '/horovod/generated';
 
-local params_ = common.params(proto) + batch.params('the driver') + mpi.params + chart.shared('the driver and of every worker', ['driver', 'worker']) + {
+local params_ = common.params(proto) + batch.params('the driver') + mpi.params + mpi.sshParams() + chart.shared('the driver and of every worker', ['driver', 'worker']) + {
   // The chart's fullnameOverride was the name of every object.
   name+: { replaces: 'fullnameOverride' },
   useHostNetwork: params.bool('Run the driver and the workers in their nodes\' network, as the chart\'s README advised for speed. At most one pod of the job per node; ssh.port must not be 22.'),
   useHostPID: params.bool('Share the nodes\' process namespace with the job\'s pods (the chart\'s useHostPID).'),
   exec: params.string('Command the driver runs with sh -c once every worker answers, as one string: the same as driver.args, which it replaces when both are set (a warning says so).', format='nonEmpty'),
-  initTimeout: params.seconds('How long the driver waits for every worker to answer over ssh before it fails with exit code 124; also how long a worker waits for the driver to appear. (The chart tried 30 times, then restarted the pod.)', default=300, min=1, max=86400),
+  initTimeout+: { doc: 'How long the driver waits for every worker to answer over ssh before it fails with exit code 124; also how long a worker waits for the driver to appear. (The chart tried 30 times, then restarted the pod.)' },
   mca: params.map('Open MPI MCA parameters for the driver (OMPI_MCA_<name>), added to or replacing the defaults (see describe openmpi).', keys='envName'),
-  ssh: params.group('ssh between the pods.', {
-    port: params.int('Port of sshd in every pod, of the ssh client, the Services and the containerPort; unprivileged by default so it runs without root (the chart used 22). Must not be 22 with useHostNetwork.', default=2022, min=1, max=65535),
-    secret: params.string('Existing Secret holding the ssh key: type kubernetes.io/ssh-auth with keys ssh-privatekey and ssh-publickey. Unset: trainsonnet generates a key pair into the Secret <name>-ssh.', format='dns1123Subdomain'),
-  }),
+  ssh+: { params+: {
+    port+: { doc: 'Port of sshd in every pod, of the ssh client, the Services and the containerPort; unprivileged by default so it runs without root (the chart used 22). Must not be 22 with useHostNetwork.' },
+  } },
   worker: params.group('The workers: ranks 1 to number, in an Indexed Job that ends when the driver does (the chart\'s StatefulSet never ended).', {
     number: params.int('Number of worker pods, at most 5,000 (the largest job the pods\' runtime is tested at). The job has number + 1 ranks\' pods: the driver is one too.', default=3, min=1, max=5000, aliases=['workers']),
     podManagementPolicy: params.enum('How the worker pods start. They always start together (Parallel): an Indexed Job has no OrderedReady.', ['Parallel', 'OrderedReady'], default='Parallel'),

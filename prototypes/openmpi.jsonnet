@@ -12,21 +12,6 @@ local ts = import 'trainsonnet.libsonnet';
 local params = ts.params;
 local proto = 'openmpi';
 
-// Scheduling and resources of the launcher; the top-level ones describe the
-// workers, as in the Kubeflow prototype.
-local launcherParams = params.group(
-  'The launcher pod, which waits for the workers and runs exec (the Kubeflow prototype called it "master"). The top-level cpu, memory, gpu, nodeSelector and tolerations describe the workers; these describe the launcher.',
-  {
-    image: params.string('Image of the launcher. Unset: the job image.', format='image'),
-    gpu: params.int('GPUs of the launcher (a limit of gpuResource). It is not a rank, so it rarely needs one.', default=0, min=0, max=1024),
-    cpu: params.quantity('CPU limit of the launcher. Unset: it requests 100m, so that it is never BestEffort.'),
-    memory: params.quantity('Memory limit of the launcher. Unset: it requests 128Mi.', unit='bytes'),
-    nodeSelector: params.map('Node labels the launcher must run on.', keys='labelKey', values='labelValue'),
-    tolerations: params.object('Tolerations of the launcher.', 'core/v1.Toleration', list=true),
-    env: params.map('Environment variables of the launcher only, on top of env.', keys='envName'),
-  }
-);
-
 local s3Params = params.group(
   'Optional S3 staging: copy data into every worker before sshd starts, and results out of every worker after the launcher ends (to <uploadTo>/<namespace>/<name>/<pod>). Paths in the workers must be under dataDir or a volumeMount.',
   {
@@ -251,7 +236,8 @@ ts.prototype({
 
   ownEnv: mpi.ownEnv,
   from: { 'kubeflow.org/v2beta1/MPIJob': fromMPIJob },
-  params: common.params(proto, 'mpioperator/openmpi:v0.6.0') + batch.params('the launcher') + mpi.params + {
+  params: common.params(proto, 'mpioperator/openmpi:v0.6.0') + batch.params('the launcher') + mpi.params + mpi.sshParams()
+          + mpi.launcherParams('The launcher pod, which waits for the workers and runs exec (the Kubeflow prototype called it "master"). The top-level cpu, memory, gpu, nodeSelector and tolerations describe the workers; these describe the launcher.') + {
     workers: params.int('Number of worker pods. At most 5,000, the largest job the pods\' runtime is tested at (test/scripts).', default=4, min=1, max=5000),
     gpu: params.int('GPUs per worker (a limit of gpuResource); also the slots of each worker in the hostfile.', default=0, min=0, max=1024, aliases=['gpus']),
     gpuResource: params.string('Extended resource that counts GPUs.', default='nvidia.com/gpu', format='extendedResourceName'),
@@ -261,20 +247,24 @@ ts.prototype({
     customResources: params.map('More limits of each worker, such as rdma/hca_shared_devices_a=1 or hugepages-2Mi=1Gi.', keys='resourceName', values='quantity'),
     nodeSelector: params.map('Node labels the workers must run on, such as cloud.google.com/gke-accelerator=nvidia-tesla-t4.', keys='labelKey', values='labelValue'),
     tolerations: params.object('Tolerations of the workers.', 'core/v1.Toleration', list=true),
-    initTimeout: params.seconds('How long the launcher waits for every worker to answer over ssh before it fails with exit code 124; also how long a worker waits for the launcher to appear.', default=300, min=1, max=86400),
     exec: params.string('Command the launcher runs with sh -c once every worker answers; the job ends with its exit code. Unset: the launcher stays up for interactive use (kubectl exec ... mpirun ...).', format='nonEmpty'),
     init: params.string('Path of a bootstrap script in the image to run instead of the built-in one (lib/assets/mpi.sh), as `sh <init> launcher|worker`, with the same environment.', format='absPath'),
-    ssh: params.group('ssh between the pods.', {
-      secret: params.string('Existing Secret holding the ssh key: type kubernetes.io/ssh-auth with keys ssh-privatekey and ssh-publickey. Unset: trainsonnet generates a key pair into the Secret <name>-ssh.', format='dns1123Subdomain', aliases=['secret'], replaces='secret'),
-      port: params.int('Port of sshd in every worker, unprivileged so it runs without root; must not be 22 with useHostNetwork.', default=2022, min=1, max=65535),
-    }),
+    // ssh (mpi.sshParams): the Kubeflow prototype's key was secret
+    ssh+: { params+: {
+      secret+: { aliases: ['secret'], replaces: 'secret' },
+      port+: { doc: 'Port of sshd in every worker, unprivileged so it runs without root; must not be 22 with useHostNetwork.' },
+    } },
     useHostNetwork: params.bool('Run the workers in their node\'s network (faster than most overlays). At most one worker per node; ssh.port must not be 22; set nodeNetworks too (or networkPolicy=false).'),
     nodeNetworks: params.list('The address ranges of the nodes (such as 10.128.0.0/20), which the NetworkPolicy admits to the job\'s pods with useHostNetwork: the workers then run in their node\'s network, and their Open MPI daemons call mpirun on the launcher back from their node\'s address. Needed with useHostNetwork unless networkPolicy is off.', items='cidr'),
     waitForGPUDriver: params.bool('Workers wait, up to initTimeout, for the NVIDIA driver (/proc/driver/nvidia/version) before starting sshd.'),
     mca: params.map('Open MPI MCA parameters for the launcher (OMPI_MCA_<name>), added to or replacing the defaults: orte_keep_fqdn_hostnames=true, orte_default_hostfile, plm_rsh_args (the ssh config), btl_tcp_if_exclude=lo and the bridges and tunnels of runtimes and CNI plugins (docker0, cni0, flannel.1, tunl0, vxlan.calico, cilium_*, kube-ipvs0, ...), hwloc_base_binding_policy=none, rmaps_base_mapping_policy=slot. The defaults are also set under Open MPI 5\'s PRRTE names (PRTE_MCA_<name>).', keys='envName'),
     dataDir: params.string('Where an emptyDir scratch volume is mounted in every job container; S3 staging goes through it.', default='/trainsonnet/data', format='absPath'),
     s3: s3Params,
-    launcher: launcherParams,
+    // the launcher's own image and GPUs, beside sshjob.launcherParams'
+    launcher+: { params+: {
+      image: params.string('Image of the launcher. Unset: the job image.', format='image'),
+      gpu: params.int('GPUs of the launcher (a limit of gpuResource). It is not a rank, so it rarely needs one.', default=0, min=0, max=1024),
+    } },
   },
 
   removed: {

@@ -69,6 +69,10 @@ type Param struct {
 	Aliases []string `json:"aliases,omitempty"`
 	// Common marks the parameters every prototype shares (lib/common.libsonnet).
 	Common bool `json:"common,omitempty"`
+	// Owner is the library piece that declares the parameter, or its
+	// group (ts.declare: common.params, batch.params, storage.params, ...);
+	// "" for the prototype's own.
+	Owner string `json:"-"`
 	// Replaces says what the parameter was called in the system the prototype
 	// replaces, when the name changed.
 	Replaces string `json:"replaces,omitempty"`

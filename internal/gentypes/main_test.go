@@ -7,13 +7,13 @@ import (
 )
 
 // TestGeneratedParamsUpToDate fails when a prototype's declaration changed
-// and generator/zz_generated_params.go was not regenerated: the typed Go
+// and generator/typed/zz_generated_params.go was not regenerated: the typed Go
 // parameters must never drift from the declarations. Fix with
-// `go generate ./generator` or `go test ./... -update`.
+// `go generate ./generator/...` or `go test ./... -update`.
 func TestGeneratedParamsUpToDate(t *testing.T) {
 	src, err := generate()
 	if err != nil {
 		t.Fatal(err)
 	}
-	goldentest.Assert(t, src, "../../generator/zz_generated_params.go")
+	goldentest.Assert(t, src, "../../generator/typed/zz_generated_params.go")
 }

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/trainsonnet/trainsonnet/generator"
+	"github.com/trainsonnet/trainsonnet/generator/typed"
 	"github.com/trainsonnet/trainsonnet/test/kube"
 )
 
@@ -40,13 +41,13 @@ func TestKwokPyTorch(t *testing.T) {
 	tol := []corev1.Toleration{{Key: poolLabel, Operator: corev1.TolerationOpEqual, Value: pool, Effect: corev1.TaintEffectNoSchedule}}
 	g, err := generator.New(generator.Options{})
 	require.NoError(t, err)
-	res, err := g.Render(ctx, generator.PyTorch{
-		Name:         name,
+	res, err := g.Render(ctx, typed.PyTorch{
+		Common:       typed.Common{Name: name},
 		Image:        "registry.invalid/trainsonnet/pytorch:e2e",
 		Exec:         "/opt/resnet/train.py --epochs 90",
 		Workers:      new(workers),
 		GPU:          new(gpus),
-		BackoffLimit: new(2),
+		Batch:        typed.Batch{BackoffLimit: new(2)},
 		NodeSelector: map[string]string{poolLabel: pool, roleLabel: "train", gpuLabel: a100},
 		Tolerations:  tol,
 	}.Params())

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/trainsonnet/trainsonnet/generator"
+	"github.com/trainsonnet/trainsonnet/generator/typed"
 	"github.com/trainsonnet/trainsonnet/test/kube"
 	"github.com/trainsonnet/trainsonnet/test/node"
 
@@ -185,10 +186,10 @@ func runCasesParallel(t *testing.T, cases []jobTest, n int) {
 
 // params are the parameters every case starts from: the test image, never
 // pulled, 2 workers.
-func (jc *jobCase) params(command string) generator.OpenMPI {
+func (jc *jobCase) params(command string) typed.OpenMPI {
 	two := 2
-	return generator.OpenMPI{
-		Name:            jc.name,
+	return typed.OpenMPI{
+		Common:          typed.Common{Name: jc.name},
 		Image:           jc.s.node.Image,
 		ImagePullPolicy: "Never", // imported by test/node/up.sh; there is no registry
 		Workers:         &two,
@@ -210,7 +211,7 @@ func afterLauncherResolves(service, command string) string {
 }
 
 // render renders openmpi with the generator, in-process.
-func (jc *jobCase) render(p generator.OpenMPI) *generator.Result {
+func (jc *jobCase) render(p typed.OpenMPI) *generator.Result {
 	jc.t.Helper()
 	res, err := jc.s.g.Render(jc.ctx, p.Params())
 	require.NoError(jc.t, err)

@@ -44,6 +44,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trainsonnet/trainsonnet/generator"
+	"github.com/trainsonnet/trainsonnet/generator/typed"
 )
 
 const (
@@ -200,7 +201,7 @@ func NewLab(t T, n int, scriptsDir string) *Lab {
 func RenderedConfig(t T) map[string]string {
 	g, err := generator.New(generator.Options{})
 	require.NoError(t, err)
-	res, err := g.Render(context.Background(), generator.OpenMPI{Name: "e2e", SSH: generator.OpenMPISSH{Secret: "e2e-ssh"}}.Params())
+	res, err := g.Render(context.Background(), typed.OpenMPI{Common: typed.Common{Name: "e2e"}, SSH: typed.SSH{Secret: "e2e-ssh"}}.Params())
 	require.NoError(t, err)
 	for _, o := range res.Objects {
 		if o.Kind == "ConfigMap" {
