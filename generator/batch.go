@@ -11,11 +11,6 @@ import (
 	"github.com/trainsonnet/trainsonnet/generator/param"
 )
 
-// PrototypeKey is the top-level key of a params file that names the
-// prototype it is for: required in the files of a batch (JobParams), and
-// checked, then ignored, by a render of that prototype.
-const PrototypeKey = "prototype"
-
 // Job is one job of a batch: a name for messages and outputs (its file's,
 // usually) and its parameters.
 type Job struct {

@@ -1,6 +1,7 @@
 package generator
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -337,4 +338,36 @@ func (g *Generator) run(w *eval.Session, pr *Prototype, r *resolved, explain boo
 		report(e.Param, e.Rule)
 	}
 	return res, nil
+}
+
+// migrator returns the migrateFunc of pr on the VM w (a pooled one when
+// w is nil).
+func (g *Generator) migrator(w *eval.Session, pr *Prototype) migrateFunc {
+	return func(kind string, obj map[string]any) (*migration, error) {
+		// The file's values as JSON values: its numbers as numbers.
+		b, err := json.Marshal(obj)
+		if err != nil {
+			return nil, err
+		}
+		v, err := param.DecodeJSON(b)
+		if err != nil {
+			return nil, err
+		}
+		args, err := eval.Literal(map[string]any{"kind": kind, "object": v})
+		if err != nil {
+			return nil, err
+		}
+		out, err := g.eval.Evaluate(w, pr.Source, args, "from")
+		if err != nil {
+			return nil, eval.Error(pr.Name, "deriving the parameters of "+pr.Name+" from a "+kind, err)
+		}
+		var m migration
+		dec := json.NewDecoder(bytes.NewReader([]byte(out)))
+		dec.UseNumber()
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&m); err != nil {
+			return nil, fmt.Errorf("prototype %s: its from function for %s must return {params, warnings, errors}: %w", pr.Name, kind, err)
+		}
+		return &m, nil
+	}
 }

@@ -11,6 +11,11 @@ import (
 	"github.com/trainsonnet/trainsonnet/generator/param"
 )
 
+// PrototypeKey is the top-level key of a params file that names the
+// prototype it is for: required in the files of a batch (JobParams), and
+// checked, then ignored, by a render of that prototype.
+const PrototypeKey = "prototype"
+
 // Params collects the parameter values for one prototype from any number of
 // sources, in order: a later source replaces what an earlier one set for the
 // same parameter. Nothing is checked until Render (or Resolve), which
@@ -123,7 +128,7 @@ type resolved struct {
 	// under two names (an old one and the declared one).
 	source *oneSource
 	// migrate derives parameters from an object given as a params file
-	// (migrate.go); needs are the parameters such an object could not
+	// (keys.go); needs are the parameters such an object could not
 	// give; err is a prototype's failure in doing so.
 	migrate migrateFunc
 	needs   []need

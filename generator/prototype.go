@@ -41,7 +41,7 @@ type Prototype struct {
 	// may be instead of parameters, as "<apiVersion>/<kind>"
 	// ("kubeflow.org/v1/PyTorchJob"): a user's whole PyTorchJob, MPIJob
 	// or TFJob. The prototype's from function derives the parameters from
-	// one, and says what differs (migrate.go).
+	// one, and says what differs (keys.go).
 	From []string `json:"from,omitempty"`
 
 	byKey     map[string]*param.Param // path, aliases and old paths -> leaf param

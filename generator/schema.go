@@ -35,7 +35,7 @@ func (pr *Prototype) JSONSchema() ([]byte, error) {
 		"description": "The prototype this file is for: required in the files of trainsonnet batch, checked by gen.",
 	}
 	if len(pr.From) > 0 {
-		// or a whole object of the replaced system (migrate.go): its
+		// or a whole object of the replaced system (keys.go): its
 		// apiVersion and kind; the rest is its operator's schema's
 		params := map[string]any{}
 		for _, k := range []string{"type", "properties", "additionalProperties", "patternProperties", "required"} {

@@ -1,6 +1,6 @@
 // kubeflow: what a Kubeflow operator's job (PyTorchJob, TFJob, MPIJob) says
 // of its pods, as trainsonnet's typed parameters: the pieces of a
-// prototype's from functions (ts.prototype's from; generator/migrate.go).
+// prototype's from functions (ts.prototype's from; generator/keys.go).
 //
 // Needs:    nothing (plain objects, as the user's file has them).
 // Declares: no parameter.

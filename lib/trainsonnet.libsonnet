@@ -29,7 +29,7 @@
 //       differs: { serviceType: 'what differs, and how to get the chart\'s' },  // said when not set
 //       notes: ['what else differs on purpose'],                                // said
 //     },
-//     from: {  // whole objects of the replaced system a params file may be (generator/migrate.go)
+//     from: {  // whole objects of the replaced system a params file may be (generator/keys.go)
 //       'kubeflow.org/v1/PyTorchJob': function(o) {
 //         params: { workers: ... },                  // derived from o
 //         warnings: ['what differs, and why'],
@@ -61,7 +61,7 @@ local nativeAssetBytes = std.native('assetBytes');
 
 // The mark that starts the message of fail (U+FDD1, a Unicode
 // noncharacter): trainsonnet reports such an error as its message alone
-// (generator/errors.go).
+// (generator/internal/eval/fail.go).
 local failMark = '\uFDD1';
 // Registered by trainsonnet for renders: see checks.
 local skipChecks = std.native('skipContractChecks');
@@ -98,7 +98,7 @@ local warningsField = 'trainsonnetWarnings';
       }
       else if output == 'from' then
         // trainsonnet passes {kind, object}: a whole object of the
-        // replaced system, given as a params file (generator/migrate.go).
+        // replaced system, given as a params file (generator/keys.go).
         local m = { params: {}, warnings: [], errors: [] } + s.from[params.kind](params.object);
         { params: m.params, warnings: [w for w in m.warnings if w != null], errors: std.join([], m.errors) }
       else
@@ -159,7 +159,7 @@ local warningsField = 'trainsonnetWarnings';
   // common, Job lifetime and storage parameters) and fail with ts.fail
   // otherwise. A render skips them (they cost about 5%): when one fails,
   // trainsonnet evaluates it again with them, and reports the piece that
-  // is missing instead of the Jsonnet error (generator/errors.go). On
+  // is missing instead of the Jsonnet error (generator/internal/eval/fail.go). On
   // under the stock jsonnet binary. What would pass silently (an unknown
   // role field, a job without a lead) is checked in every render.
   checks:: skipChecks == null || !skipChecks(),

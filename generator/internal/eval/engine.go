@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -124,6 +125,27 @@ func (e *Engine) Full(s *Session, file string, params Value) (any, error) {
 	return handed, nil
 }
 
+// Failed is the error of a render of the prototype name (the file) that
+// failed with err: the message of ts.fail; for any other error, the
+// message of ts.fail that an evaluation with the library's checks gives
+// (the piece the prototype lacks), or else err with its trace. The
+// checks cost every render about 5% and only name what a failed render
+// lacks, so renders skip them (the native skipContractChecks) and only a
+// failure pays for them, here, on a VM of its own.
+func (e *Engine) Failed(name, file string, params Value, err error) error {
+	if !strings.HasPrefix(err.Error(), failMark) {
+		if _, cerr := e.Evaluate(e.newSession(true), file, params, "full"); cerr != nil && strings.HasPrefix(cerr.Error(), failMark) {
+			err = cerr
+		}
+	}
+	return Error(name, "prototype "+name+" failed", err)
+}
+
+// Place is the place of an error of a prototype of one's own, the file
+// entry, whose message is msg: the field of its spec that msg begins with
+// ("validate(p) ..."), else the file.
+func (e *Engine) Place(entry, msg string) string { return authorPlace(nil, entry, msg, e.im) }
+
 // ResolveRefs puts in the decoded object m, in place of each reference
 // to a large string, the text it stands for (refs.go): the check's
 // Resolver.
@@ -172,7 +194,11 @@ func (e *Engine) Session() *Session {
 func (e *Engine) newSession(checks bool) *Session {
 	s := &Session{vm: jsonnet.MakeVM()}
 	s.vm.Importer(e.im)
-	for _, f := range e.natives(s, checks) {
+	handOver := s.handOver
+	if e.PrintFull {
+		handOver = nil
+	}
+	for _, f := range natives(e.large, e.InlineLarge, handOver, checks) {
 		s.vm.NativeFunction(f)
 	}
 	s.vm.ErrorFormatter.SetMaxStackTraceSize(12)

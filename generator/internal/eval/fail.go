@@ -64,11 +64,6 @@ func place(loc ast.LocationRange, show func(string) string) string {
 	return fmt.Sprintf("%s:%d:%d", show(loc.FileName), loc.Begin.Line, loc.Begin.Column)
 }
 
-// Place is the place of an error of a prototype of one's own, the file
-// entry, whose message is msg: the field of its spec that msg begins with
-// ("validate(p) ..."), else the file.
-func (e *Engine) Place(entry, msg string) string { return authorPlace(nil, entry, msg, e.im) }
-
 // authorPlace is the place of an error of the prototype entry: the
 // innermost frame in the author's files (absolute names; the embedded
 // library's are relative), else the field of its spec that msg begins
@@ -122,22 +117,6 @@ func explainRuntime(msg string) string {
 		return msg + " (std.native(name) is null for a name trainsonnet does not register: its natives are the library's, called through trainsonnet.libsonnet)"
 	}
 	return msg
-}
-
-// Failed is the error of a render of the prototype name (the file) that
-// failed with err: the message of ts.fail; for any other error, the
-// message of ts.fail that an evaluation with the library's checks gives
-// (the piece the prototype lacks), or else err with its trace. The
-// checks cost every render about 5% and only name what a failed render
-// lacks, so renders skip them (the native skipContractChecks) and only a
-// failure pays for them, here, on a VM of its own.
-func (e *Engine) Failed(name, file string, params Value, err error) error {
-	if !strings.HasPrefix(err.Error(), failMark) {
-		if _, cerr := e.Evaluate(e.newSession(true), file, params, "full"); cerr != nil && strings.HasPrefix(cerr.Error(), failMark) {
-			err = cerr
-		}
-	}
-	return Error(name, "prototype "+name+" failed", err)
 }
 
 // Error is the error of evaluating the prototype name: "prototype <name>:

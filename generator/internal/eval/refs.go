@@ -3,6 +3,7 @@ package eval
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -173,4 +174,90 @@ func (l *largeStrings) resolveRefs(apiVersion, kind string, m map[string]any) (r
 		}
 	}
 	return replaced, grown, nil
+}
+
+// indexedRange is what indexedLines and indexedList make: head, then
+// prefix+i+suffix for every i in [from, to), each followed by sep
+// (terminated: lines) or with sep between them (a list).
+type indexedRange struct {
+	head, prefix, suffix, sep string
+	from, to                  int
+	terminated                bool
+}
+
+// indexedArgs reads the arguments of indexedLines and indexedLinesBytes
+// (head, prefix, suffix, from, to) or of indexedList (prefix, suffix,
+// sep, from, to).
+func indexedArgs(name string, args []any) (indexedRange, error) {
+	want := "(head, prefix, suffix, from, to) wants three strings and two numbers"
+	if name == "indexedList" {
+		want = "(prefix, suffix, sep, from, to) wants three strings and two numbers"
+	}
+	if len(args) != 5 {
+		return indexedRange{}, fmt.Errorf("%s%s", name, want)
+	}
+	var text [3]string
+	for i := range text {
+		s, ok := args[i].(string)
+		if !ok {
+			return indexedRange{}, fmt.Errorf("%s%s", name, want)
+		}
+		text[i] = s
+	}
+	f, ok3 := args[3].(float64)
+	t, ok4 := args[4].(float64)
+	if !ok3 || !ok4 {
+		return indexedRange{}, fmt.Errorf("%s%s", name, want)
+	}
+	if f != float64(int(f)) || t != float64(int(t)) || f < 0 || t < f || t-f > 1e7 {
+		return indexedRange{}, fmt.Errorf("%s: bad range [%v, %v)", name, f, t)
+	}
+	if name == "indexedList" {
+		return indexedRange{prefix: text[0], suffix: text[1], sep: text[2], from: int(f), to: int(t)}, nil
+	}
+	return indexedRange{head: text[0], prefix: text[1], suffix: text[2], sep: "\n", from: int(f), to: int(t), terminated: true}, nil
+}
+
+// text makes the string.
+func (r indexedRange) text() string {
+	var b strings.Builder
+	b.Grow(len(r.head) + (r.to-r.from)*(len(r.prefix)+len(r.suffix)+len(r.sep)+6))
+	b.WriteString(r.head)
+	var num [20]byte
+	for i := r.from; i < r.to; i++ {
+		if !r.terminated && i > r.from {
+			b.WriteString(r.sep)
+		}
+		b.WriteString(r.prefix)
+		b.Write(strconv.AppendInt(num[:0], int64(i), 10))
+		b.WriteString(r.suffix)
+		if r.terminated {
+			b.WriteString(r.sep)
+		}
+	}
+	return b.String()
+}
+
+// bytes is the length of text(), without making it.
+func (r indexedRange) bytes() int {
+	n := len(r.head) + (r.to-r.from)*(len(r.prefix)+len(r.suffix))
+	if r.to > r.from {
+		if r.terminated {
+			n += (r.to - r.from) * len(r.sep)
+		} else {
+			n += (r.to - r.from - 1) * len(r.sep)
+		}
+	}
+	for lo, digits := 1, 1; lo <= r.to; lo, digits = lo*10, digits+1 {
+		// numbers in [max(from, lo), min(to, 10*lo)) have `digits` digits
+		// (0 is counted with the one-digit numbers below)
+		a, b := max(r.from, lo), min(r.to, lo*10)
+		if b > a {
+			n += (b - a) * digits
+		}
+	}
+	if r.from == 0 && r.to > 0 {
+		n++ // the number 0
+	}
+	return n
 }
