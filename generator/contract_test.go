@@ -95,18 +95,10 @@ func TestLibContracts(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			src := contractProto
-			for k, v := range map[string]string{"NAME": c.name, "PARAMS": or(c.params, params), "WORKER": or(c.worker, worker), "RENDER": or(c.render, objects)} {
+			for k, v := range map[string]string{"PARAMS": or(c.params, params), "WORKER": or(c.worker, worker), "RENDER": or(c.render, objects)} {
 				src = strings.ReplaceAll(src, k, v)
 			}
-			dir := t.TempDir()
-			if err := os.WriteFile(filepath.Join(dir, c.name+".jsonnet"), []byte(src), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			g, err := generator.New(generator.Options{PrototypePaths: []string{dir}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = g.Render(context.Background(), generator.NewParams(c.name))
+			_, file, err := renderOwn(t, c.name, src)
 			if c.want == "" {
 				if err != nil {
 					t.Fatalf("want a render, got: %v", err)
@@ -122,7 +114,6 @@ func TestLibContracts(t *testing.T) {
 			}
 			// at the author's file: the line and column of the call
 			// where there is one in it
-			file := filepath.Join(dir, c.name+".jsonnet")
 			if !regexp.MustCompile(`^prototype ` + regexp.QuoteMeta(c.name) + `: ` + regexp.QuoteMeta(file) + `(:\d+:\d+)?: ` + regexp.QuoteMeta(c.want)).MatchString(msg) {
 				t.Errorf("got:  %s\nwant: prototype %s: %s[:<line>:<column>]: %s", msg, c.name, file, c.want)
 			}
@@ -178,7 +169,7 @@ func TestSSHJobContract(t *testing.T) {
 		{"not-an-object", `{` + base + `, launcher: 'x', ` + worker + `}`, "sshjob.jobs: j.launcher: must be an object, not string"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := renderOwn(t, c.name, strings.ReplaceAll(sshjobProto, "J", c.j))
+			_, _, err := renderOwn(t, c.name, strings.ReplaceAll(sshjobProto, "J", c.j))
 			if err == nil {
 				t.Fatalf("rendered; want the error %q", c.want)
 			}
@@ -189,7 +180,7 @@ func TestSSHJobContract(t *testing.T) {
 	}
 
 	// Every field of a role reaches the pods.
-	res, err := renderOwn(t, "all-fields", strings.ReplaceAll(sshjobProto, "J", `{`+base+`,
+	res, _, err := renderOwn(t, "all-fields", strings.ReplaceAll(sshjobProto, "J", `{`+base+`,
 		launcher: {image: p.image, exec: 'deepspeed --hostfile /etc/trainsonnet/hostfile train.py', sidecars: [{name: 'tensorboard', image: 'tb:1'}], pod: {priorityClassName: 'launchers'}},
 		worker: {image: p.image, count: 2, affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: 'gpu', operator: 'Exists'}]}]}}}, pod: {priorityClassName: 'workers'}, initContainers: [{name: 'fetch', image: 'busybox:1.37'}]}}`))
 	if err != nil {
@@ -211,17 +202,19 @@ func TestSSHJobContract(t *testing.T) {
 	}
 }
 
-// renderOwn renders the prototype src, named name, with its defaults.
-func renderOwn(t *testing.T, name, src string) (*generator.Result, error) {
+// renderOwn renders the prototype src, named name (NAME in src), with its
+// defaults, from a file of its own: the file's path is returned too.
+func renderOwn(t *testing.T, name, src string) (*generator.Result, string, error) {
 	t.Helper()
 	src = strings.ReplaceAll(src, "NAME", name)
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, name+".jsonnet"), []byte(src), 0o600); err != nil {
+	file := filepath.Join(t.TempDir(), name+".jsonnet")
+	if err := os.WriteFile(file, []byte(src), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	g, err := generator.New(generator.Options{PrototypePaths: []string{dir}})
+	g, err := generator.New(generator.Options{PrototypePaths: []string{filepath.Dir(file)}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return g.Render(context.Background(), generator.NewParams(name))
+	res, err := g.Render(context.Background(), generator.NewParams(name))
+	return res, file, err
 }
