@@ -60,7 +60,7 @@ func main() {
 		fail("needs root: it creates network namespaces, a bridge and mounts")
 	}
 	if missing := scripts.Missing(); len(missing) > 0 {
-		fail("missing %s (apt-get install openmpi-bin openssh-server openssh-client iproute2)", strings.Join(missing, ", "))
+		fail("missing %s (apt-get install openmpi-bin openssh-server openssh-client pdsh iproute2)", strings.Join(missing, ", "))
 	}
 	old := *scriptsDir != ""
 	if old {

@@ -22,7 +22,7 @@
 // touched.
 //
 // Needs root and the Debian packages openmpi-bin openssh-server
-// openssh-client iproute2 (and util-linux, present on every Debian).
+// openssh-client pdsh iproute2 (and util-linux, present on every Debian).
 package scripts
 
 import (
@@ -99,7 +99,7 @@ fi
 exec sh "$script" "$1"
 `
 
-var requiredTools = []string{"ip", "mpirun", "ssh", "ssh-keygen", "unshare", "setpriv", "mount", "hostname", "getent"}
+var requiredTools = []string{"ip", "mpirun", "pdsh", "ssh", "ssh-keygen", "unshare", "setpriv", "mount", "hostname", "getent"}
 
 // Missing lists what the lab needs and this machine lacks (empty: none).
 func Missing() []string {

@@ -6,10 +6,12 @@ package scripts_test
 // Kubernetes (the lab of lab.go).
 //
 // Run with: TRAINSONNET_E2E=1 go test ./test/scripts/ (as root). Needs the
-// Debian packages openmpi-bin openssh-server openssh-client iproute2 (and
-// util-linux, present on every Debian).
+// Debian packages openmpi-bin openssh-server openssh-client pdsh iproute2
+// (and util-linux, present on every Debian).
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -22,6 +24,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/trainsonnet/trainsonnet/generator"
 
 	_ "github.com/trainsonnet/trainsonnet/internal/goldentest" // accept the module-wide -update flag
 	"github.com/trainsonnet/trainsonnet/test/scripts"
@@ -30,13 +35,13 @@ import (
 func TestMPIScriptWithRealSSHAndMPI(t *testing.T) {
 	if os.Getenv("TRAINSONNET_E2E") != "1" {
 		t.Skip("real-process test: set TRAINSONNET_E2E=1 (needs root and the Debian packages " +
-			"openmpi-bin openssh-server openssh-client iproute2)")
+			"openmpi-bin openssh-server openssh-client pdsh iproute2)")
 	}
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: it creates network namespaces, a bridge and mounts")
 	}
 	if missing := scripts.Missing(); len(missing) > 0 {
-		t.Skipf("missing %s (apt-get install openmpi-bin openssh-server openssh-client iproute2)",
+		t.Skipf("missing %s (apt-get install openmpi-bin openssh-server openssh-client pdsh iproute2)",
 			strings.Join(missing, ", "))
 	}
 	if dir, _ := filepath.EvalSymlinks("/var/run"); dir != "/run" {
@@ -138,6 +143,7 @@ ssh -n -F ` + cfg + ` ` + w0 + ` cat /run/trainsonnet/scp-dst`)
 		mpirunAcrossWorkers(t, l, l.UserEnv(t), "tse2e", "OMPI_MCA_routed_radix", "1")
 	})
 	t.Run("a Kubeflow-era ssh Secret", func(t *testing.T) { kubeflowSecret(t, l) })
+	t.Run("pdsh as DeepSpeed's runner calls it, with the rendered PDSH_SSH_ARGS", func(t *testing.T) { pdshAsDeepSpeed(t, l) })
 	for _, n := range scaleSizes() {
 		t.Run(fmt.Sprintf("%d workers", n), func(t *testing.T) { scale(t, l, n) })
 	}
@@ -185,4 +191,70 @@ func mpirunAcrossWorkers(t *testing.T, l *scripts.Lab, env map[string]string, us
 		assert.Contains(t, w.Output(), "trainsonnet: the launcher says the job is over (its port 2023); exiting")
 	}
 	l.AssertNothingLeft(t)
+}
+
+// pdshAsDeepSpeed runs the real pdsh as DeepSpeed's runner does
+// (PDSH_RCMD_TYPE=ssh, pdsh -S -f 1024 -w <hosts> <command>) from the
+// launcher, with PDSH_SSH_ARGS as the deepspeed prototype renders it on
+// its launcher, as root and as a user: pdsh fills in %u and %h and reaches
+// each worker with the job's ssh configuration (its port, its key), and
+// labels each line with the worker's short name. The lab's configuration is
+// openmpi's, which is deepspeed's byte for byte (both are sshjob's).
+func pdshAsDeepSpeed(t *testing.T, l *scripts.Lab) {
+	g, err := generator.New(generator.Options{})
+	require.NoError(t, err)
+	res, err := g.Render(context.Background(), generator.NewParams("deepspeed").Set("name", "e2e").Set("ssh.secret", "e2e-ssh"))
+	require.NoError(t, err)
+	var args string
+	for _, o := range res.Objects {
+		var obj struct {
+			Kind string
+			Data map[string]string
+			Spec struct {
+				Template struct {
+					Spec corev1.PodSpec
+				}
+			}
+		}
+		require.NoError(t, json.Unmarshal(o.JSON(), &obj))
+		if obj.Kind == "ConfigMap" && obj.Data["ssh_config"] != "" {
+			require.Equal(t, scripts.RenderedConfig(t)["ssh_config"], obj.Data["ssh_config"], "deepspeed's ssh_config is the lab's (openmpi's)")
+		}
+		for _, c := range obj.Spec.Template.Spec.Containers {
+			for _, e := range c.Env {
+				if e.Name == "PDSH_SSH_ARGS" {
+					args = e.Value
+				}
+			}
+		}
+	}
+	require.Contains(t, args, "/etc/trainsonnet/ssh_config", "the rendered PDSH_SSH_ARGS")
+	// the ConfigMap's mount in the lab's hosts
+	args = strings.ReplaceAll(args, "/etc/trainsonnet/", scripts.ConfigInside+"/")
+	hosts := l.Workers[0].FQDN + "," + l.Workers[1].FQDN
+	for _, c := range []struct {
+		name, user string
+		env        map[string]string
+	}{{"root", "root", l.RootEnv(t)}, {"a user", "tse2e", l.UserEnv(t)}} {
+		t.Run(c.name, func(t *testing.T) {
+			ws := l.StartWorkers(t, c.env, 2)
+			lp := l.Start(t, l.Launcher, "launcher", c.env, map[string]string{
+				"TS_EXEC":        "pdsh -S -f 1024 -w " + hosts + ` 'echo "pdsh as $(id -un) on $(hostname)"'`,
+				"PDSH_RCMD_TYPE": "ssh",
+				"PDSH_SSH_ARGS":  args,
+			})
+			code := lp.Wait(t)
+			out := lp.Output()
+			require.Equal(t, 0, code, out)
+			lines := strings.Split(out, "\n")
+			for _, w := range l.Workers[:2] {
+				// pdsh labels each line with the host name up to its first dot
+				assert.Contains(t, lines, w.Name+": pdsh as "+c.user+" on "+w.Name, out)
+			}
+			for _, w := range ws {
+				assert.Equal(t, 0, w.Wait(t), "worker stops by itself: %s", w.Output())
+			}
+			l.AssertNothingLeft(t)
+		})
+	}
 }

@@ -17,8 +17,10 @@ the deepspeed prototype renders:
 - on each host it starts, in the launcher's working directory, one
   `python3 -u SCRIPT ARG...` per slot with RANK, LOCAL_RANK, WORLD_SIZE,
   MASTER_ADDR and MASTER_PORT set, as deepspeed.launcher.launch does;
-- each line a host's session prints comes out whole, after "<host>: ",
-  as pdsh prints it;
+- each line a host's session prints comes out whole, after the host's
+  name up to its first dot and ": ", as pdsh labels it (test/scripts runs
+  the real pdsh with the rendered PDSH_SSH_ARGS: that is where this was
+  read from);
 - it exits with the first non-zero exit code of a host's session, else 0.
 """
 
@@ -72,7 +74,7 @@ LOCK = threading.Lock()
 def relay(host, out):
     for line in out:
         with LOCK:
-            sys.stdout.write(host + ": " + line.decode(errors="replace"))
+            sys.stdout.write(host.split(".")[0] + ": " + line.decode(errors="replace"))
             sys.stdout.flush()
 
 
