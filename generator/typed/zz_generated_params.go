@@ -268,10 +268,10 @@ func (p StorageNFS) setOn(ps *generator.Params) {
 	}
 }
 
-// Deepspeed holds the parameters of the deepspeed prototype: A DeepSpeed job over ssh: a launcher running deepspeed --hostfile and N GPU workers.
+// DeepSpeed holds the parameters of the deepspeed prototype: A DeepSpeed job over ssh: a launcher running deepspeed --hostfile and N GPU workers.
 // A field left at its zero value (nil, "") takes the prototype's default.
 // Render it with g.Render(ctx, p.Params()).
-type Deepspeed struct {
+type DeepSpeed struct {
 	Common
 	Batch
 	// CPU limit of each worker.
@@ -299,7 +299,7 @@ type Deepspeed struct {
 	// Whole seconds.
 	InitTimeout *time.Duration
 	// The launcher pod, which waits for the workers and runs deepspeed. It holds no rank.
-	Launcher DeepspeedLauncher
+	Launcher DeepSpeedLauncher
 	// How long a worker waits, once the launcher is gone without telling it to stop, before
 	// it stops on its own. A launcher that is preempted, evicted or retried must be back
 	// within it, or its workers are gone. Default 420. Whole seconds.
@@ -330,8 +330,8 @@ type Deepspeed struct {
 	Workers *int
 }
 
-// DeepspeedLauncher holds the launcher parameters: The launcher pod, which waits for the workers and runs deepspeed.
-type DeepspeedLauncher struct {
+// DeepSpeedLauncher holds the launcher parameters: The launcher pod, which waits for the workers and runs deepspeed.
+type DeepSpeedLauncher struct {
 	// CPU limit of the launcher. Unset: it requests 100m, so that it is never BestEffort.
 	CPU *resource.Quantity
 	// Environment variables of the launcher only, on top of env.
@@ -345,7 +345,7 @@ type DeepspeedLauncher struct {
 }
 
 // Params returns the parameters to render the deepspeed prototype with.
-func (p Deepspeed) Params() *generator.Params {
+func (p DeepSpeed) Params() *generator.Params {
 	ps := generator.NewParams("deepspeed")
 	p.Common.setOn(ps)
 	p.Batch.setOn(ps)
@@ -353,7 +353,7 @@ func (p Deepspeed) Params() *generator.Params {
 	return ps
 }
 
-func (p Deepspeed) setOn(ps *generator.Params) {
+func (p DeepSpeed) setOn(ps *generator.Params) {
 	if p.CPU != nil {
 		ps.Set("cpu", *p.CPU)
 	}
@@ -406,7 +406,7 @@ func (p Deepspeed) setOn(ps *generator.Params) {
 	}
 }
 
-func (p DeepspeedLauncher) setOn(ps *generator.Params) {
+func (p DeepSpeedLauncher) setOn(ps *generator.Params) {
 	if p.CPU != nil {
 		ps.Set("launcher.cpu", *p.CPU)
 	}
@@ -998,7 +998,7 @@ type HorovodDaskScheduler struct {
 	// Default 8786.
 	SchedulerPort *int
 	// Port of TensorBoard, in a container of its own, reading logDir. Unset: no TensorBoard.
-	TensorboardPort *int
+	TensorBoardPort *int
 	// Tolerations of the scheduler.
 	Tolerations []corev1.Toleration
 }
@@ -1205,8 +1205,8 @@ func (p HorovodDaskScheduler) setOn(ps *generator.Params) {
 	if p.SchedulerPort != nil {
 		ps.Set("scheduler.schedulerPort", *p.SchedulerPort)
 	}
-	if p.TensorboardPort != nil {
-		ps.Set("scheduler.tensorboardPort", *p.TensorboardPort)
+	if p.TensorBoardPort != nil {
+		ps.Set("scheduler.tensorboardPort", *p.TensorBoardPort)
 	}
 	if p.Tolerations != nil {
 		ps.Set("scheduler.tolerations", p.Tolerations)
@@ -2007,10 +2007,10 @@ func (p PyTorchElastic) setOn(ps *generator.Params) {
 	}
 }
 
-// Tensorboard holds the parameters of the tensorboard prototype: TensorBoard for a training job's logs: a Deployment and a Service (replaces the distributed TensorFlow charts' tensorboard chart).
+// TensorBoard holds the parameters of the tensorboard prototype: TensorBoard for a training job's logs: a Deployment and a Service (replaces the distributed TensorFlow charts' tensorboard chart).
 // A field left at its zero value (nil, "") takes the prototype's default.
 // Render it with g.Render(ctx, p.Params()).
-type Tensorboard struct {
+type TensorBoard struct {
 	Common
 	// CPU limit of TensorBoard.
 	CPU *resource.Quantity
@@ -2019,7 +2019,7 @@ type Tensorboard struct {
 	// first, say). It must serve HTTP on targetPort; $LOG_DIR holds logDir.
 	Exec string
 	// Credentials for a gs:// logDir. Unset: the pod's own (Workload Identity).
-	Gcs TensorboardGcs
+	GCS TensorBoardGCS
 	// GPUs of TensorBoard (a limit of gpuResource). Default 0.
 	GPU *int
 	// Extended resource that counts GPUs. Default "nvidia.com/gpu".
@@ -2037,7 +2037,7 @@ type Tensorboard struct {
 	NodeSelector map[string]string
 	// Credentials for an s3:// logDir (Kubeflow's s3* parameters). Unset, the AWS SDK finds
 	// them itself (IRSA, instance profile).
-	S3 TensorboardS3
+	S3 TensorBoardS3
 	// Port of the Service, forwarded to targetPort: 80, as the chart had (Kubeflow's was
 	// 9000). Default 80.
 	ServicePort *int
@@ -2059,7 +2059,7 @@ type Tensorboard struct {
 	// TensorFlow: TensorFlow 2.6 and later read S3 only through tensorflow-io, which
 	// TensorBoard does not load, while TensorBoard alone reads S3 with boto3. Default
 	// "tensorflow/tensorflow:2.18.0".
-	TensorboardImage string
+	TensorBoardImage string
 	// Tolerations of TensorBoard.
 	Tolerations []corev1.Toleration
 	// Who the NetworkPolicy admits to TensorBoard's port, as NetworkPolicy peers:
@@ -2070,8 +2070,8 @@ type Tensorboard struct {
 	UIFrom []networkingv1.NetworkPolicyPeer
 }
 
-// TensorboardGcs holds the gcs parameters: Credentials for a gs:// logDir.
-type TensorboardGcs struct {
+// TensorBoardGCS holds the gcs parameters: Credentials for a gs:// logDir.
+type TensorBoardGCS struct {
 	// Key of the key file in the Secret. Default "key.json".
 	Key string
 	// Secret holding a service account key file, mounted read-only and named by
@@ -2079,8 +2079,8 @@ type TensorboardGcs struct {
 	Secret string
 }
 
-// TensorboardS3 holds the s3 parameters: Credentials for an s3:// logDir (Kubeflow's s3* parameters).
-type TensorboardS3 struct {
+// TensorBoardS3 holds the s3 parameters: Credentials for an s3:// logDir (Kubeflow's s3* parameters).
+type TensorBoardS3 struct {
 	// Key of the access key id in the Secret (AWS_ACCESS_KEY_ID). Default
 	// "AWS_ACCESS_KEY_ID".
 	AccessKeyIDKey string
@@ -2096,21 +2096,21 @@ type TensorboardS3 struct {
 }
 
 // Params returns the parameters to render the tensorboard prototype with.
-func (p Tensorboard) Params() *generator.Params {
+func (p TensorBoard) Params() *generator.Params {
 	ps := generator.NewParams("tensorboard")
 	p.Common.setOn(ps)
 	p.setOn(ps)
 	return ps
 }
 
-func (p Tensorboard) setOn(ps *generator.Params) {
+func (p TensorBoard) setOn(ps *generator.Params) {
 	if p.CPU != nil {
 		ps.Set("cpu", *p.CPU)
 	}
 	if p.Exec != "" {
 		ps.Set("exec", p.Exec)
 	}
-	p.Gcs.setOn(ps)
+	p.GCS.setOn(ps)
 	if p.GPU != nil {
 		ps.Set("gpu", *p.GPU)
 	}
@@ -2140,8 +2140,8 @@ func (p Tensorboard) setOn(ps *generator.Params) {
 	if p.TargetPort != nil {
 		ps.Set("targetPort", *p.TargetPort)
 	}
-	if p.TensorboardImage != "" {
-		ps.Set("tensorboardImage", p.TensorboardImage)
+	if p.TensorBoardImage != "" {
+		ps.Set("tensorboardImage", p.TensorBoardImage)
 	}
 	if p.Tolerations != nil {
 		ps.Set("tolerations", p.Tolerations)
@@ -2151,7 +2151,7 @@ func (p Tensorboard) setOn(ps *generator.Params) {
 	}
 }
 
-func (p TensorboardGcs) setOn(ps *generator.Params) {
+func (p TensorBoardGCS) setOn(ps *generator.Params) {
 	if p.Key != "" {
 		ps.Set("gcs.key", p.Key)
 	}
@@ -2160,7 +2160,7 @@ func (p TensorboardGcs) setOn(ps *generator.Params) {
 	}
 }
 
-func (p TensorboardS3) setOn(ps *generator.Params) {
+func (p TensorBoardS3) setOn(ps *generator.Params) {
 	if p.AccessKeyIDKey != "" {
 		ps.Set("s3.accessKeyIdKey", p.AccessKeyIDKey)
 	}
