@@ -11,7 +11,7 @@
 // Common (lib/common.libsonnet's parameters) and Batch (the Jobs' lifetime)
 // are embedded in each prototype's struct, so their fields read as the
 // prototype's own (p.Name); a group a piece declares in one shape everywhere
-// is one type too (Storage). A field left at its zero value (nil, "") takes
+// is one type too (Storage, SSH). A field left at its zero value (nil, "") takes
 // the prototype's default. Params returns a *generator.Params, which takes
 // more by path (Set) as any other.
 package typed

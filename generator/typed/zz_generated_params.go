@@ -878,7 +878,7 @@ type HorovodDask struct {
 	// replacing the one of resources.
 	CPU *resource.Quantity
 	// CUDA in the workers.
-	Cuda HorovodDaskCuda
+	CUDA HorovodDaskCUDA
 	// Command the scheduler runs with sh -c once every worker answers, as one string: the
 	// same as scheduler.args, which it replaces when both are set (a warning says so).
 	Exec string
@@ -948,8 +948,8 @@ type HorovodDask struct {
 	Worker HorovodDaskWorker
 }
 
-// HorovodDaskCuda holds the cuda parameters: CUDA in the workers.
-type HorovodDaskCuda struct {
+// HorovodDaskCUDA holds the cuda parameters: CUDA in the workers.
+type HorovodDaskCUDA struct {
 	// Directory of the CUDA stub libraries (such as /usr/local/cuda/lib64/stubs): first on
 	// LD_LIBRARY_PATH of every pod, and of the ranks that ssh starts, on a node without a
 	// GPU driver, so that CUDA builds of the frameworks load there (the chart ran ldconfig
@@ -1111,7 +1111,7 @@ func (p HorovodDask) setOn(ps *generator.Params) {
 	if p.CPU != nil {
 		ps.Set("cpu", *p.CPU)
 	}
-	p.Cuda.setOn(ps)
+	p.CUDA.setOn(ps)
 	if p.Exec != "" {
 		ps.Set("exec", p.Exec)
 	}
@@ -1161,7 +1161,7 @@ func (p HorovodDask) setOn(ps *generator.Params) {
 	p.Worker.setOn(ps)
 }
 
-func (p HorovodDaskCuda) setOn(ps *generator.Params) {
+func (p HorovodDaskCUDA) setOn(ps *generator.Params) {
 	if p.Stubs != "" {
 		ps.Set("cuda.stubs", p.Stubs)
 	}
