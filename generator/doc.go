@@ -28,4 +28,4 @@
 // problems reported (param.Error) are package generator/param's.
 package generator
 
-//go:generate go test -run ^TestDeclarationsUpToDate$ -update ./internal/eval
+//go:generate go test ./internal/eval -run ^TestDeclarationsUpToDate$ -update
