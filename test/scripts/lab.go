@@ -341,7 +341,8 @@ func (l *Lab) RootEnv(t T) map[string]string {
 
 // UserEnv is RootEnv's counterpart for an unprivileged user that exists
 // only inside the hosts (bind-mounted passwd/group), reading the keys
-// through a supplementary group as with fsGroup.
+// through a supplementary group as with fsGroup. Any case may ask for it,
+// as often as it likes.
 func (l *Lab) UserEnv(t T) map[string]string {
 	uid := freeID(t, "/etc/passwd", 23456)
 	gid := freeID(t, "/etc/group", uid)
@@ -355,7 +356,9 @@ func (l *Lab) UserEnv(t T) map[string]string {
 	require.NoError(t, err)
 	l.Write("passwd", fmt.Sprintf("%stse2e:x:%d:%d:trainsonnet e2e:%s:/bin/sh\n", passwd, uid, gid, WSInside+"/home-user"), 0o644)
 	l.Write("group", fmt.Sprintf("%stse2e:x:%d:\ntse2ekeys:x:%d:tse2e\n", group, gid, keyGID), 0o644)
-	l.keys(t, "keys-user", keyGID)
+	if _, err := os.Stat(filepath.Join(l.Work, "keys-user")); err != nil { // once a lab: the cases share the key
+		l.keys(t, "keys-user", keyGID)
+	}
 	env := l.env("keys-user", "home-user")
 	env["E2E_UID"] = strconv.Itoa(uid)
 	env["E2E_GID"] = strconv.Itoa(gid)
