@@ -82,8 +82,9 @@ func declared(obj types.Object, pkg *types.Package) bool {
 	return false
 }
 
-// exportData finds the compiled export data of every package the
-// generator's packages import (go list -export: the build cache).
+// exportFiles are the compiled export data of every package the
+// generator's packages import, by import path (go list -export: the build
+// cache).
 var exportFiles = sync.OnceValues(func() (map[string]string, error) {
 	out, err := exec.Command("go", "list", "-export", "-deps", "-f", "{{.ImportPath}} {{.Export}}", "./...").Output()
 	if err != nil {
@@ -98,6 +99,7 @@ var exportFiles = sync.OnceValues(func() (map[string]string, error) {
 	return files, nil
 })
 
+// exportData reads the export data of a package for the type checker.
 func exportData(t *testing.T) func(string) (io.ReadCloser, error) {
 	t.Helper()
 	files, err := exportFiles()
