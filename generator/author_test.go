@@ -231,11 +231,16 @@ func TestAuthorBoundsCase(t *testing.T) {
 		file := writeContractProto(t, dir, c.name, "", "", c.render)
 		g, err := generator.New(generator.Options{PrototypePaths: []string{dir}})
 		require.NoError(t, err)
-		bound := time.Minute // time enough to pass the others
+		// Each case passes one bound while the others are out of reach:
+		// time enough for the stack and the heap to pass theirs, and for
+		// the loop a heap no machine's speed makes it reach in 2 s (its
+		// garbage counts against the process's heap: on a fast machine
+		// it passed 512 MB in 1.7 s).
+		bound, heapMB := time.Minute, uint64(512)
 		if c.name == "loop" {
-			bound = 2 * time.Second
+			bound, heapMB = 2*time.Second, 8192
 		}
-		generator.SetBounds(g, bound, 32, 512)
+		generator.SetBounds(g, bound, 32, heapMB)
 		_, err = g.Render(context.Background(), generator.NewParams(c.name))
 		require.Error(t, err)
 		assert.Regexp(t, `^prototype `+c.name+` failed: `+regexp.QuoteMeta(file)+`: evaluation stopped: `+c.want+`$`, err.Error())
