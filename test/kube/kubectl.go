@@ -9,6 +9,14 @@
 // Manifests are always checked with server-side apply and strict field
 // validation. Never pass --validate=false: with it the server only warns
 // about unknown fields on client-side create/apply and silently drops them.
+//
+// A loaded machine makes the API server and the kubelets answer late, or
+// not at all for a moment (an API server or a kubelet restarted by a fault
+// case): a kubectl that reads, or writes what it may write again, is tried
+// again when it failed for such a reason of the moment (see retryable and
+// transient), each try's requests bounded by RequestTimeout, all of them
+// by the invocation's timeout. A test's outcome never hangs on a request
+// that a busy server dropped.
 package kube
 
 import (
@@ -18,6 +26,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"time"
 )
@@ -38,8 +47,15 @@ const (
 // through this package.
 const FieldManager = "trainsonnet-e2e"
 
-// DefaultTimeout bounds a single kubectl invocation when Kubectl.Timeout is 0.
+// DefaultTimeout bounds a single kubectl invocation when Kubectl.Timeout is 0,
+// its tries again included.
 const DefaultTimeout = 2 * time.Minute
+
+// DefaultRequestTimeout bounds each request of a kubectl that may be
+// tried again (kubectl's --request-timeout), when Kubectl.RequestTimeout
+// is 0: a request a busy API server never answers fails the try, not the
+// whole invocation.
+const DefaultRequestTimeout = 30 * time.Second
 
 // Kubectl runs one kubectl binary against one cluster. The zero Timeout
 // means DefaultTimeout. A Kubectl is safe for concurrent use.
@@ -51,6 +67,9 @@ type Kubectl struct {
 	Kubeconfig string
 	// Timeout bounds each invocation.
 	Timeout time.Duration
+	// RequestTimeout bounds each request of an invocation that may be
+	// tried again (0: DefaultRequestTimeout).
+	RequestTimeout time.Duration
 }
 
 // FromEnv returns a Kubectl for $KUBECTL and $KUBECONFIG. Both must be set:
@@ -126,10 +145,46 @@ func (k *Kubectl) timeout() time.Duration {
 	return k.Timeout
 }
 
-// run is the one way this harness runs kubectl.
+// run is the one way this harness runs kubectl: once, or, for a kubectl
+// that may be tried again (retryable), until it succeeds, fails for a
+// reason that is not of the moment (transient), or timeout has passed.
 func (k *Kubectl) run(ctx context.Context, timeout time.Duration, combined bool, stdin []byte, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	again := retryable(args)
+	tryArgs := args
+	if again && !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--request-timeout") }) {
+		rt := k.RequestTimeout
+		if rt <= 0 {
+			rt = DefaultRequestTimeout
+		}
+		tryArgs = append([]string{"--request-timeout=" + rt.String()}, args...)
+	}
+	delay := 500 * time.Millisecond
+	for tries := 1; ; tries++ {
+		out, err := k.once(ctx, timeout, combined, stdin, tryArgs)
+		if err == nil {
+			return out, nil
+		}
+		err.Args = args
+		if !again || ctx.Err() != nil || !transient(err.Stderr+err.Stdout) {
+			if tries > 1 {
+				err.Err = fmt.Errorf("%w (after %d tries)", err.Err, tries)
+			}
+			return out, err
+		}
+		select {
+		case <-ctx.Done():
+			err.Err = fmt.Errorf("%w (after %d tries, the last of them: %w)", ctx.Err(), tries, err.Err)
+			return out, err
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 5*time.Second)
+	}
+}
+
+// once runs kubectl once, within ctx.
+func (k *Kubectl) once(ctx context.Context, timeout time.Duration, combined bool, stdin []byte, args []string) ([]byte, *Error) {
 	cmd := exec.CommandContext(ctx, k.Path, args...)
 	// kubectl diff starts a diff program that may hold the pipes open after
 	// kubectl is killed; don't wait for it forever.
@@ -153,4 +208,67 @@ func (k *Kubectl) run(ctx context.Context, timeout time.Duration, combined bool,
 		err = fmt.Errorf("killed (timeout %s): %w", timeout, ctxErr)
 	}
 	return stdout.Bytes(), &Error{Args: args, Stdout: stdout.String(), Stderr: stderr.String(), Err: err}
+}
+
+// retryable: kubectl args that only read (get, describe, logs, events,
+// version, api-resources: never a watch or a followed log, which a
+// request timeout would cut), or write what may be written again with the
+// same result (a server-side apply, a delete that ignores what is gone).
+func retryable(args []string) bool {
+	verb, flags := "", map[string]bool{}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--namespace" || a == "-n" || a == "--kubeconfig" || a == "--context":
+			i++ // its value
+		case strings.HasPrefix(a, "-"):
+			name, _, _ := strings.Cut(a, "=")
+			flags[name] = true
+		case verb == "":
+			verb = a
+		}
+	}
+	if flags["-w"] || flags["--watch"] || flags["--watch-only"] || flags["-f"] && verb == "logs" || flags["--follow"] {
+		return false
+	}
+	switch verb {
+	case "get", "describe", "logs", "events", "version", "api-resources":
+		return true
+	case "apply":
+		return flags["--server-side"]
+	case "delete":
+		return flags["--ignore-not-found"]
+	}
+	return false
+}
+
+// transientSigns are what kubectl prints when a request failed for a
+// reason of the moment: the API server (or a kubelet it reaches for logs)
+// not listening, not answering in time, or saying it is overloaded or
+// restarting; never an answer about the request itself (NotFound,
+// Forbidden, Invalid, a webhook's denial, a conflict).
+var transientSigns = []string{
+	"Unable to connect to the server",
+	"connection refused",
+	"connection reset by peer",
+	"i/o timeout",
+	"TLS handshake timeout",
+	"Client.Timeout exceeded",
+	"context deadline exceeded",
+	"http2: client connection lost",
+	"net/http: request canceled",
+	"unexpected EOF",
+	"error dialing backend",
+	"the server is currently unable to handle the request",
+	"the server was unable to return a response in the time allotted",
+	"Timeout: request did not complete within requested timeout",
+	"etcdserver: request timed out",
+	"etcdserver: leader changed",
+	"rpc error: code = Unavailable",
+}
+
+// transient: kubectl's output says its request failed for a reason of the
+// moment (transientSigns).
+func transient(output string) bool {
+	return slices.ContainsFunc(transientSigns, func(sign string) bool { return strings.Contains(output, sign) })
 }

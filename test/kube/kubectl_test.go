@@ -92,3 +92,70 @@ func TestCreateNamespaceRejectsUnknownLevel(t *testing.T) {
 	_, err := k.CreateNamespace(t.Context(), "x", "strict")
 	require.ErrorContains(t, err, "unknown Pod Security level")
 }
+
+// TestRunTriesAgainWhatFailedForAMoment: a read that fails for a reason of
+// the moment (the API server restarting) is tried again until it
+// succeeds, its requests bounded; what failed for a reason of its own
+// (NotFound) and what must not run twice (create) are not.
+func TestRunTriesAgainWhatFailedForAMoment(t *testing.T) {
+	count := filepath.Join(t.TempDir(), "count")
+	k := fakeKubectl(t, `n=$(cat `+count+` 2>/dev/null || echo 0); n=$((n + 1)); echo $n >`+count+`
+if [ $n -lt 3 ]; then echo 'The connection to the server 127.0.0.1:16443 was refused - did you specify the right host or port?' >&2; echo 'dial tcp 127.0.0.1:16443: connect: connection refused' >&2; exit 1; fi
+echo "args=$*"`)
+	out, err := k.Run(t.Context(), nil, "--namespace", "ns", "get", "pods")
+	require.NoError(t, err)
+	assert.Equal(t, "args=--request-timeout=30s --namespace ns get pods\n", string(out))
+	got, err := os.ReadFile(count)
+	require.NoError(t, err)
+	assert.Equal(t, "3\n", string(got), "tries")
+
+	for _, c := range []struct {
+		script string
+		args   []string
+	}{
+		{`echo 'Error from server (NotFound): pods "x" not found' >&2; exit 1`, []string{"get", "pod", "x"}},
+		{`echo 'dial tcp 127.0.0.1:16443: connect: connection refused' >&2; exit 1`, []string{"create", "-f", "-"}},
+	} {
+		require.NoError(t, os.Remove(count))
+		k := fakeKubectl(t, `n=$(cat `+count+` 2>/dev/null || echo 0); echo $((n + 1)) >`+count+`; `+c.script)
+		_, err := k.Run(t.Context(), nil, c.args...)
+		require.Error(t, err, "%v", c.args)
+		got, err := os.ReadFile(count)
+		require.NoError(t, err)
+		assert.Equal(t, "1\n", string(got), "tries of %v", c.args)
+	}
+}
+
+// TestRunGivesUpAtItsTimeout: a kubectl that keeps failing for a reason of
+// the moment is tried until the invocation's timeout, and its error says
+// so and keeps kubectl's last message.
+func TestRunGivesUpAtItsTimeout(t *testing.T) {
+	k := fakeKubectl(t, `echo 'Unable to connect to the server: net/http: TLS handshake timeout' >&2; exit 1`)
+	k.Timeout = 1500 * time.Millisecond
+	_, err := k.Run(t.Context(), nil, "logs", "pod/x")
+	var kerr *Error
+	require.ErrorAs(t, err, &kerr)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Contains(t, err.Error(), "tries")
+	assert.Contains(t, err.Error(), "TLS handshake timeout")
+}
+
+func TestRetryable(t *testing.T) {
+	for args, want := range map[string]bool{
+		"get pods -o json":                              true,
+		"--namespace get get pods":                      true,
+		"-n ns logs pod/x --container c":                true,
+		"logs -f pod/x":                                 false,
+		"get pods -w":                                   false,
+		"apply --server-side -f -":                      true,
+		"--warnings-as-errors apply --server-side -f -": true,
+		"apply -f -":                                    false,
+		"delete namespace x --ignore-not-found":         true,
+		"delete pod x":                                  false,
+		"create -f -":                                   false,
+		"exec pod/x -- true":                            false,
+		"describe pods":                                 true,
+	} {
+		assert.Equal(t, want, retryable(strings.Fields(args)), args)
+	}
+}
