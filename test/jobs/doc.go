@@ -56,8 +56,10 @@
 // test's -timeout comes sooner, so that a hung case still ends with its
 // diagnostics instead of go test's panic) and, when it fails, logs the
 // launcher's and the workers' logs, `kubectl describe` of the job's pods
-// and Jobs, and the namespace's events. At most two cases run at once
-// (TRAINSONNET_JOBS_PARALLEL), as the node has two cores.
+// and Jobs, and the namespace's events. The tests run side by side, their
+// cases sharing the node's slots: four cases at once, whatever test they
+// are of (TRAINSONNET_JOBS_PARALLEL), as the jobs mostly wait; the faults
+// that reach the whole node run first, alone (TestFaultsOfTheNode).
 //
 // The node enforces NetworkPolicies (kube-network-policies, see
 // test/node/README.md), so every job above runs behind its policy, and

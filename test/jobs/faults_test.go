@@ -47,6 +47,10 @@ import (
 // case of every fault class and every prototype's most likely fault, a
 // worker pod deleted. TRAINSONNET_FAULTS_TABLE=FILE writes the outcomes
 // as the README's table.
+//
+// The faults of a pod run here, beside the package's other tests; the
+// faults that reach every job on the node run alone, first
+// (TestFaultsOfTheNode).
 func TestFaults(t *testing.T) {
 	if file := os.Getenv("TRAINSONNET_FAULTS_TABLE"); file != "" {
 		t.Cleanup(func() {
@@ -55,21 +59,26 @@ func TestFaults(t *testing.T) {
 			}
 		})
 	}
-	// The faults of the control plane first, one case at a time: they
-	// reach every job on the cluster, and the others' tests with them.
-	t.Run("control plane", func(t *testing.T) { runCases(t, faultCases(true)) })
-	// Three at a time: the jobs are light, and mostly wait.
-	t.Run("pods and node", func(t *testing.T) { runCasesParallel(t, faultCases(false), 3) })
+	runCases(t, faultCases(false))
 }
 
-// faultCases are the cases of TestFaults of the control plane's faults
-// (alone), or of the others.
-func faultCases(alone bool) []jobTest {
+// TestFaultsOfTheNode is TestFaults for the faults of the node and the
+// control plane (its API server down, its kubelet or containerd
+// restarted): they reach every job on the node, and the other tests' own
+// reads and execs with it, so each runs alone on the node, one after
+// another, before the package's parallel tests start (runCasesAlone).
+func TestFaultsOfTheNode(t *testing.T) {
+	runCasesAlone(t, faultCases(true))
+}
+
+// faultCases are the cases of TestFaults of the node's and the control
+// plane's faults, or of the others.
+func faultCases(node bool) []jobTest {
 	all := os.Getenv("TRAINSONNET_FAULTS") == "all"
 	var cases []jobTest
 	for _, j := range faultJobs {
 		for _, f := range faults {
-			if f.alone != alone || !all && !slices.Contains(f.ci, j.proto) {
+			if f.node != node || !all && !slices.Contains(f.ci, j.proto) {
 				continue
 			}
 			if why := j.notFor(f); why != "" {
@@ -125,9 +134,9 @@ type fault struct {
 	// pod: the fault hits a pod of the job, which a stand-in shows.
 	pod bool
 	// node: the fault hits the node or the control plane, so every job
-	// on the cluster; alone: the other cases' tests too (the API server):
-	// its case runs alone.
-	node, alone bool
+	// on the cluster and the other cases' tests too: its case runs
+	// alone (TestFaultsOfTheNode).
+	node bool
 	// operators is what mpi-operator and the training operator document
 	// for the fault, for the README's table.
 	operators string
@@ -204,7 +213,7 @@ var faults = []fault{
 			restartComponent(jc.t, "containerd", 0)
 			return nil
 		}},
-	{name: "API server down 20 s", ci: []string{"openmpi"}, node: true, alone: true,
+	{name: "API server down 20 s", ci: []string{"openmpi"}, node: true,
 		operators: "nothing: the controllers resume",
 		inject: func(jc *jobCase, _ faultJob) func() {
 			restartComponent(jc.t, "kube-apiserver", 20)
@@ -267,11 +276,8 @@ var unschedulableWorkers = map[string]struct {
 	"eval":           {"gpu", 1, 1},
 }
 
-// aloneMu keeps the cases of the faults that reach everything (alone)
-// one at a time, from their namespace's creation to its deletion (an API
-// server restarted under another case's deletion would stall it);
-// restartMu, the restarts of the harness's processes.
-var aloneMu, restartMu sync.Mutex
+// restartMu keeps the restarts of the harness's processes one at a time.
+var restartMu sync.Mutex
 
 // restartComponent restarts a process of the harness (test/restart.sh),
 // down for down seconds.
@@ -286,10 +292,6 @@ func restartComponent(t *testing.T, name string, down int) {
 // runFault runs one case: the job started, the fault injected at step
 // faultAtStep (or once running), the job's end awaited and reported.
 func runFault(t *testing.T, s *suite, j faultJob, f fault) {
-	if f.alone { // one at a time, its namespace's deletion included
-		aloneMu.Lock()
-		t.Cleanup(aloneMu.Unlock) // after startFor's, which deletes it
-	}
 	bound := f.bound
 	if bound == 0 {
 		bound = faultDeadline
@@ -673,11 +675,28 @@ func pytorchTarget(jc *jobCase, lead bool) string {
 func pytorchLog(jc *jobCase) string {
 	var b strings.Builder
 	for _, p := range jc.pods("job-name=" + jc.name + "-worker") {
-		if out, err := jc.kubectl(nil, "logs", "pod/"+p.name()); err == nil {
-			b.Write(out)
-		}
+		b.WriteString(jc.podLog(p, ""))
 	}
 	return b.String()
+}
+
+// podLog is a pod's log (of its container, if named), or "" with the
+// reason logged: a pod that never started a container has none, which
+// is no failure of the log's reader. (Reads are tried again while the
+// API server or the kubelet is restarting, so that a case beside a blip
+// reads the whole log: a log read during a kubelet's restart came back
+// empty once, and failed a case whose job had recovered.)
+func (jc *jobCase) podLog(p pod, container string) string {
+	args := []string{"logs", "pod/" + p.name()}
+	if container != "" {
+		args = append(args, "--container", container)
+	}
+	out, err := jc.kubectl(nil, args...)
+	if err != nil {
+		jc.t.Logf("no log of pod %s (%s): %v", p.name(), p.Status.Phase, err)
+		return ""
+	}
+	return string(out)
 }
 
 func startFaultMPI(jc *jobCase) ([]string, bool) {
@@ -803,9 +822,7 @@ func mpiLog(lead string) func(jc *jobCase) string {
 	return func(jc *jobCase) string {
 		var b strings.Builder
 		for _, p := range jc.podsOf(lead) {
-			if out, err := jc.kubectl(nil, "logs", "pod/"+p.name(), "--container", lead); err == nil {
-				b.Write(out)
-			}
+			b.WriteString(jc.podLog(p, lead))
 		}
 		return b.String()
 	}

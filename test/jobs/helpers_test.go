@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -35,7 +36,8 @@ const (
 	// pollInterval is how often Job and pod status are read.
 	pollInterval = time.Second
 
-	// ParallelEnv sets how many cases run at once (default 2).
+	// ParallelEnv sets how many cases run on the node at once, whatever
+	// test they are of (default 4).
 	ParallelEnv = "TRAINSONNET_JOBS_PARALLEL"
 	// KeepNamespaceEnv=1 keeps every case's namespace.
 	KeepNamespaceEnv = "TRAINSONNET_KEEP_NAMESPACE"
@@ -47,14 +49,32 @@ const (
 	indexAnno      = "batch.kubernetes.io/job-completion-index"
 )
 
-// suite is what every case shares.
+// suite is what the cases of a test share.
 type suite struct {
 	k    *kube.Kubectl
 	node *node.Cluster
 	g    *generator.Generator
-	// slots limits how many cases use the node at once.
+	// slots limits how many cases use the node at once: the package's
+	// one set (nodeSlots), shared by every test.
 	slots chan struct{}
 }
+
+// nodeSlots are the node's places for cases, one set for the whole
+// package: the tests run side by side (runCases), and a case starts when
+// any case of any test has ended, so that the node is never left with
+// one case while a test waits for its slowest. The jobs mostly wait
+// (on pods, on training steps paced by sleeps): four at once keep a
+// 2-core node busy without starving any.
+var nodeSlots = sync.OnceValues(func() (chan struct{}, error) {
+	n := 4
+	if v := os.Getenv(ParallelEnv); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 1 {
+			return nil, fmt.Errorf("%s=%q: a number of cases, at least 1", ParallelEnv, v)
+		}
+	}
+	return make(chan struct{}, n), nil
+})
 
 // newSuite returns the suite, or skips the test unless TRAINSONNET_E2E=1
 // and the real node's environment is present.
@@ -70,13 +90,9 @@ func newSuite(t *testing.T) *suite {
 	k := kube.E2E(t) // with TRAINSONNET_E2E=1, an API server that does not answer fails
 	g, err := generator.New(generator.Options{})
 	require.NoError(t, err)
-	n := 2
-	if v := os.Getenv(ParallelEnv); v != "" {
-		n, err = strconv.Atoi(v)
-		require.NoError(t, err, "%s", ParallelEnv)
-		require.Positive(t, n, "%s", ParallelEnv)
-	}
-	return &suite{k: k, node: c, g: g, slots: make(chan struct{}, n)}
+	slots, err := nodeSlots()
+	require.NoError(t, err)
+	return &suite{k: k, node: c, g: g, slots: slots}
 }
 
 // jobCase is one case: a job in a namespace of its own.
@@ -161,22 +177,32 @@ type jobTest struct {
 	run  func(*testing.T, *suite)
 }
 
-// runCases runs the cases in parallel (the suite's slots bound how many
-// use the node at once), each logging how long it took.
+// runCases runs the cases of a test side by side, and the test beside the
+// package's others (the node's slots bound how many cases use it at
+// once), each case logging how long it took.
 func runCases(t *testing.T, cases []jobTest) {
-	runCasesParallel(t, cases, 0)
-}
-
-// runCasesParallel is runCases with n cases at once (0: ParallelEnv's,
-// else 2).
-func runCasesParallel(t *testing.T, cases []jobTest, n int) {
+	t.Parallel()
 	s := newSuite(t)
-	if n > 0 && os.Getenv(ParallelEnv) == "" {
-		s.slots = make(chan struct{}, n)
-	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
+			start := time.Now()
+			t.Cleanup(func() { t.Logf("case took %.1fs (with namespace create and delete)", time.Since(start).Seconds()) })
+			tc.run(t, s)
+		})
+	}
+}
+
+// runCasesAlone runs the cases one at a time, alone on the node: for the
+// faults that reach every job on it (its API server, its kubelet or its
+// containerd restarted). Call it from a test that is not parallel: go
+// test runs such tests before it lets the parallel ones (runCases) start,
+// so nothing else is on the node. (test/e2e.sh runs test/node's package
+// before this one, -p 1, for the same reason.)
+func runCasesAlone(t *testing.T, cases []jobTest) {
+	s := newSuite(t)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
 			t.Cleanup(func() { t.Logf("case took %.1fs (with namespace create and delete)", time.Since(start).Seconds()) })
 			tc.run(t, s)
