@@ -16,6 +16,35 @@ ts_die() { printf '%s: error: %s\n' "${TS_NAME:-trainsonnet}" "$*" >&2; exit 1; 
 # ts_since prints the seconds elapsed since $1 (default: script start).
 ts_since() { awk -v a="${1:-$TS_T0}" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1fs", b - a }'; }
 
+# ts_retry BOUND WHAT CMD...: runs CMD until it succeeds, for at most
+# BOUND seconds, waiting 1, 2, 4, then 5 s between tries: a loaded
+# machine's API server answers late, or not at all for a moment, and a
+# harness must not fail for that. CMD's standard output passes through
+# from the try that succeeded; on the last failure, its output is shown
+# and the step dies naming WHAT and how long it tried.
+ts_retry() {
+  local bound="$1" what="$2" deadline out err delay=1 tries=0
+  shift 2
+  deadline=$(($(date +%s) + bound))
+  err="$(mktemp "${TMPDIR:-/tmp}/ts-retry.XXXXXX")"
+  while :; do
+    tries=$((tries + 1))
+    if out="$("$@" 2>"$err")"; then
+      rm -f "$err"
+      [ -z "$out" ] || printf '%s\n' "$out"
+      return 0
+    fi
+    if [ "$(date +%s)" -ge "$deadline" ]; then
+      [ -z "$out" ] || printf '%s\n' "$out" >&2
+      cat "$err" >&2
+      rm -f "$err"
+      ts_die "$what: failed $tries times within ${bound}s: $*"
+    fi
+    sleep "$delay"
+    delay=$((delay < 4 ? delay * 2 : 5))
+  done
+}
+
 # ------------------------------------------------------------ process records
 # The up.sh scripts record every process they start in $TS_PIDS/<name>.pid
 # (the library that sources this one sets TS_PIDS) as one line

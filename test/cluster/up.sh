@@ -43,7 +43,10 @@
 #   TRAINSONNET_ETCD_PORT        default 12379
 #   TRAINSONNET_ETCD_PEER_PORT   default 12380
 #   TRAINSONNET_API_PORT         default 16443
-#   TRAINSONNET_UP_TIMEOUT       seconds to wait for each component (default 60)
+#   TRAINSONNET_UP_TIMEOUT       seconds to wait for each component, and to
+#                                try each step against the API server again
+#                                (default 180: a loaded machine's API server
+#                                answers late)
 #   TRAINSONNET_KEEP_DATA=1      keep the etcd data of the previous run (default:
 #                                every start is a fresh, empty cluster; the PKI
 #                                is always kept)
@@ -62,7 +65,7 @@ WITH_KWOK="${WITH_KWOK:-0}"
 WITH_KUEUE="${WITH_KUEUE:-0}"
 KUEUE_WEBHOOK_PORT="${TRAINSONNET_KUEUE_WEBHOOK_PORT:-19443}"
 KUEUE_HEALTH_PORT="${TRAINSONNET_KUEUE_HEALTH_PORT:-18081}"
-UP_TIMEOUT="${TRAINSONNET_UP_TIMEOUT:-60}"
+UP_TIMEOUT="${TRAINSONNET_UP_TIMEOUT:-180}"
 KUBECTL="$TS_K8S_BIN/kubectl"
 KWOK_STAGES="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/kwok-stages.yaml"
 
@@ -265,7 +268,11 @@ etcd_healthy() {
   [[ "$resp" == *'"health":"true"'* ]]
 }
 
-kc() { "$KUBECTL" --kubeconfig="$KCFG" --request-timeout=5s "$@"; }
+# Each request bounded (a readiness poll tries again; a step with
+# ts_retry), never so short that a busy API server misses it: a 5 s bound
+# once failed a loaded machine's start-up on `kubectl apply` fetching the
+# OpenAPI document.
+kc() { "$KUBECTL" --kubeconfig="$KCFG" --request-timeout=30s "$@"; }
 
 # Extra flags from the environment, split on white space.
 read -r -a etcd_extra <<<"${TRAINSONNET_ETCD_EXTRA_ARGS:-}"
@@ -373,17 +380,30 @@ if [ "$WITH_KUEUE" = 1 ]; then
   t=$(date +%s.%N)
   kdir="$TS_STATE/kueue"
   mkdir -p "$kdir/certs"
-  kc apply --server-side --force-conflicts -f "$TS_KUEUE_DIR/crds.yaml" >/dev/null
-  kc wait --for condition=established --timeout="${UP_TIMEOUT}s" -f "$TS_KUEUE_DIR/crds.yaml" >/dev/null
+  ts_retry "$UP_TIMEOUT" "kueue: its CRDs" kc apply --server-side --force-conflicts -f "$TS_KUEUE_DIR/crds.yaml" >/dev/null
+  ts_retry "$UP_TIMEOUT" "kueue: its CRDs established" \
+    kc wait --for condition=established --timeout="${UP_TIMEOUT}s" -f "$TS_KUEUE_DIR/crds.yaml" >/dev/null
   [ -s "$PKI/kueue.crt" ] || issue kueue "/CN=trainsonnet:kueue" clientAuth
   [ -s "$PKI/kueue-webhook.crt" ] || issue kueue-webhook "/CN=kueue-webhook" serverAuth "IP:127.0.0.1"
   kubeconfig "$kdir/kubeconfig" kueue trainsonnet:kueue
   cp "$PKI/kueue-webhook.crt" "$kdir/certs/tls.crt"
   cp "$PKI/kueue-webhook.key" "$kdir/certs/tls.key"
   # Kueue reads a metrics certificate from this fixed path whenever its own
-  # certificate management is off (cmd/kueue/main.go), metrics off or not.
+  # certificate management is off (cmd/kueue/main.go), metrics off or not:
+  # a pair it can load is all it needs (it serves no metrics). Written once,
+  # under a lock: two clusters of this harness may start side by side
+  # (test/e2e.sh), and a Kueue that read one's certificate and the other's
+  # key would not start.
   mkdir -p /etc/kueue/metrics/certs
-  cp "$kdir/certs/tls.crt" "$kdir/certs/tls.key" /etc/kueue/metrics/certs/
+  (
+    flock 7
+    m=/etc/kueue/metrics/certs
+    crt_pub="$(openssl x509 -in "$m/tls.crt" -noout -pubkey 2>/dev/null || true)"
+    if [ -z "$crt_pub" ] || [ "$crt_pub" != "$(openssl pkey -in "$m/tls.key" -pubout 2>/dev/null || true)" ]; then
+      cp "$kdir/certs/tls.crt" "$m/.tls.crt.new" && cp "$kdir/certs/tls.key" "$m/.tls.key.new"
+      mv -f "$m/.tls.key.new" "$m/tls.key" && mv -f "$m/.tls.crt.new" "$m/tls.crt"
+    fi
+  ) 7>/etc/kueue/metrics/.trainsonnet.lock
   {
     printf -- '---\napiVersion: v1\nkind: Namespace\nmetadata: {name: kueue-system}\n---\n'
     sed -e 's/^  name: manager-role$/  name: trainsonnet-kueue/' -e 's/^  name: manager-secrets-role$/  name: trainsonnet-kueue/' \
@@ -394,7 +414,8 @@ if [ "$WITH_KUEUE" = 1 ]; then
       printf 'roleRef: {apiGroup: rbac.authorization.k8s.io, kind: %s, name: trainsonnet-kueue}\n' "$kind"
       printf 'subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: "trainsonnet:kueue"}]\n'
     done
-  } | kc apply -f - >/dev/null
+  } >"$kdir/rbac.yaml"
+  ts_retry "$UP_TIMEOUT" "kueue: its RBAC" kc apply -f "$kdir/rbac.yaml" >/dev/null
   cat >"$kdir/config.yaml" <<EOF
 apiVersion: config.kueue.x-k8s.io/v1beta2
 kind: Configuration
@@ -413,8 +434,9 @@ EOF
     --feature-gates=VisibilityOnDemand=false --zap-log-level=2 "${kueue_extra[@]}"
   wait_ready kueue "kueue (127.0.0.1:$KUEUE_HEALTH_PORT/readyz)" kueue_healthy
   # Only now the webhooks (failurePolicy Fail), pointed at the process.
-  kc create --dry-run=client -o json -f "$TS_KUEUE_DIR/webhooks.yaml" |
-    python3 -c '
+  ts_retry "$UP_TIMEOUT" "kueue: reading its webhooks" \
+    kc create --dry-run=client -o json -f "$TS_KUEUE_DIR/webhooks.yaml" >"$kdir/webhooks.json"
+  python3 -c '
 import base64, json, sys
 port, ca, label = sys.argv[1], open(sys.argv[2], "rb").read(), sys.argv[3]
 text, objs, i = sys.stdin.read(), [], 0
@@ -428,7 +450,8 @@ for o in objs:
         w["clientConfig"] = {"url": "https://127.0.0.1:%s%s" % (port, path), "caBundle": base64.b64encode(ca).decode()}
         w["namespaceSelector"] = {"matchLabels": {label: "true"}}
 json.dump({"apiVersion": "v1", "kind": "List", "items": objs}, sys.stdout)
-' "$KUEUE_WEBHOOK_PORT" "$PKI/ca.crt" trainsonnet.test/kueue | kc apply -f - >/dev/null
+' "$KUEUE_WEBHOOK_PORT" "$PKI/ca.crt" trainsonnet.test/kueue <"$kdir/webhooks.json" >"$kdir/webhooks-local.json"
+  ts_retry "$UP_TIMEOUT" "kueue: its webhooks" kc apply -f "$kdir/webhooks-local.json" >/dev/null
   ts_log "kueue: installed and serving its webhooks $(ts_since "$t") after the control plane (total $(ts_since "$TS_T0"))"
 fi
 

@@ -55,7 +55,7 @@ TSN_SERVICE_CIDR="${TRAINSONNET_SERVICE_CIDR:-}"
 # teardown removes exactly this node's cgroups and nothing else's.
 TSN_CGROUP_ROOT="${TRAINSONNET_NODE_CGROUP_ROOT:-/trainsonnet-node}"
 TSN_CNI_BIN_DIR="${TRAINSONNET_CNI_BIN_DIR:-/usr/lib/cni}"   # Debian's path
-TSN_WAIT="${TRAINSONNET_NODE_WAIT:-120}"
+TSN_WAIT="${TRAINSONNET_NODE_WAIT:-180}"
 
 # The kernel settings the kubelet rewrites (protectKernelDefaults=false),
 # and those kube-proxy would (up.sh's flags keep it from doing so: localhost

@@ -95,16 +95,18 @@ ADMIN_KUBECONFIG="$TS_STATE/kubeconfig"
 for f in "$PKI/ca.crt" "$PKI/ca.key" "$ADMIN_KUBECONFIG" "$TS_STATE/env"; do
   [ -s "$f" ] || ts_die "missing $f; run test/cluster/up.sh first"
 done
-kc() { "$KUBECTL" --kubeconfig="$ADMIN_KUBECONFIG" --request-timeout=5s "$@"; }
-kc get --raw=/readyz >/dev/null 2>&1 || ts_die "the API server of $ADMIN_KUBECONFIG is not ready; run test/cluster/up.sh"
+# Each request bounded, never so short that a loaded machine's API server
+# misses it; what must succeed is tried again (ts_retry, wait_for).
+kc() { "$KUBECTL" --kubeconfig="$ADMIN_KUBECONFIG" --request-timeout=30s "$@"; }
+ts_retry "$TSN_WAIT" "the API server of $ADMIN_KUBECONFIG is not ready (run test/cluster/up.sh)" kc get --raw=/readyz >/dev/null
 # The kubelet talks to the API server that the admin kubeconfig names.
 APISERVER="$(kc config view --minify -o 'jsonpath={.clusters[0].cluster.server}')"
 [ -n "$APISERVER" ] || ts_die "no server URL in $ADMIN_KUBECONFIG"
 # The ClusterIP range: pods get a route for it, kube-proxy DNATs it. The
 # API server makes its default ServiceCIDR object shortly after it starts.
 SERVICE_CIDR="$TSN_SERVICE_CIDR"
-for _ in $(seq 50); do
-  [ -z "$SERVICE_CIDR" ] || break
+cidr_deadline=$(($(date +%s) + TSN_WAIT))
+while [ -z "$SERVICE_CIDR" ] && [ "$(date +%s)" -lt "$cidr_deadline" ]; do
   SERVICE_CIDR="$(kc get servicecidr kubernetes -o 'jsonpath={range .spec.cidrs[*]}{@}{"\n"}{end}' 2>/dev/null | grep -m1 -F . || true)"
   [ -n "$SERVICE_CIDR" ] || sleep 0.2
 done
