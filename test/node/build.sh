@@ -20,7 +20,9 @@
 #
 # Every step skips what is already cached; cache keys are versions or hashes
 # of the recipe files, so a changed recipe builds anew and an unchanged one
-# costs nothing. A lock makes concurrent builds wait for each other.
+# costs nothing. A lock per step makes concurrent builds of one step wait
+# for each other, while different steps run side by side (test/e2e.sh
+# builds the image, which mostly waits on the network, beside the others).
 # env: TRAINSONNET_CACHE (/var/cache/trainsonnet), GOCACHE/GOMODCACHE (go's
 #      defaults; keep them at fixed paths between runs, see README.md)
 set -euo pipefail
@@ -36,8 +38,14 @@ export GOWORK=off
 
 [ "$(id -u)" = 0 ] || ts_die "must run as root (apt-get, debootstrap)"
 mkdir -p "$TS_CACHE"
-exec 9>"$TS_CACHE/.node-build.lock"
-flock 9
+
+# locked STEP: runs step_STEP holding that step's lock.
+locked() {
+  (
+    flock 9
+    "step_$1"
+  ) 9>"$TS_CACHE/.node-build-$1.lock"
+}
 
 step_packages() {
   local missing=() p
@@ -161,7 +169,7 @@ make_archive() {
 }
 
 step_images() {
-  step_tools
+  locked tools
   local archive ref rootfs
   archive="$(tsn_pause_archive)"
   ref="$(tsn_pause_ref)"
@@ -209,7 +217,8 @@ steps=("$@")
 [ "${#steps[@]}" -gt 0 ] || steps=(packages coredns netpol images)
 for s in "${steps[@]}"; do
   case "$s" in
-  packages | coredns | netpol | tools | images | prune) "step_$s" ;;
+  packages | coredns | netpol | tools | images) locked "$s" ;;
+  prune) (flock 9 && locked prune) 9>"$TS_CACHE/.node-build-images.lock" ;;
   *) ts_die "unknown step $s (packages, coredns, netpol, tools, images, prune)" ;;
   esac
 done
