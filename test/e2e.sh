@@ -1,45 +1,70 @@
 #!/usr/bin/env bash
 # Run every end-to-end suite, on throw-away Kubernetes built on this machine:
 #
-#   test/e2e.sh [GO TEST FLAGS...]        # e.g. test/e2e.sh -run 'TestSweep|TestKwok'
+#   test/e2e.sh [--with-check] [GO TEST FLAGS...]   # e.g. test/e2e.sh -run 'TestSweep|TestKwok'
 #
-# 1. builds what is missing (test/cluster/build.sh: Kubernetes, etcd, kwok;
-#    test/node/build.sh: CoreDNS, kube-network-policies, the test image;
-#    all cached under /var/cache/trainsonnet, seconds when present) and the
-#    test binaries;
-# 2. test/scripts: lib/assets/mpi.sh and a rendered ConfigMap run for real
-#    (sshd, mpirun) in network namespaces; no cluster;
-# 3. test/e2e and test/kube under test/cluster/with-cluster.sh with kwok
-#    and Kueue: every golden manifest, example overlay and the random sweep
-#    applied to a real API server, fake GPU nodes, every prototype's job on
-#    a Kueue queue;
-# 4. test/node and test/jobs under test/node/with-node.sh (with Kueue): a
-#    real kubelet node runs the generated jobs to completion, and a queued
-#    training job through its preemption.
+# `make test` is `test/e2e.sh --with-check`: `make check` first, then the
+# rest. The steps, and what runs beside what (a machine has 2 cores: what
+# waits on the network or on pods runs beside what uses the CPU):
+#
+#   image          test/node/build.sh packages images: the node's test image
+#                  (debootstrap of Debian packages: mostly waiting on the
+#                  network), started first and left to run beside the rest
+#   check          make check (with --with-check)
+#   build: control plane   test/cluster/build.sh all: Kubernetes, etcd, kwok, Kueue
+#   build: node    test/node/build.sh coredns netpol tools
+#   compile tests  the suites' test binaries, before any cluster starts, so
+#                  that a compile error fails here at once
+#   then three suites side by side, each on a cluster of its own:
+#   scripts        test/scripts: lib/assets/mpi.sh and a rendered ConfigMap
+#                  run for real (sshd, mpirun) in network namespaces
+#   control plane  test/e2e and test/kube under test/cluster/with-cluster.sh
+#                  with kwok and Kueue, on a control plane of its own
+#                  ($TRAINSONNET_STATE-kwok, ports 2xxxx): every golden
+#                  manifest, example overlay and the random sweep applied to
+#                  a real API server, fake GPU nodes, every prototype's job
+#                  on a Kueue queue
+#   node           test/node, then test/jobs, under test/node/with-node.sh
+#                  (with Kueue), once the image is built: a real kubelet node
+#                  runs the generated jobs to completion, trains, rides out
+#                  the fault cases
+#
+# Everything built is cached under /var/cache/trainsonnet (seconds when
+# present). Each step's output goes to $TRAINSONNET_TEST_LOGS/<step>.log
+# (default /tmp/trainsonnet-test-logs) and is printed whole when the step
+# ends; while steps run side by side, a line every 5 minutes says which.
+# At the end, one line per step says how long it took and how it ended.
 # Each step stops what it started, on exit, Ctrl-C or SIGTERM.
 #
 # Exits 0 when every step passed, else the first failing step's code
-# (130/143 when interrupted); every step runs even after a failure.
+# (130/143 when interrupted). A failing check stops the run (as make
+# would); after that every step runs even after another failed.
 #
 # An existing cluster: TRAINSONNET_USE_EXISTING_CLUSTER=1 and KUBECONFIG
 # (and KUBECTL, else the cached kubectl, built if missing). Nothing is
-# started or stopped; the kwok tests run only if TRAINSONNET_E2E_KWOK=1 is
-# set by the caller (kwok must then run with test/cluster/kwok-stages.yaml),
-# the Kueue tests only with TRAINSONNET_E2E_KUEUE=1 and TRAINSONNET_KUEUE=1
-# (Kueue's webhooks must see namespaces labelled trainsonnet.test/kueue),
-# and the node suites only with TRAINSONNET_E2E_NODE=1 plus the variables of
-# test/node/README.md (the test image must be on the cluster's nodes).
+# started or stopped, and the suites run one after another against it; the
+# kwok tests run only if TRAINSONNET_E2E_KWOK=1 is set by the caller (kwok
+# must then run with test/cluster/kwok-stages.yaml), the Kueue tests only
+# with TRAINSONNET_E2E_KUEUE=1 and TRAINSONNET_KUEUE=1 (Kueue's webhooks
+# must see namespaces labelled trainsonnet.test/kueue), and the node suites
+# only with TRAINSONNET_E2E_NODE=1 plus the variables of test/node/README.md
+# (the test image must be on the cluster's nodes).
 #
 # Environment:
-#   TRAINSONNET_E2E_TIMEOUT    go test -timeout of each package (default 45m: test/jobs, with the
-#                              fault cases, takes about 25 minutes)
+#   TRAINSONNET_E2E_TIMEOUT    go test -timeout of each package (default 45m)
 #   TRAINSONNET_E2E_PARALLEL   go test -parallel (default 16): the tests
 #                              mostly wait for the API server
+#   TRAINSONNET_JOBS_PARALLEL  cases of test/jobs on the node at once
+#                              (test/jobs/doc.go)
 #   TRAINSONNET_SWEEP_SEED, TRAINSONNET_SWEEP_N
 #                              see test/e2e/doc.go
+#   TRAINSONNET_TEST_LOGS      where each step's log goes
 #   TRAINSONNET_STATE, TRAINSONNET_*_PORT, ...
-#                              see test/cluster/README.md (another state dir
-#                              and ports let two runs share a machine)
+#                              see test/cluster/README.md: the node's cluster
+#                              uses them as given; the control plane's takes
+#                              $TRAINSONNET_STATE-kwok and the ports
+#                              TRAINSONNET_KWOK_{ETCD,ETCD_PEER,API,KUEUE_WEBHOOK,KUEUE_HEALTH}_PORT
+#                              (default 22379, 22380, 26443, 29443, 28081)
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cluster="$repo/test/cluster"
@@ -48,86 +73,167 @@ cd "$repo"
 log() { printf 'test/e2e.sh: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
-# The Go packages that run against the control plane (and kwok). Suites
-# that need more (a real node: test/node/with-node.sh) get a step of their
-# own below.
+with_check=0
+if [ "${1:-}" = --with-check ]; then
+  with_check=1
+  shift
+fi
+
+# The Go packages that run against the control plane (and kwok), on the
+# real node, and on this host alone.
 cluster_suites=(./test/e2e/ ./test/kube/)
 node_suites=(./test/node/ ./test/jobs/)
 host_suites=(./test/scripts/)
 
 go_test=(go test -count=1 -v -timeout "${TRAINSONNET_E2E_TIMEOUT:-45m}" -parallel "${TRAINSONNET_E2E_PARALLEL:-16}" "$@")
 
-# run CMD...: runs CMD in the background and waits for it, passing SIGINT
-# and SIGTERM on, so that with-cluster.sh always gets to stop the cluster
-# (a foreground command would get a SIGTERM sent to this script only after
-# it ended). Returns CMD's exit status.
-child=""
+logs="${TRAINSONNET_TEST_LOGS:-/tmp/trainsonnet-test-logs}"
+rm -rf "$logs"
+mkdir -p "$logs"
+
+# ------------------------------------------------------------------ steps
+# A step runs in the background with its output in $logs/<slug>.log;
+# finish waits for it, prints its log whole and remembers how it ended.
+# Signals go to every running step's main process, which stops what it
+# started (with-cluster.sh tears its cluster down).
+declare -A step_pid=() step_t0=() step_secs=() step_rc=()
+steps=()
+t0=$SECONDS
+rc=0
+
+slug() { tr -c 'a-z0-9\n' '-' <<<"$1" | sed 's/--*/-/g; s/-$//'; }
+
+start() { # start NAME CMD...
+  local name="$1"
+  shift
+  steps+=("$name")
+  step_t0[$name]=$SECONDS
+  log "step: $name (log: $logs/$(slug "$name").log)"
+  "$@" >"$logs/$(slug "$name").log" 2>&1 &
+  step_pid[$name]=$!
+}
+
+finish() { # finish NAME: returns the step's exit code
+  local name="$1" pid="${step_pid[$1]}" code
+  while :; do
+    code=0
+    wait "$pid" || code=$?
+    # A trapped signal interrupts `wait`; wait again until the step ended.
+    kill -0 "$pid" 2>/dev/null || break
+  done
+  step_pid[$name]=""
+  step_secs[$name]=$((SECONDS - step_t0[$name]))
+  step_rc[$name]=$code
+  printf '\n========== %s (exit code %s, %s s) ==========\n' "$name" "$code" "${step_secs[$name]}"
+  cat "$logs/$(slug "$name").log"
+  printf '========== end of %s ==========\n\n' "$name"
+  log "step done: $name: exit code $code in ${step_secs[$name]} s"
+  if [ "$rc" = 0 ]; then rc=$code; fi
+  return "$code"
+}
+
+step() { # step NAME CMD...: start and finish
+  start "$@"
+  finish "$1"
+}
+
+running() {
+  local name out=()
+  for name in "${steps[@]}"; do
+    if [ -n "${step_pid[$name]:-}" ]; then out+=("$name ($((SECONDS - step_t0[$name])) s)"); fi
+  done
+  printf '%s\n' "${out[*]}"
+}
+
 # shellcheck disable=SC2317 # invoked by the traps
 forward() {
-  if [ -n "$child" ]; then kill "-$1" "$child" 2>/dev/null || true; fi
+  local name
+  for name in "${steps[@]}"; do
+    if [ -n "${step_pid[$name]:-}" ]; then kill "-$1" "${step_pid[$name]}" 2>/dev/null || true; fi
+  done
 }
 trap 'forward INT' INT
 trap 'forward TERM' TERM
-run() {
-  local rc
-  "$@" &
-  child=$!
-  while :; do
-    rc=0
-    wait "$child" || rc=$?
-    # A trapped signal interrupts `wait`; wait again until CMD has ended.
-    kill -0 "$child" 2>/dev/null || break
+
+# While steps run side by side their logs wait for their end: say which run.
+( while sleep 300; do log "running: $(running)"; done ) &
+heartbeat=$!
+trap 'kill "$heartbeat" 2>/dev/null || true' EXIT
+
+summary() {
+  local name
+  kill "$heartbeat" 2>/dev/null || true
+  log "where the time went (each step from its start; some ran side by side):"
+  for name in "${steps[@]}"; do
+    if [ -n "${step_secs[$name]:-}" ]; then
+      printf 'test/e2e.sh:   %-15s %5s s  %s\n' "$name" "${step_secs[$name]}" \
+        "$([ "${step_rc[$name]}" = 0 ] && echo ok || echo "exit code ${step_rc[$name]}")" >&2
+    else
+      printf 'test/e2e.sh:   %-15s %5s    not finished\n' "$name" "" >&2
+    fi
   done
-  child=""
-  return "$rc"
+  log "done in $((SECONDS - t0)) s: exit code $rc"
 }
 
-t0=$SECONDS
+# -------------------------------------------------------------- the run
 if [ "${TRAINSONNET_USE_EXISTING_CLUSTER:-0}" = 1 ]; then
   [ -n "${KUBECONFIG:-}" ] || die "TRAINSONNET_USE_EXISTING_CLUSTER=1 needs KUBECONFIG"
-  if [ -z "${KUBECTL:-}" ]; then run "$cluster/build.sh" k8s; fi # the cached kubectl
-  kwok="${TRAINSONNET_E2E_KWOK:-0}"
-  kueue="${TRAINSONNET_E2E_KUEUE:-0}"
-  with_kwok=0
-else
-  run "$cluster/build.sh" all
-  run "$repo/test/node/build.sh"
-  kwok=1
-  kueue=1
-  with_kwok=1
-fi
-
-# Compile the test binaries before any cluster starts: a compile error
-# fails here at once, and no cluster waits for the compiler.
-run go test -count=1 -run '^$' "${cluster_suites[@]}" "${node_suites[@]}" "${host_suites[@]}" >/dev/null
-
-rc=0
-step() { # step NAME CMD...: runs a step, remembers the first failure
-  local step_rc=0
-  log "step: $1"
-  shift
-  run "$@" || step_rc=$?
-  log "step done: exit code $step_rc"
-  if [ "$rc" = 0 ]; then rc=$step_rc; fi
-}
-
-step "the pods' script, run for real" env TRAINSONNET_E2E=1 "${go_test[@]}" "${host_suites[@]}"
-
-export WITH_KWOK="$with_kwok" WITH_KUEUE="$with_kwok"
-step "control plane: goldens, overlays, sweep, kwok, Kueue" "$cluster/with-cluster.sh" \
-  env TRAINSONNET_E2E=1 TRAINSONNET_E2E_KWOK="$kwok" TRAINSONNET_E2E_KUEUE="$kueue" "${go_test[@]}" "${cluster_suites[@]}"
-
-if [ "${TRAINSONNET_USE_EXISTING_CLUSTER:-0}" = 1 ]; then
+  if [ "$with_check" = 1 ]; then step check make check || { summary; exit "$rc"; }; fi
+  if [ -z "${KUBECTL:-}" ]; then step "build: kubectl" "$cluster/build.sh" k8s || true; fi
+  step "compile tests" go test -count=1 -run '^$' "${cluster_suites[@]}" "${node_suites[@]}" "${host_suites[@]}" || true
+  step scripts env TRAINSONNET_E2E=1 "${go_test[@]}" "${host_suites[@]}" || true
+  step "control plane" env TRAINSONNET_E2E=1 TRAINSONNET_E2E_KWOK="${TRAINSONNET_E2E_KWOK:-0}" \
+    TRAINSONNET_E2E_KUEUE="${TRAINSONNET_E2E_KUEUE:-0}" "${go_test[@]}" "${cluster_suites[@]}" || true
   if [ "${TRAINSONNET_E2E_NODE:-0}" = 1 ]; then
-    step "existing cluster: jobs run" env TRAINSONNET_E2E=1 "${go_test[@]}" "${node_suites[@]}"
+    step node env TRAINSONNET_E2E=1 "${go_test[@]}" -p 1 "${node_suites[@]}" || true
   else
     log "node suites skipped: an existing cluster needs TRAINSONNET_E2E_NODE=1 and the test image (test/node/README.md)"
   fi
-else
-  export WITH_KWOK=0 WITH_KUEUE=1
-  step "real node: jobs run to completion" "$repo/test/node/with-node.sh" \
-    env TRAINSONNET_E2E=1 TRAINSONNET_E2E_KUEUE=1 "${go_test[@]}" "${node_suites[@]}"
+  summary
+  exit "$rc"
 fi
 
-log "done in $((SECONDS - t0)) s: exit code $rc"
+# The image first: it mostly waits on the network, the rest uses the CPU.
+start image "$repo/test/node/build.sh" packages images
+if [ "$with_check" = 1 ] && ! step check make check; then
+  log "make check failed: the end-to-end suites do not run"
+  forward TERM
+  finish image || true
+  summary
+  exit "$rc"
+fi
+step "build: control plane" "$cluster/build.sh" all || true
+step "build: node" "$repo/test/node/build.sh" coredns netpol tools || true
+# Compile the test binaries before any cluster starts: a compile error
+# fails here at once, and no cluster waits for the compiler.
+step "compile tests" go test -count=1 -run '^$' "${cluster_suites[@]}" "${node_suites[@]}" "${host_suites[@]}" || true
+
+start scripts env TRAINSONNET_E2E=1 "${go_test[@]}" "${host_suites[@]}"
+
+# The control plane's suites on a cluster of their own, beside the node's.
+cp_state="${TRAINSONNET_STATE:-/tmp/trainsonnet-cluster}-kwok"
+start "control plane" env TS_NAME=control-plane WITH_KWOK=1 WITH_KUEUE=1 WITH_NODE=0 \
+  TRAINSONNET_STATE="$cp_state" \
+  TRAINSONNET_ETCD_PORT="${TRAINSONNET_KWOK_ETCD_PORT:-22379}" \
+  TRAINSONNET_ETCD_PEER_PORT="${TRAINSONNET_KWOK_ETCD_PEER_PORT:-22380}" \
+  TRAINSONNET_API_PORT="${TRAINSONNET_KWOK_API_PORT:-26443}" \
+  TRAINSONNET_KUEUE_WEBHOOK_PORT="${TRAINSONNET_KWOK_KUEUE_WEBHOOK_PORT:-29443}" \
+  TRAINSONNET_KUEUE_HEALTH_PORT="${TRAINSONNET_KWOK_KUEUE_HEALTH_PORT:-28081}" \
+  "$cluster/with-cluster.sh" \
+  env TRAINSONNET_E2E=1 TRAINSONNET_E2E_KWOK=1 TRAINSONNET_E2E_KUEUE=1 "${go_test[@]}" "${cluster_suites[@]}"
+
+if finish image; then
+  # test/node first, then test/jobs (-p 1): the fault cases that reach the
+  # whole node (its API server down, its kubelet restarted) run when no
+  # other package's test is on it.
+  start node env WITH_KWOK=0 WITH_KUEUE=1 "$repo/test/node/with-node.sh" \
+    env TRAINSONNET_E2E=1 TRAINSONNET_E2E_KUEUE=1 "${go_test[@]}" -p 1 "${node_suites[@]}"
+  finish node || true
+else
+  log "the node's image was not built: the node suites do not run"
+fi
+finish scripts || true
+finish "control plane" || true
+
+summary
 exit "$rc"
