@@ -3,31 +3,33 @@
 #
 #   test/e2e.sh [--with-check] [GO TEST FLAGS...]   # e.g. test/e2e.sh -run 'TestSweep|TestKwok'
 #
-# `make test` is `test/e2e.sh --with-check`: `make check` first, then the
-# rest. The steps, and what runs beside what (a machine has 2 cores: what
-# waits on the network or on pods runs beside what uses the CPU):
+# `make test` is `test/e2e.sh --with-check`: the same, with `make check`
+# among the steps. The steps, and what runs beside what (a machine has 2
+# cores: what waits on the network or on pods runs beside what uses the
+# CPU):
 #
 #   image          test/node/build.sh packages images: the node's test image
 #                  (debootstrap of Debian packages: mostly waiting on the
-#                  network), started first and left to run beside the rest
-#   check          make check (with --with-check)
+#                  network), started first and left to run beside the builds
 #   build: control plane   test/cluster/build.sh all: Kubernetes, etcd, kwok, Kueue
 #   build: node    test/node/build.sh coredns netpol tools
 #   compile tests  the suites' test binaries, before any cluster starts, so
 #                  that a compile error fails here at once
-#   then three suites side by side, each on a cluster of its own:
-#   scripts        test/scripts: lib/assets/mpi.sh and a rendered ConfigMap
-#                  run for real (sshd, mpirun) in network namespaces
+#   then, side by side, each suite on a cluster of its own:
+#   node           test/node, then test/jobs, under test/node/with-node.sh
+#                  (with Kueue), once the image is built: a real kubelet node
+#                  runs the generated jobs to completion, trains, rides out
+#                  the fault cases (the longest step; it mostly waits on pods)
 #   control plane  test/e2e and test/kube under test/cluster/with-cluster.sh
 #                  with kwok and Kueue, on a control plane of its own
 #                  ($TRAINSONNET_STATE-kwok, ports 2xxxx): every golden
 #                  manifest, example overlay and the random sweep applied to
 #                  a real API server, fake GPU nodes, every prototype's job
 #                  on a Kueue queue
-#   node           test/node, then test/jobs, under test/node/with-node.sh
-#                  (with Kueue), once the image is built: a real kubelet node
-#                  runs the generated jobs to completion, trains, rides out
-#                  the fault cases
+#   scripts        test/scripts: lib/assets/mpi.sh and a rendered ConfigMap
+#                  run for real (sshd, mpirun) in network namespaces
+#   check          make check (with --with-check): vet, gofmt, shellcheck,
+#                  golangci-lint, the hermetic tests
 #
 # Everything built is cached under /var/cache/trainsonnet (seconds when
 # present). Each step's output goes to $TRAINSONNET_TEST_LOGS/<step>.log
@@ -37,8 +39,7 @@
 # Each step stops what it started, on exit, Ctrl-C or SIGTERM.
 #
 # Exits 0 when every step passed, else the first failing step's code
-# (130/143 when interrupted). A failing check stops the run (as make
-# would); after that every step runs even after another failed.
+# (130/143 when interrupted); every step runs even after another failed.
 #
 # An existing cluster: TRAINSONNET_USE_EXISTING_CLUSTER=1 and KUBECONFIG
 # (and KUBECTL, else the cached kubectl, built if missing). Nothing is
@@ -92,29 +93,52 @@ rm -rf "$logs"
 mkdir -p "$logs"
 
 # ------------------------------------------------------------------ steps
-# A step runs in the background with its output in $logs/<slug>.log;
-# finish waits for it, prints its log whole and remembers how it ended.
-# Signals go to every running step's main process, which stops what it
+# A step runs in the background with its output in $logs/<slug>.log, and
+# writes when it ended and how into $logs/.<slug>.end; finish waits for
+# it, prints its log whole and remembers how it ended. Signals go to every
+# running step, which passes them on to its command, which stops what it
 # started (with-cluster.sh tears its cluster down).
 declare -A step_pid=() step_t0=() step_secs=() step_rc=()
 steps=()
-t0=$SECONDS
+t0=$(date +%s)
 rc=0
 
 slug() { tr -c 'a-z0-9\n' '-' <<<"$1" | sed 's/--*/-/g; s/-$//'; }
 
-start() { # start NAME CMD...
-  local name="$1"
+# logged END CMD...: runs CMD, passes SIGTERM and SIGINT on to it, and
+# writes "<end time> <exit code>" to END.
+# shellcheck disable=SC2317 # invoked in the background by start
+logged() {
+  local end="$1" c code
   shift
+  "$@" &
+  c=$!
+  trap 'kill -TERM "$c" 2>/dev/null' TERM
+  trap 'kill -INT "$c" 2>/dev/null' INT
+  while :; do
+    code=0
+    wait "$c" || code=$?
+    kill -0 "$c" 2>/dev/null || break
+  done
+  printf '%s %s\n' "$(date +%s)" "$code" >"$end"
+  return "$code"
+}
+
+start() { # start NAME CMD...
+  local name="$1" s
+  shift
+  s="$(slug "$name")"
   steps+=("$name")
-  step_t0[$name]=$SECONDS
-  log "step: $name (log: $logs/$(slug "$name").log)"
-  "$@" >"$logs/$(slug "$name").log" 2>&1 &
+  step_t0[$name]=$(date +%s)
+  printf '%s %s\n' "${step_t0[$name]}" "$name" >"$logs/.$s.start"
+  log "step: $name (log: $logs/$s.log)"
+  logged "$logs/.$s.end" "$@" >"$logs/$s.log" 2>&1 &
   step_pid[$name]=$!
 }
 
 finish() { # finish NAME: returns the step's exit code
-  local name="$1" pid="${step_pid[$1]}" code
+  local name="$1" pid="${step_pid[$1]}" s end code
+  s="$(slug "$name")"
   while :; do
     code=0
     wait "$pid" || code=$?
@@ -122,10 +146,12 @@ finish() { # finish NAME: returns the step's exit code
     kill -0 "$pid" 2>/dev/null || break
   done
   step_pid[$name]=""
-  step_secs[$name]=$((SECONDS - step_t0[$name]))
+  end=$(date +%s)
+  if [ -s "$logs/.$s.end" ]; then read -r end code <"$logs/.$s.end"; fi
+  step_secs[$name]=$((end - step_t0[$name]))
   step_rc[$name]=$code
   printf '\n========== %s (exit code %s, %s s) ==========\n' "$name" "$code" "${step_secs[$name]}"
-  cat "$logs/$(slug "$name").log"
+  cat "$logs/$s.log"
   printf '========== end of %s ==========\n\n' "$name"
   log "step done: $name: exit code $code in ${step_secs[$name]} s"
   if [ "$rc" = 0 ]; then rc=$code; fi
@@ -137,12 +163,18 @@ step() { # step NAME CMD...: start and finish
   finish "$1"
 }
 
+# running: the steps started and not ended, with how long they have run.
 running() {
-  local name out=()
-  for name in "${steps[@]}"; do
-    if [ -n "${step_pid[$name]:-}" ]; then out+=("$name ($((SECONDS - step_t0[$name])) s)"); fi
+  local f s t name now out=()
+  now=$(date +%s)
+  for f in "$logs"/.*.start; do
+    [ -e "$f" ] || continue
+    s="${f%.start}"
+    [ ! -e "$s.end" ] || continue
+    read -r t name <"$f"
+    out+=("$name ($((now - t)) s)")
   done
-  printf '%s\n' "${out[*]}"
+  printf '%s\n' "$(IFS=,; echo "${out[*]}")"
 }
 
 # shellcheck disable=SC2317 # invoked by the traps
@@ -163,22 +195,22 @@ trap 'kill "$heartbeat" 2>/dev/null || true' EXIT
 summary() {
   local name
   kill "$heartbeat" 2>/dev/null || true
-  log "where the time went (each step from its start; some ran side by side):"
+  log "where the time went (each step from its start to its end; some ran side by side):"
   for name in "${steps[@]}"; do
     if [ -n "${step_secs[$name]:-}" ]; then
-      printf 'test/e2e.sh:   %-15s %5s s  %s\n' "$name" "${step_secs[$name]}" \
+      printf 'test/e2e.sh:   %-21s %5s s  %s\n' "$name" "${step_secs[$name]}" \
         "$([ "${step_rc[$name]}" = 0 ] && echo ok || echo "exit code ${step_rc[$name]}")" >&2
     else
-      printf 'test/e2e.sh:   %-15s %5s    not finished\n' "$name" "" >&2
+      printf 'test/e2e.sh:   %-21s %5s    not finished\n' "$name" "" >&2
     fi
   done
-  log "done in $((SECONDS - t0)) s: exit code $rc"
+  log "done in $(($(date +%s) - t0)) s: exit code $rc"
 }
 
 # -------------------------------------------------------------- the run
 if [ "${TRAINSONNET_USE_EXISTING_CLUSTER:-0}" = 1 ]; then
   [ -n "${KUBECONFIG:-}" ] || die "TRAINSONNET_USE_EXISTING_CLUSTER=1 needs KUBECONFIG"
-  if [ "$with_check" = 1 ]; then step check make check || { summary; exit "$rc"; }; fi
+  if [ "$with_check" = 1 ]; then step check make check || true; fi
   if [ -z "${KUBECTL:-}" ]; then step "build: kubectl" "$cluster/build.sh" k8s || true; fi
   step "compile tests" go test -count=1 -run '^$' "${cluster_suites[@]}" "${node_suites[@]}" "${host_suites[@]}" || true
   step scripts env TRAINSONNET_E2E=1 "${go_test[@]}" "${host_suites[@]}" || true
@@ -193,22 +225,27 @@ if [ "${TRAINSONNET_USE_EXISTING_CLUSTER:-0}" = 1 ]; then
   exit "$rc"
 fi
 
-# The image first: it mostly waits on the network, the rest uses the CPU.
+# The image first: it mostly waits on the network; the builds use the CPU.
 start image "$repo/test/node/build.sh" packages images
-if [ "$with_check" = 1 ] && ! step check make check; then
-  log "make check failed: the end-to-end suites do not run"
-  forward TERM
-  finish image || true
-  summary
-  exit "$rc"
-fi
 step "build: control plane" "$cluster/build.sh" all || true
 step "build: node" "$repo/test/node/build.sh" coredns netpol tools || true
 # Compile the test binaries before any cluster starts: a compile error
 # fails here at once, and no cluster waits for the compiler.
 step "compile tests" go test -count=1 -run '^$' "${cluster_suites[@]}" "${node_suites[@]}" "${host_suites[@]}" || true
 
-start scripts env TRAINSONNET_E2E=1 "${go_test[@]}" "${host_suites[@]}"
+# Then the suites side by side, and make check beside them: the node's
+# suites (the longest) mostly wait on pods, which leaves the CPU to the
+# rest.
+start_node() {
+  # test/node first, then test/jobs (-p 1): the fault cases that reach the
+  # whole node (its API server down, its kubelet restarted) run when no
+  # other package's test is on it.
+  start node env WITH_KWOK=0 WITH_KUEUE=1 "$repo/test/node/with-node.sh" \
+    env TRAINSONNET_E2E=1 TRAINSONNET_E2E_KUEUE=1 "${go_test[@]}" -p 1 "${node_suites[@]}"
+}
+if [ -s "$logs/.image.end" ]; then
+  if finish image; then start_node; else log "the node's image was not built: the node suites do not run"; fi
+fi
 
 # The control plane's suites on a cluster of their own, beside the node's.
 cp_state="${TRAINSONNET_STATE:-/tmp/trainsonnet-cluster}-kwok"
@@ -221,19 +258,29 @@ start "control plane" env TS_NAME=control-plane WITH_KWOK=1 WITH_KUEUE=1 WITH_NO
   TRAINSONNET_KUEUE_HEALTH_PORT="${TRAINSONNET_KWOK_KUEUE_HEALTH_PORT:-28081}" \
   "$cluster/with-cluster.sh" \
   env TRAINSONNET_E2E=1 TRAINSONNET_E2E_KWOK=1 TRAINSONNET_E2E_KUEUE=1 "${go_test[@]}" "${cluster_suites[@]}"
+start scripts env TRAINSONNET_E2E=1 "${go_test[@]}" "${host_suites[@]}"
+if [ "$with_check" = 1 ]; then start check make check; fi
 
-if finish image; then
-  # test/node first, then test/jobs (-p 1): the fault cases that reach the
-  # whole node (its API server down, its kubelet restarted) run when no
-  # other package's test is on it.
-  start node env WITH_KWOK=0 WITH_KUEUE=1 "$repo/test/node/with-node.sh" \
-    env TRAINSONNET_E2E=1 TRAINSONNET_E2E_KUEUE=1 "${go_test[@]}" -p 1 "${node_suites[@]}"
-  finish node || true
-else
-  log "the node's image was not built: the node suites do not run"
-fi
-finish scripts || true
-finish "control plane" || true
+# Each step's log as it ends; the node's suites once the image is there.
+while :; do
+  pids=()
+  for name in "${steps[@]}"; do
+    if [ -n "${step_pid[$name]:-}" ]; then pids+=("${step_pid[$name]}"); fi
+  done
+  [ "${#pids[@]}" -gt 0 ] || break
+  ended=""
+  wait -n -p ended "${pids[@]}" || true
+  [ -n "$ended" ] || continue # a trapped signal: wait again
+  for name in "${steps[@]}"; do
+    [ "${step_pid[$name]:-}" = "$ended" ] || continue
+    if finish "$name"; then
+      if [ "$name" = image ]; then start_node; fi
+    elif [ "$name" = image ]; then
+      log "the node's image was not built: the node suites do not run"
+    fi
+    break
+  done
+done
 
 summary
 exit "$rc"

@@ -55,26 +55,97 @@ type suite struct {
 	node *node.Cluster
 	g    *generator.Generator
 	// slots limits how many cases use the node at once: the package's
-	// one set (nodeSlots), shared by every test.
-	slots chan struct{}
+	// one pool (nodeSlots), shared by every test.
+	slots *slotPool
 }
 
-// nodeSlots are the node's places for cases, one set for the whole
+// nodeSlots are the node's places for cases, one pool for the whole
 // package: the tests run side by side (runCases), and a case starts when
 // any case of any test has ended, so that the node is never left with
 // one case while a test waits for its slowest. The jobs mostly wait
 // (on pods, on training steps paced by sleeps): four at once keep a
 // 2-core node busy without starving any.
-var nodeSlots = sync.OnceValues(func() (chan struct{}, error) {
-	n := 4
+var nodeSlots = sync.OnceValues(func() (*slotPool, error) {
+	n := 5
 	if v := os.Getenv(ParallelEnv); v != "" {
 		var err error
 		if n, err = strconv.Atoi(v); err != nil || n < 1 {
 			return nil, fmt.Errorf("%s=%q: a number of cases, at least 1", ParallelEnv, v)
 		}
 	}
-	return make(chan struct{}, n), nil
+	return &slotPool{free: n}, nil
 })
+
+// slotPool hands the node's slots to the cases that wait for one, the
+// longest first: a case's weight is the bound it declares (caseTimeout,
+// a fault's bound), so the cases that may run longest start first and
+// the suite does not end with one of them alone on the node. Among equal
+// weights, the first to ask.
+type slotPool struct {
+	mu      sync.Mutex
+	free    int
+	seq     int
+	waiting []*slotWaiter
+}
+
+type slotWaiter struct {
+	weight time.Duration
+	seq    int
+	ready  chan struct{}
+}
+
+// acquire waits for a slot, or ctx's end.
+func (p *slotPool) acquire(ctx context.Context, weight time.Duration) error {
+	p.mu.Lock()
+	p.seq++
+	w := &slotWaiter{weight: weight, seq: p.seq, ready: make(chan struct{})}
+	p.waiting = append(p.waiting, w)
+	p.handOut()
+	p.mu.Unlock()
+	select {
+	case <-w.ready:
+		return nil
+	case <-ctx.Done():
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		select {
+		case <-w.ready: // handed a slot meanwhile: give it back
+			p.free++
+			p.handOut()
+		default:
+			p.waiting = slices.DeleteFunc(p.waiting, func(x *slotWaiter) bool { return x == w })
+		}
+		return ctx.Err()
+	}
+}
+
+// release gives a slot back.
+func (p *slotPool) release() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.free++
+	p.handOut()
+}
+
+// handOut gives the free slots to the heaviest waiters; p.mu is held.
+func (p *slotPool) handOut() {
+	for p.free > 0 && len(p.waiting) > 0 {
+		best := 0
+		for i, w := range p.waiting {
+			if b := p.waiting[best]; w.weight > b.weight || w.weight == b.weight && w.seq < b.seq {
+				best = i
+			}
+		}
+		close(p.waiting[best].ready)
+		p.waiting = slices.Delete(p.waiting, best, best+1)
+		p.free--
+	}
+}
+
+// suiteStart is when the package's tests began: the cases' logs say
+// when, from it, they held the node, so that a slow suite's timeline
+// can be read from its output.
+var suiteStart = time.Now()
 
 // newSuite returns the suite, or skips the test unless TRAINSONNET_E2E=1
 // and the real node's environment is present.
@@ -128,12 +199,16 @@ func (s *suite) start(t *testing.T, name string, level kube.PodSecurityLevel) *j
 // startFor is start with a deadline of the case's own.
 func (s *suite) startFor(t *testing.T, name string, level kube.PodSecurityLevel, caseTimeout time.Duration) *jobCase {
 	t.Helper()
-	select {
-	case s.slots <- struct{}{}:
-	case <-t.Context().Done():
+	asked := time.Now()
+	if err := s.slots.acquire(t.Context(), caseTimeout); err != nil {
 		t.Fatal("no free slot on the node before the test ended")
 	}
-	t.Cleanup(func() { <-s.slots })
+	got := time.Now()
+	t.Cleanup(func() {
+		s.slots.release()
+		t.Logf("case on the node from +%.0f s to +%.0f s of the suite: %.1f s (waited %.1f s for a slot)",
+			got.Sub(suiteStart).Seconds(), time.Since(suiteStart).Seconds(), time.Since(got).Seconds(), got.Sub(asked).Seconds())
+	})
 
 	// Within go test's -timeout too, leaving time for the diagnostics and
 	// the namespace's deletion: a test binary that panics on its timeout
