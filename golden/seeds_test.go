@@ -496,11 +496,14 @@ func (r rendered) daskWorkers(t *testing.T, p *ourPod, env map[string]string) []
 	script := r.file(t, p, "/etc/trainsonnet/dask.sh")
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "dask.sh"), []byte(script), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "mpi.sh"),
-		[]byte("i=0; while [ ! -s \"$TS_CONFIG_DIR/dask.log\" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done\n"), 0o644))
+		[]byte("i=0; while [ ! -s \"$TS_CONFIG_DIR/dask.log\" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done\n"), 0o644))
 	bin := filepath.Join(dir, "bin")
 	require.NoError(t, os.Mkdir(bin, 0o755))
+	// The stub writes its whole line in one write: mpi.sh's stub ends once
+	// the log is not empty, and the group is killed then (a line written
+	// a word at a time was cut after its first word on a loaded machine).
 	require.NoError(t, os.WriteFile(filepath.Join(bin, "dask"),
-		[]byte("#!/bin/sh\nfor a in \"$@\"; do printf '%s\\t' \"$a\"; done >>\"$TS_CONFIG_DIR/dask.log\"; echo >>\"$TS_CONFIG_DIR/dask.log\"\n"), 0o755))
+		[]byte("#!/bin/sh\nline=''; for a in \"$@\"; do line=\"$line$a\t\"; done; printf '%s\\n' \"$line\" >>\"$TS_CONFIG_DIR/dask.log\"\n"), 0o755))
 	cmd := exec.Command("sh", filepath.Join(dir, "dask.sh"), "worker")
 	cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "TS_CONFIG_DIR=" + dir}
 	for k, v := range env {
