@@ -350,7 +350,7 @@ func runTellEndAfterCmd(t *testing.T, f *fixture) {
 	assert.Equal(t, "SSH-2.0-trainsonnet trainsonnet-end-job-chief", readLine(t, "127.0.0.2", port))
 	t0 := time.Now()
 	assert.Equal(t, 3, p.wait(), p.output())
-	assert.Less(t, time.Since(t0), 3*time.Second, "closed once its follower has read it")
+	assert.Less(t, time.Since(t0), 7*time.Second, "closed once its follower has read it, not after its 8s (a loaded machine may take seconds)")
 	assert.Contains(t, p.output(), fmt.Sprintf("trainsonnet: 1 of 1 follower(s) read port %d within ", port))
 	messagesArePrefixed(t, p.output())
 }
@@ -404,7 +404,7 @@ func runLeadAndFollower(t *testing.T, f *fixture) {
 	lead := f.start("run", "--tell-end", fmt.Sprint(port), "--", "true")
 	require.Equal(t, 0, follower.wait(), follower.output())
 	require.Equal(t, 0, lead.wait(), lead.output())
-	assert.Less(t, time.Since(lead.start), 4*time.Second, "the lead: %s", lead.output())
+	assert.Less(t, time.Since(lead.start), 7*time.Second, "the lead, not after its 8s: %s", lead.output())
 	assert.Contains(t, lead.output(), fmt.Sprintf("trainsonnet: 1 of 1 follower(s) read port %d within ", port))
 	assert.Contains(t, follower.output(), fmt.Sprintf("says the job is over (its port %d)", port))
 }

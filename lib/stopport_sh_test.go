@@ -181,7 +181,7 @@ func launcherStopPortWithPython3(t *testing.T, f *fixture) {
 	assert.Equal(t, "SSH-2.0-trainsonnet "+banner, readLine(t, "127.0.0.2", stop))
 	t0 := time.Now()
 	assert.Equal(t, 3, p.wait(), p.output())
-	assert.Less(t, time.Since(t0), 3*time.Second, "closed once both have read it, not after 8s")
+	assert.Less(t, time.Since(t0), 7*time.Second, "closed once both have read it, not after its 8s (a loaded machine may take seconds)")
 	assert.Contains(t, p.output(), fmt.Sprintf("trainsonnet: 2 of 2 worker(s) read port %d within ", stop))
 	assert.Contains(t, p.output(), "by python3: 32 connections at a time, at most 500 started a second")
 	assert.Equal(t, []string{"127.0.0.1"}, f.hostsCalledWith("true"), "one login")
