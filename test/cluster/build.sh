@@ -72,13 +72,22 @@ command -v flock >/dev/null || ts_die "flock (util-linux) is not on PATH"
 mkdir -p "$TS_CACHE" "$TS_BUILD_ROOT"
 
 # ----------------------------------------------------------------- helpers
-# One build at a time per cache: CI jobs or a colleague's harness may call
-# build.sh concurrently; the second waits, then finds the binaries present.
-exec 9>"$TS_CACHE/.build.lock"
-if ! flock -n 9; then
-  ts_log "another build holds $TS_CACHE/.build.lock; waiting"
-  flock 9
-fi
+# One build of a target at a time per cache: CI jobs, a colleague's harness
+# or test/e2e.sh's steps may call build.sh concurrently; the second build
+# of a target waits, then finds it present, while other targets build side
+# by side (kwok beside a running node's suites).
+locked() { # locked TARGET CMD...
+  local lock="$TS_CACHE/.build-$1.lock"
+  shift
+  (
+    trap cleanup EXIT
+    if ! flock -n 9; then
+      ts_log "another build holds $lock; waiting"
+      flock 9
+    fi
+    "$@"
+  ) 9>"$lock"
+}
 
 # Temporary output dirs of this run; removed on any exit. Binaries are built
 # there and renamed into place only after they ran, so an interrupted build
@@ -89,7 +98,7 @@ trap cleanup EXIT
 
 # new_tmp DIR: sets $tmp to a fresh temp dir inside DIR (same file system,
 # so the final mv is an atomic rename). Leftovers of interrupted runs are
-# removed first; safe because we hold the build lock.
+# removed first; safe because we hold the target's build lock.
 new_tmp() {
   mkdir -p "$1"
   rm -rf "$1"/.tmp-build.*
@@ -118,8 +127,6 @@ check_version() {
   esac
 }
 
-# Leftovers of interrupted builds (safe: we hold the lock).
-rm -rf "$TS_K8S_BIN"/.tmp-build.* "$TS_ETCD_BIN"/.tmp-build.* "$TS_KWOK_BIN"/.tmp-build.* "$TS_KUEUE_DIR"/.tmp-build.*
 
 # --------------------------------------------------------------- kubernetes
 build_k8s() {
@@ -324,9 +331,9 @@ build_operators() {
     manifests/base/kubeflow.org_mpijobs.yaml
 }
 
-if [ "$want_etcd" = 1 ]; then build_etcd; fi
-if [ "$want_k8s" = 1 ]; then build_k8s; fi
-if [ "$want_kwok" = 1 ]; then build_kwok; fi
-if [ "$want_kueue" = 1 ]; then build_kueue; fi
-if [ "$want_operators" = 1 ]; then build_operators; fi
+if [ "$want_etcd" = 1 ]; then locked etcd build_etcd; fi
+if [ "$want_k8s" = 1 ]; then locked k8s build_k8s; fi
+if [ "$want_kueue" = 1 ]; then locked kueue build_kueue; fi
+if [ "$want_kwok" = 1 ]; then locked kwok build_kwok; fi
+if [ "$want_operators" = 1 ]; then locked operators build_operators; fi
 ts_log "done in $(ts_since "$TS_T0")"
