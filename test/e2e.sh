@@ -11,17 +11,21 @@
 #   image          test/node/build.sh packages images: the node's test image
 #                  (debootstrap of Debian packages: mostly waiting on the
 #                  network), started first and left to run beside the builds
-#   build: control plane   test/cluster/build.sh all: Kubernetes, etcd, kwok, Kueue
+#   build: cluster test/cluster/build.sh etcd k8s kueue: what the node's
+#                  suites need of test/cluster (kwok builds in the control
+#                  plane's step)
 #   build: node    test/node/build.sh coredns netpol tools
-#   compile tests  the suites' test binaries, before any cluster starts, so
+#   compile tests  the node's test binaries, before its cluster starts, so
 #                  that a compile error fails here at once
-#   then, side by side, each suite on a cluster of its own:
+#   then, side by side, each suite on a cluster of its own (the node's at
+#   normal priority, the others at nice 19: they take the CPU it leaves):
 #   node           test/node, then test/jobs, under test/node/with-node.sh
 #                  (with Kueue), once the image is built: a real kubelet node
 #                  runs the generated jobs to completion, trains, rides out
 #                  the fault cases (the longest step; it mostly waits on pods)
 #   control plane  test/e2e and test/kube under test/cluster/with-cluster.sh
-#                  with kwok and Kueue, on a control plane of its own
+#                  (which builds kwok) with kwok and Kueue, on a control
+#                  plane of its own
 #                  ($TRAINSONNET_STATE-kwok, ports 2xxxx): every golden
 #                  manifest, example overlay and the random sweep applied to
 #                  a real API server, fake GPU nodes, every prototype's job
@@ -227,11 +231,14 @@ fi
 
 # The image first: it mostly waits on the network; the builds use the CPU.
 start image "$repo/test/node/build.sh" packages images
-step "build: control plane" "$cluster/build.sh" all || true
+# What the node's suites need, first: they are the longest step. kwok (the
+# control plane's suites only) builds in their step, beside the node's.
+step "build: cluster" "$cluster/build.sh" etcd k8s kueue || true
 step "build: node" "$repo/test/node/build.sh" coredns netpol tools || true
-# Compile the test binaries before any cluster starts: a compile error
-# fails here at once, and no cluster waits for the compiler.
-step "compile tests" go test -count=1 -run '^$' "${cluster_suites[@]}" "${node_suites[@]}" "${host_suites[@]}" || true
+# Compile the node's test binaries before its cluster starts: a compile
+# error fails here at once, and no node waits for the compiler. (The
+# other suites compile theirs in their steps.)
+step "compile tests" go test -count=1 -run '^$' "${node_suites[@]}" || true
 
 # Then the suites side by side, and make check beside them: the node's
 # suites (the longest) mostly wait on pods, which leaves the CPU to the
