@@ -251,8 +251,10 @@ start_node() {
   # test/node first, then test/jobs (-p 1): the fault cases that reach the
   # whole node (its API server down, its kubelet restarted) run when no
   # other package's test is on it.
+  # -parallel 64: the node's slots (test/jobs) bound its cases, and weigh
+  # them all only if every one of them asks.
   start node env WITH_KWOK=0 WITH_KUEUE=1 "$repo/test/node/with-node.sh" \
-    env TRAINSONNET_E2E=1 TRAINSONNET_E2E_KUEUE=1 "${go_test[@]}" -p 1 "${node_suites[@]}"
+    env TRAINSONNET_E2E=1 TRAINSONNET_E2E_KUEUE=1 "${go_test[@]}" -p 1 -parallel 64 "${node_suites[@]}"
 }
 if [ -s "$logs/.image.end" ]; then
   if finish image; then start_node; else log "the node's image was not built: the node suites do not run"; fi

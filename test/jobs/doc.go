@@ -57,9 +57,10 @@
 // diagnostics instead of go test's panic) and, when it fails, logs the
 // launcher's and the workers' logs, `kubectl describe` of the job's pods
 // and Jobs, and the namespace's events. The tests run side by side, their
-// cases sharing the node's slots: four cases at once, whatever test they
-// are of (TRAINSONNET_JOBS_PARALLEL), as the jobs mostly wait; the faults
-// that reach the whole node run first, alone (TestFaultsOfTheNode).
+// cases sharing the node's slots: five cases at once, whatever test they
+// are of (TRAINSONNET_JOBS_PARALLEL), as the jobs mostly wait, the longest
+// first; the faults that reach the whole node run first, alone
+// (TestFaultsOfTheNode).
 //
 // The node enforces NetworkPolicies (kube-network-policies, see
 // test/node/README.md), so every job above runs behind its policy, and

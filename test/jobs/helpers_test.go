@@ -63,7 +63,7 @@ type suite struct {
 // package: the tests run side by side (runCases), and a case starts when
 // any case of any test has ended, so that the node is never left with
 // one case while a test waits for its slowest. The jobs mostly wait
-// (on pods, on training steps paced by sleeps): four at once keep a
+// (on pods, on training steps paced by sleeps): five at once keep a
 // 2-core node busy without starving any.
 var nodeSlots = sync.OnceValues(func() (*slotPool, error) {
 	n := 5
@@ -73,19 +73,24 @@ var nodeSlots = sync.OnceValues(func() (*slotPool, error) {
 			return nil, fmt.Errorf("%s=%q: a number of cases, at least 1", ParallelEnv, v)
 		}
 	}
-	return &slotPool{free: n}, nil
+	return &slotPool{free: n, openAfter: 2 * time.Second}, nil
 })
 
 // slotPool hands the node's slots to the cases that wait for one, the
 // longest first: a case's weight is the bound it declares (caseTimeout,
 // a fault's bound), so the cases that may run longest start first and
 // the suite does not end with one of them alone on the node. Among equal
-// weights, the first to ask.
+// weights, the first to ask. The pool opens a moment (openAfter) after
+// the first case asks, so that the cases that start together (go test
+// releases a package's parallel tests at once) are all weighed.
 type slotPool struct {
 	mu      sync.Mutex
 	free    int
 	seq     int
 	waiting []*slotWaiter
+	// asked: a case has asked; open: slots are handed out.
+	asked, open bool
+	openAfter   time.Duration
 }
 
 type slotWaiter struct {
@@ -100,6 +105,15 @@ func (p *slotPool) acquire(ctx context.Context, weight time.Duration) error {
 	p.seq++
 	w := &slotWaiter{weight: weight, seq: p.seq, ready: make(chan struct{})}
 	p.waiting = append(p.waiting, w)
+	if !p.asked {
+		p.asked = true
+		time.AfterFunc(p.openAfter, func() {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			p.open = true
+			p.handOut()
+		})
+	}
 	p.handOut()
 	p.mu.Unlock()
 	select {
@@ -127,9 +141,10 @@ func (p *slotPool) release() {
 	p.handOut()
 }
 
-// handOut gives the free slots to the heaviest waiters; p.mu is held.
+// handOut gives the free slots to the heaviest waiters, once open; p.mu
+// is held.
 func (p *slotPool) handOut() {
-	for p.free > 0 && len(p.waiting) > 0 {
+	for p.open && p.free > 0 && len(p.waiting) > 0 {
 		best := 0
 		for i, w := range p.waiting {
 			if b := p.waiting[best]; w.weight > b.weight || w.weight == b.weight && w.seq < b.seq {

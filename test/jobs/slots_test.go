@@ -13,8 +13,8 @@ import (
 // the first to ask among equals; a waiter whose context ends leaves the
 // queue (or gives back the slot it was just handed).
 func TestSlotPool(t *testing.T) {
-	p := &slotPool{free: 1}
-	require.NoError(t, p.acquire(t.Context(), time.Minute))
+	p := &slotPool{free: 1, openAfter: 100 * time.Millisecond}
+	require.NoError(t, p.acquire(t.Context(), time.Minute)) // opens it, a moment later
 
 	order := make(chan string, 4)
 	wait := func(name string, weight time.Duration) {
