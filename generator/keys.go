@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/trainsonnet/trainsonnet/generator/internal/kubeflow"
 	"github.com/trainsonnet/trainsonnet/generator/param"
 	"github.com/trainsonnet/trainsonnet/generator/suggest"
 )
@@ -273,10 +274,42 @@ func (pr *Prototype) applyObject(r *resolved, it input, m map[string]any, kind s
 		add(&param.Error{Source: it.given, Value: param.Show(shown), Rule: "this way of rendering takes parameters only"})
 		return
 	}
-	mg, err := r.migrate(kind, m)
-	if err != nil {
-		r.err = err
+	// its shape and its operator's rules, before any Jsonnet reads it
+	// (the keys above are said already)
+	top := make(map[string]any, 5)
+	for _, k := range []string{"apiVersion", "kind", "metadata", "spec", "status"} {
+		if v, ok := m[k]; ok {
+			top[k] = v
+		}
+	}
+	norm, problems := kubeflow.Check(kind, top)
+	for _, p := range problems {
+		pe := &param.Error{Source: it.given, Value: p.Value, Rule: p.Rule}
+		if p.Path != "" {
+			pe.Source += ": " + p.Path
+		}
+		add(pe)
+	}
+	if len(problems) > 0 {
 		return
+	}
+	mg, err := r.migrate(kind, norm)
+	if err != nil && !strings.Contains(err.Error(), "RUNTIME ERROR: ") {
+		r.err = err // a bound passed, a cancelled context
+		return
+	}
+	if err != nil {
+		// a from function that fails on an object the checks passed is
+		// trainsonnet's fault; still one line, naming the file
+		add(&param.Error{Source: it.given, Value: param.Show(shown),
+			Rule: "trainsonnet could not translate it (please report this, with the file): " + firstLine(err.Error())})
+		return
+	}
+	if md, _ := norm["metadata"].(map[string]any); md["name"] == nil {
+		// the API server refuses an object without a name; the jobs here
+		// are named after it
+		r.needs = append(r.needs, need{prm: "name", err: &param.Error{Source: it.given + ": metadata.name",
+			Rule: "required: a " + short + " has a name, which names its jobs here: give it, or set name"}})
 	}
 	for _, e := range mg.Errors {
 		pe := &param.Error{Source: it.given, Rule: e.Rule}
@@ -294,6 +327,17 @@ func (pr *Prototype) applyObject(r *resolved, it input, m map[string]any, kind s
 		r.warnings = append(r.warnings, it.given+": "+w)
 	}
 	pr.applyMembers(r, nil, mg.Params, "", func(k string) string { return it.given + " (" + short + " → " + k + ")" }, add)
+}
+
+// firstLine is the first line of a message that has several, with the
+// Jsonnet's "RUNTIME ERROR: " cut.
+func firstLine(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			return strings.TrimPrefix(l, "RUNTIME ERROR: ")
+		}
+	}
+	return s
 }
 
 // need is a parameter that an object given as a params file could not

@@ -240,7 +240,7 @@ local fromPyTorchJob(o) =
   local envOf = std.get(pod.params, 'env', {});
   local ep = std.get(spec, 'elasticPolicy');
   local run = std.get(spec, 'runPolicy', {});
-  local restart = std.get(lead, 'restartPolicy', 'OnFailure');
+  local restart = if lead == null then 'OnFailure' else std.get(lead, 'restartPolicy', 'OnFailure');
   local gpu = std.get(pod.params, 'gpu', 0);
   // nprocPerNode: torchrun's flag in the command (which wins in
   // torchrun), the spec's, the deprecated elasticPolicy's or PET_'s
@@ -249,7 +249,7 @@ local fromPyTorchJob(o) =
     else if std.get(spec, 'nprocPerNode') != null then spec.nprocPerNode
     else if ep != null && std.get(ep, 'nProcPerNode') != null then ep.nProcPerNode
     else std.get(envOf, 'PET_NPROC_PER_NODE');
-  local port = [x.containerPort for x in std.get(c, 'ports', []) if std.get(x, 'name') == 'pytorchjob-port'];
+  local port = [x.containerPort for x in (if c == null then [] else std.get(c, 'ports', [])) if std.get(x, 'name') == 'pytorchjob-port'];
   // the operator's defaults: a missing bound is the other one
   local minR = if ep == null then null else std.get(ep, 'minReplicas', std.get(ep, 'maxReplicas'));
   local maxR = if ep == null then null else std.get(ep, 'maxReplicas', std.get(ep, 'minReplicas'));
@@ -329,6 +329,9 @@ local fromPyTorchJob(o) =
     ],
     errors: [
       kubeflow.refuse(lead != null, at, 'has neither Master nor Worker: nothing to run'),
+      if !argsOnly && c != null && (l.launcher == 'torchrun' || l.launcher == 'python') && l.exec == [] then
+        [{ param: 'exec', field: cmdAt + '.command', rule: kubeflow.shell(words) + ' names no script to run: give it in the command, or set exec to the script and its arguments' }]
+      else [],
       if argsOnly then
         [{ param: 'exec', field: cmdAt + '.command', rule: 'none: the image\'s ENTRYPOINT runs' + (if words != [] then ' with the args ' + kubeflow.shell(words) else '') + ', which a render cannot read: set exec to the script it runs' + (if words != [] then ', and these args' else '') }]
       else [],

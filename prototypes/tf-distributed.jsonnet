@@ -276,7 +276,7 @@ local fromTFJob(o) =
     } + {
       [if std.length(execs) == 1 then 'exec']: execs[0],
       [if port != [] then 'grpcPort']: port[0],
-      [if std.objectHas(pod(first).params, 'gpuResource') then 'gpuResource']: pod(first).params.gpuResource,
+      [if first != null && std.objectHas(pod(first).params, 'gpuResource') then 'gpuResource']: pod(first).params.gpuResource,
       // OnFailure and ExitCode restarted without limit; Never did not
       backoffLimit: if backoff != null then std.min(backoff, 100) else if restarts == ['Never'] then 0 else 6,
     },

@@ -1,0 +1,307 @@
+package kubeflow
+
+import (
+	"encoding/json"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/trainsonnet/trainsonnet/generator/param"
+)
+
+// Kinds are the objects Check knows, by "<apiVersion>/<kind>".
+var Kinds = map[string]reflect.Type{
+	"kubeflow.org/v1/PyTorchJob":  reflect.TypeFor[PyTorchJob](),
+	"kubeflow.org/v1/TFJob":       reflect.TypeFor[TFJob](),
+	"kubeflow.org/v2beta1/MPIJob": reflect.TypeFor[MPIJob](),
+}
+
+// Check checks obj, an object of kind ("<apiVersion>/<kind>"), against
+// its API types and its operator's admission rules. It returns the object
+// with its nulls removed (and its extended resources' quantities as
+// numbers), and the problems found: the shape's first (its rules cannot
+// be read on a malformed object), else the rules'. A kind it does not
+// know is returned as it is.
+func Check(kind string, obj map[string]any) (map[string]any, []Problem) {
+	t, ok := Kinds[kind]
+	if !ok {
+		return obj, nil
+	}
+	w := &walker{}
+	norm := w.object(obj, t, "")
+	if len(w.problems) > 0 {
+		return obj, w.problems
+	}
+	b, err := json.Marshal(norm)
+	if err != nil {
+		return obj, []Problem{{Rule: "cannot be read: " + err.Error()}}
+	}
+	r := &rules{}
+	switch t {
+	case reflect.TypeFor[PyTorchJob]():
+		var j PyTorchJob
+		if err := json.Unmarshal(b, &j); err != nil {
+			return obj, []Problem{{Rule: "cannot be read: " + err.Error()}}
+		}
+		r.pytorch(&j)
+	case reflect.TypeFor[TFJob]():
+		var j TFJob
+		if err := json.Unmarshal(b, &j); err != nil {
+			return obj, []Problem{{Rule: "cannot be read: " + err.Error()}}
+		}
+		r.tf(&j)
+	case reflect.TypeFor[MPIJob]():
+		var j MPIJob
+		if err := json.Unmarshal(b, &j); err != nil {
+			return obj, []Problem{{Rule: "cannot be read: " + err.Error()}}
+		}
+		r.mpi(&j)
+	}
+	wholeGPUs(norm)
+	return norm, r.problems
+}
+
+type rules struct {
+	problems []Problem
+}
+
+func (r *rules) add(path string, v any, rule string) {
+	shown := ""
+	if v != nil {
+		shown = param.Show(v)
+	}
+	r.problems = append(r.problems, Problem{Path: path, Value: shown, Rule: rule})
+}
+
+func (r *rules) oneOf(path, v string, valid ...string) {
+	if v != "" && !slices.Contains(valid, v) {
+		r.add(path, v, "must be one of "+strings.Join(valid, ", "))
+	}
+}
+
+func (r *rules) atLeast(path string, v *int32, least int32) {
+	if v != nil && *v < least {
+		r.add(path, *v, "must be "+strconv.Itoa(int(least))+" or more")
+	}
+}
+
+// runPolicy: what either operator refuses of a run policy (the MPI
+// operator checks all of it; the values have no other meaning in the
+// training operator either).
+func (r *rules) runPolicy(rp *RunPolicy, managers ...string) {
+	if rp == nil {
+		return
+	}
+	at := "spec.runPolicy."
+	if rp.CleanPodPolicy != nil {
+		r.oneOf(at+"cleanPodPolicy", *rp.CleanPodPolicy, "All", "Running", "None")
+	}
+	r.atLeast(at+"ttlSecondsAfterFinished", rp.TTLSecondsAfterFinished, 0)
+	r.atLeast(at+"backoffLimit", rp.BackoffLimit, 0)
+	if rp.ActiveDeadlineSeconds != nil && *rp.ActiveDeadlineSeconds < 0 {
+		r.add(at+"activeDeadlineSeconds", *rp.ActiveDeadlineSeconds, "must be 0 or more")
+	}
+	if rp.ManagedBy != nil {
+		r.oneOf(at+"managedBy", *rp.ManagedBy, managers...)
+	}
+	if sp := rp.SchedulingPolicy; sp != nil {
+		r.atLeast(at+"schedulingPolicy.minAvailable", sp.MinAvailable, 0)
+		r.atLeast(at+"schedulingPolicy.scheduleTimeoutSeconds", sp.ScheduleTimeoutSeconds, 0)
+	}
+}
+
+// name: the operators' rule for the job's name (their pods' and
+// Services' names are built from it).
+func (r *rules) name(name string) {
+	if name == "" {
+		return // the prototype's from function asks for one
+	}
+	if errs := validation.IsDNS1035Label(name); len(errs) > 0 {
+		r.add("metadata.name", name, "must be a DNS label that starts with a letter, as the operator takes it: "+errs[0])
+	}
+}
+
+// replicaSpecs checks a job's roles: each has containers with images,
+// one named container (the operator's default container) where the
+// operator needs one, a known restart policy and no negative replicas.
+func (r *rules) replicaSpecs(at string, specs map[string]*ReplicaSpec, container string) {
+	for _, rt := range slices.Sorted(mapKeys(specs)) {
+		rs := specs[rt]
+		rAt := at + "." + rt
+		r.atLeast(rAt+".replicas", rs.Replicas, 0)
+		r.oneOf(rAt+".restartPolicy", rs.RestartPolicy, "Always", "OnFailure", "Never", "ExitCode")
+		cAt := rAt + ".template.spec.containers"
+		named := container == ""
+		for i, c := range rs.Template.Spec.Containers {
+			if c.Image == "" {
+				r.add(cAt+"["+strconv.Itoa(i)+"].image", nil, "required: the operator refuses a container without an image")
+			}
+			named = named || c.Name == container
+			r.resources(cAt+"["+strconv.Itoa(i)+"].resources", c.Resources)
+		}
+		if len(rs.Template.Spec.Containers) == 0 {
+			r.add(cAt, nil, "must have at least one container")
+		} else if !named {
+			r.add(cAt, nil, "must have a container named "+container+": the operator takes its command, resources and port from it")
+		}
+	}
+}
+
+// resources: the API's rules for extended resources (a GPU): whole
+// numbers, and a request only with the same limit.
+func (r *rules) resources(at string, res corev1.ResourceRequirements) {
+	for _, k := range slices.Sorted(mapKeys(res.Limits)) {
+		if extended(k) {
+			if q := res.Limits[k]; q.MilliValue()%1000 != 0 {
+				r.add(at+".limits."+string(k), q.String(), "must be a whole number: "+string(k)+" is counted in whole devices")
+			}
+		}
+	}
+	for _, k := range slices.Sorted(mapKeys(res.Requests)) {
+		if !extended(k) {
+			continue
+		}
+		q := res.Requests[k]
+		l, has := res.Limits[k]
+		switch {
+		case !has:
+			r.add(at+".requests."+string(k), q.String(), "needs the same limit: Kubernetes refuses a pod that requests "+string(k)+" without limits."+string(k)+" (set the limit; the request may then go)")
+		case q.Cmp(l) != 0:
+			r.add(at+".requests."+string(k), q.String(), "must equal limits."+string(k)+" ("+l.String()+"): Kubernetes refuses a pod whose "+string(k)+" request and limit differ")
+		}
+	}
+}
+
+// extended reports whether a resource is an extended one (a device such
+// as nvidia.com/gpu): not Kubernetes' own.
+func extended(k corev1.ResourceName) bool {
+	s := string(k)
+	return strings.Contains(s, "/") && !strings.HasPrefix(s, "kubernetes.io/") && !strings.Contains(s, ".kubernetes.io/") &&
+		!strings.HasPrefix(s, "requests.")
+}
+
+func mapKeys[V any, K ~string](m map[K]V) func(func(K) bool) {
+	return func(yield func(K) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+func (r *rules) pytorch(j *PyTorchJob) {
+	r.name(j.Metadata.Name)
+	r.runPolicy(j.Spec.RunPolicy, "kubeflow.org/training-operator", "kueue.x-k8s.io/multikueue")
+	at := "spec.pytorchReplicaSpecs"
+	specs := j.Spec.PyTorchReplicaSpecs
+	for _, rt := range slices.Sorted(mapKeys(specs)) {
+		if rt != "Master" && rt != "Worker" {
+			r.add(at+"."+rt, nil, "not a replica type of a PyTorchJob: it has Master and Worker")
+		}
+	}
+	r.replicaSpecs(at, specs, "pytorch")
+	if m := specs["Master"]; m != nil && m.Replicas != nil && *m.Replicas != 1 {
+		r.add(at+".Master.replicas", *m.Replicas, "must be 1: a PyTorchJob has one Master (add the others to Worker)")
+	}
+	if w := specs["Worker"]; w != nil && w.Replicas != nil && *w.Replicas < 1 {
+		r.add(at+".Worker.replicas", *w.Replicas, "must be 1 or more (leave Worker out for no workers)")
+	}
+	if ep := j.Spec.ElasticPolicy; ep != nil {
+		if specs["Worker"] == nil {
+			r.add(at+".Worker", nil, "required with spec.elasticPolicy: the elastic pods are workers")
+		}
+		if ep.NProcPerNode != nil && j.Spec.NprocPerNode != nil {
+			r.add("spec.elasticPolicy.nProcPerNode", *ep.NProcPerNode, "must not be given with spec.nprocPerNode (it is the older spelling of it)")
+		}
+		r.atLeast("spec.elasticPolicy.minReplicas", ep.MinReplicas, 1)
+		r.atLeast("spec.elasticPolicy.maxReplicas", ep.MaxReplicas, 1)
+		r.atLeast("spec.elasticPolicy.maxRestarts", ep.MaxRestarts, 0)
+		if ep.MinReplicas != nil && ep.MaxReplicas != nil && *ep.MinReplicas > *ep.MaxReplicas {
+			r.add("spec.elasticPolicy.minReplicas", *ep.MinReplicas, "must be at most maxReplicas ("+strconv.Itoa(int(*ep.MaxReplicas))+")")
+		}
+	}
+	if n := j.Spec.NprocPerNode; n != nil && *n != "auto" && *n != "cpu" && *n != "gpu" {
+		if v, err := strconv.Atoi(*n); err != nil || v < 1 {
+			r.add("spec.nprocPerNode", *n, "must be a number of processes (1 or more), auto, cpu or gpu")
+		}
+	}
+}
+
+func (r *rules) tf(j *TFJob) {
+	r.name(j.Metadata.Name)
+	r.runPolicy(j.Spec.RunPolicy, "kubeflow.org/training-operator", "kueue.x-k8s.io/multikueue")
+	if j.Spec.SuccessPolicy != nil {
+		r.oneOf("spec.successPolicy", *j.Spec.SuccessPolicy, "AllWorkers")
+	}
+	r.replicaSpecs("spec.tfReplicaSpecs", j.Spec.TFReplicaSpecs, "tensorflow")
+}
+
+func (r *rules) mpi(j *MPIJob) {
+	at := "spec.mpiReplicaSpecs"
+	specs := j.Spec.MPIReplicaSpecs
+	r.runPolicy(j.Spec.RunPolicy, "kubeflow.org/mpi-operator", "kueue.x-k8s.io/multikueue")
+	r.atLeast("spec.slotsPerWorker", j.Spec.SlotsPerWorker, 0)
+	r.oneOf("spec.mpiImplementation", j.Spec.MPIImplementation, "OpenMPI", "Intel", "MPICH")
+	r.oneOf("spec.launcherCreationPolicy", j.Spec.LauncherCreationPolicy, "AtStartup", "WaitForWorkersReady")
+	r.replicaSpecs(at, specs, "")
+	l := specs["Launcher"]
+	switch {
+	case l == nil:
+		r.add(at+".Launcher", nil, "required: an MPIJob has a Launcher, which runs mpirun")
+	case l.Replicas != nil && *l.Replicas != 1:
+		r.add(at+".Launcher.replicas", *l.Replicas, "must be 1: an MPIJob has one launcher")
+	}
+	w := specs["Worker"]
+	if w != nil && w.Replicas == nil {
+		r.add(at+".Worker.replicas", nil, "required: the operator counts an MPIJob's workers from it (its default, 0, it refuses)")
+	} else if w != nil && *w.Replicas < 1 {
+		r.add(at+".Worker.replicas", *w.Replicas, "must be 1 or more")
+	}
+	if name := j.Metadata.Name; name != "" {
+		n := int32(1)
+		if w != nil && w.Replicas != nil && *w.Replicas > 0 {
+			n = *w.Replicas
+		}
+		host := name + "-worker-" + strconv.Itoa(int(n-1))
+		if errs := validation.IsDNS1035Label(host); len(errs) > 0 {
+			r.add("metadata.name", name, "must make worker names that are DNS labels starting with a letter, as the operator takes it ("+host+": "+errs[0]+")")
+		}
+	}
+}
+
+// wholeGPUs writes, in a checked object, each extended resource's
+// quantity (the API's text "2" as much as the number 2) as a number:
+// one form for the from functions.
+func wholeGPUs(v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if (k == "limits" || k == "requests") && isMap(e) {
+				for rk, q := range e.(map[string]any) {
+					if !extended(corev1.ResourceName(rk)) {
+						continue
+					}
+					if s, ok := q.(string); ok {
+						if p, err := resource.ParseQuantity(s); err == nil && p.MilliValue()%1000 == 0 {
+							e.(map[string]any)[rk] = json.Number(strconv.FormatInt(p.Value(), 10))
+						}
+					}
+				}
+				continue
+			}
+			wholeGPUs(e)
+		}
+	case []any:
+		for _, e := range x {
+			wholeGPUs(e)
+		}
+	}
+}
+
+func isMap(v any) bool { _, ok := v.(map[string]any); return ok }
