@@ -8,7 +8,7 @@
 //           a replica spec's pod template; kubeflow.replicas(rs) its pods
 //           (the operators' default 1); kubeflow.words(c) a container's
 //           command and args as words, kubeflow.shell(words) as sh text;
-//           kubeflow.meta(o) name, namespace, labels and queue;
+//           kubeflow.meta(o) {params, warnings} of the metadata;
 //           kubeflow.runPolicy(o, removed) the job's lifetime.
 //
 // Each returns what it could not carry as a warning that says what to do
@@ -48,10 +48,12 @@ local isGPU(k) = std.endsWith(k, '/gpu') || std.endsWith(k, '.com/gpu');
   words(c):: (if std.get(c, 'command') == null then [] else c.command) + (if std.get(c, 'args') == null then [] else c.args),
   shell(words):: std.join(' ', [quote(w) for w in words]),
 
-  // pod(rs, name, at): the typed parameters a replica spec's pod template
-  // gives (its container called name, or the first), at its path in the
-  // object. Not the command: each prototype reads it its own way.
-  pod(rs, name, at)::
+  // pod(rs, name, at, own): the typed parameters a replica spec's pod
+  // template gives (its container called name, or the first), at its path
+  // in the object; own names the pod spec's fields the caller carries
+  // itself (openmpi's hostNetwork). Not the command: each prototype reads
+  // it its own way.
+  pod(rs, name, at, own=[])::
     local pod = std.get(std.get(rs, 'template', {}), 'spec', {});
     local c = $.container(pod, name);
     local res = std.get(c, 'resources', {});
@@ -98,7 +100,7 @@ local isGPU(k) = std.endsWith(k, '/gpu') || std.endsWith(k, '.com/gpu');
       ] + [
         at + '.template.spec.' + k + ': not carried: add it with a kustomize patch of the generated base'
         for k in std.objectFields(pod)
-        if !std.member(podCarried, k)
+        if !std.member(podCarried + own, k)
       ] + [
         at + '.template.spec.containers[' + c.name + '].' + k + ': not carried: add it with a kustomize patch of the generated base'
         for k in (if c == null then [] else std.objectFields(c))
@@ -130,17 +132,68 @@ local isGPU(k) = std.endsWith(k, '/gpu') || std.endsWith(k, '.com/gpu');
     },
 
 
-  // meta(o): the parameters an operator job's metadata gives: name,
-  // namespace, labels, and Kueue's queue-name label as queue.
+  // meta(o): the parameters an operator job's metadata gives, with
+  // warnings: name, namespace, labels and annotations (the object's and
+  // its pod templates'), Kueue's queue (its label, or the older
+  // annotation) as queue and its priority-class label as
+  // workloadPriorityClass.
   meta(o)::
     local md = std.get(o, 'metadata', {});
+    local queueKey = 'kueue.x-k8s.io/queue-name';
+    local prioKey = 'kueue.x-k8s.io/priority-class';
+    local kueueKeys = [queueKey, prioKey];
     local labels = std.get(md, 'labels', {});
-    local queueLabel = 'kueue.x-k8s.io/queue-name';
+    local ann = std.get(md, 'annotations', {});
+    local spec = std.get(o, 'spec', {});
+    // every role's pod template metadata, by its path
+    local tmpls = [
+      { at: 'spec.' + k + '.' + r + '.template.metadata', md: std.get(std.get(spec[k][r], 'template', {}), 'metadata', {}) }
+      for k in std.objectFields(spec)
+      if std.endsWith(k, 'ReplicaSpecs') && std.isObject(spec[k])
+      for r in std.objectFields(spec[k])
+    ];
+    local of(field) = std.foldl(function(acc, t) acc + std.get(t.md, field, {}), tmpls, {});
+    local tLabels = of('labels');
+    local tAnn = of('annotations');
+    local without(m, ks) = { [k]: m[k] for k in std.objectFields(m) if !std.member(ks, k) };
+    local allLabels = without(labels, kueueKeys) + without(tLabels, kueueKeys);
+    local allAnn = without(ann, [queueKey]) + without(tAnn, [queueKey]);
+    local queue = std.get(labels, queueKey, std.get(ann, queueKey, std.get(tLabels, queueKey)));
+    local prio = std.get(labels, prioKey, std.get(tLabels, prioKey));
     {
-      [if std.get(md, 'name') != null then 'name']: md.name,
-      [if std.get(md, 'namespace') != null then 'namespace']: md.namespace,
-      [if std.length([k for k in std.objectFields(labels) if k != queueLabel]) > 0 then 'labels']: { [k]: labels[k] for k in std.objectFields(labels) if k != queueLabel },
-      [if std.objectHas(labels, queueLabel) then 'queue']: labels[queueLabel],
+      params: {
+        [if std.get(md, 'name') != null then 'name']: md.name,
+        [if std.get(md, 'namespace') != null then 'namespace']: md.namespace,
+        [if allLabels != {} then 'labels']: allLabels,
+        [if allAnn != {} then 'annotations']: allAnn,
+        [if queue != null then 'queue']: queue,
+        [if prio != null then 'workloadPriorityClass']: prio,
+      },
+      warnings: [
+        if without(ann, [queueKey]) != {} then
+          'metadata.annotations: carried to every object and pod of the job (the operator kept them on the ' + std.get(o, 'kind', 'object') + '): drop them from the generated base with a kustomize patch where they must not be',
+        if std.objectHas(ann, queueKey) && !std.objectHas(labels, queueKey) then
+          'metadata.annotations.' + queueKey + ': Kueue\'s older spelling of the queue: taken as queue, which labels the job',
+      ] + [
+        t.at + '.' + f + ': carried to every object and pod of the job, as ' + f + ' (the operator put them on this role\'s pods)'
+        for t in tmpls
+        for f in ['labels', 'annotations']
+        if without(std.get(t.md, f, {}), kueueKeys) != {}
+      ] + [
+        t.at + '.labels.' + k + ': ' + std.toString(t.md.labels[k]) + ' differs from another\'s (' + std.toString(allLabels[k]) + '): every pod takes ' + std.toString(allLabels[k])
+        for t in tmpls
+        for k in std.objectFields(std.get(t.md, 'labels', {}))
+        if std.objectHas(allLabels, k) && t.md.labels[k] != allLabels[k]
+      ] + [
+        'metadata.labels.' + k + ': ' + std.toString(labels[k]) + ' differs from the pod template\'s (' + std.toString(allLabels[k]) + '): every object and pod takes ' + std.toString(allLabels[k])
+        for k in std.objectFields(without(labels, kueueKeys))
+        if labels[k] != allLabels[k]
+      ] + [
+        t.at + '.' + f + ': not carried: trainsonnet names and keeps the metadata of the job\'s pods; add it with a kustomize patch'
+        for t in tmpls
+        for f in std.objectFields(t.md)
+        if !std.member(['labels', 'annotations'], f)
+      ],
     },
 
   // runPolicy(o, removed): the lifetime parameters a job's

@@ -41,6 +41,22 @@ local launch(p) = std.join(' ', [
   p.exec,
 ]);
 
+// deepspeed's own options (its runner's) that take a value; and those
+// trainsonnet gives it, which exec must not give again.
+local dsValued = ['--num_gpus', '--num_nodes', '--include', '-i', '--exclude', '-e', '--master_port', '--master_addr', '--hostfile', '-H',
+                  '--launcher', '--launcher_args', '--bind_core_list', '--ssh_port', '--min_elastic_nodes', '--max_elastic_nodes',
+                  '--autotuning', '--comment', '--venv_script', '--node_rank'];
+local dsOwn = ['--hostfile', '-H', '--master_addr', '--master_port', '--launcher', '--no_ssh', '--node_rank'];
+
+// the options exec gives deepspeed, before its script: their names
+local dsOptions(words, i=0, acc=[]) =
+  if i >= std.length(words) || !std.startsWith(words[i], '-') then acc
+  else
+    local name = std.split(words[i], '=')[0];
+    dsOptions(words, if std.member(dsValued, name) && !std.member(words[i], '=') then i + 2 else i + 1, acc + [name]);
+
+local execWords(p) = [w for w in std.split(std.strReplace(p.exec, '\t', ' '), ' ') if w != ''];
+
 local job(p) = {
   port: p.ssh.port,
   initTimeout: p.initTimeout,
@@ -114,6 +130,19 @@ ts.prototype({
 
   validate(p):: sshjob.validate(p, p.workers, p.ssh.port) + sshjob.checks(p) + [
     ts.check(p.masterPort != p.ssh.port, 'masterPort', 'must not be ssh.port (' + p.ssh.port + '): worker 0 serves both'),
+    ts.check(!std.member(p.exec, '\n') && !std.member(p.exec, '\r'), 'exec', 'must be one line: it ends deepspeed\'s command line, where a line break would start another command'),
+    ts.check(execWords(p) == [] || std.split(execWords(p)[0], '/')[std.length(std.split(execWords(p)[0], '/')) - 1] != 'deepspeed', 'exec',
+             'must not start with deepspeed: trainsonnet runs deepspeed (with --hostfile, --master_addr and --master_port); give what it runs: the script and its arguments, after options of your own'),
+  ] + [
+    ts.check(false, 'exec', 'must not give ' + o + ': trainsonnet gives deepspeed ' + {
+      '--hostfile': 'the job\'s hostfile', '-H': 'the job\'s hostfile', '--master_addr': 'worker 0 as the master',
+      '--master_port': 'masterPort (set that)', '--launcher': 'the pdsh launcher', '--no_ssh': 'ssh, which reaches the workers',
+      '--node_rank': 'each node its rank',
+    }[o])
+    for o in std.set(dsOptions(execWords(p)))
+    if std.member(dsOwn, o)
+  ] + [
+    ts.check(p.slots == null || p.gpu == 0 || p.slots <= p.gpu, 'slots', 'must be at most gpu (' + p.gpu + '): deepspeed gives each slot a GPU of its own'),
     sshjob.checkConfigSize(p, 'workers', hostLinePrefix(p), hostLineSuffix(p), 0, p.workers),
   ],
 

@@ -133,7 +133,8 @@ local fromMPIJob(o) =
   local launcher = std.get(rs, 'Launcher');
   local worker = std.get(rs, 'Worker');
   local none = { params: {}, warnings: [], errors: [] };
-  local wpod = if worker == null then none else kubeflow.pod(worker, '', at + '.Worker');
+  local wpod = if worker == null then none else kubeflow.pod(worker, '', at + '.Worker', ['hostNetwork']);
+  local hostNet = worker != null && std.get(std.get(std.get(worker, 'template', {}), 'spec', {}), 'hostNetwork') == true;
   local lpod = if launcher == null then none else kubeflow.pod(launcher, '', at + '.Launcher');
   local lc = if launcher == null then null else kubeflow.container(std.get(std.get(launcher, 'template', {}), 'spec', {}), '');
   local wc = if worker == null then null else kubeflow.container(std.get(std.get(worker, 'template', {}), 'spec', {}), '');
@@ -154,8 +155,11 @@ local fromMPIJob(o) =
   local launcherOwn = ['cpu', 'memory', 'gpu', 'nodeSelector', 'tolerations', 'env', 'image'];
   local shared = [k for k in std.objectFields(w + l) if !std.member(launcherOwn + ['gpuResource'], k)];
   {
-    params: kubeflow.meta(o) + run.params + { [k]: w[k] for k in std.objectFields(w) if k != 'env' || wenv != {} } + {
+    params: kubeflow.meta(o).params + run.params + { [k]: w[k] for k in std.objectFields(w) if k != 'env' || wenv != {} } + {
       [if worker != null then 'workers']: kubeflow.replicas(worker),
+      // the workers on their nodes' network: useHostNetwork, which also
+      // keeps sshd off port 22 and lets the NetworkPolicy admit the nodes
+      [if hostNet then 'useHostNetwork']: true,
       // the operator's hostfile has slotsPerWorker slots (1 unset), GPUs or not
       slots: std.get(spec, 'slotsPerWorker', 1),
       [if lc != null && std.get(lc, 'command') != null then 'exec']: kubeflow.shell(words),
@@ -171,7 +175,7 @@ local fromMPIJob(o) =
         [if [k for k in std.objectFields(lenv) if std.get(wenv, k) != lenv[k]] != [] then 'env']: { [k]: lenv[k] for k in std.objectFields(lenv) if std.get(wenv, k) != lenv[k] },
       },
     },
-    warnings: wpod.warnings + lpod.warnings + run.warnings + [
+    warnings: wpod.warnings + lpod.warnings + run.warnings + kubeflow.meta(o).warnings + [
       if wc != null && !(wwords != [] && std.endsWith(wwords[0], 'sshd')) then
         wAt + '.command: ' + (if wwords == [] then 'none (the image\'s ENTRYPOINT)' else kubeflow.shell(wwords)) + ' is not run: the workers run trainsonnet\'s sshd (ssh.port), which the launcher reaches with the job\'s key',
       if std.objectHas(spec, 'sshAuthMountPath') then

@@ -218,6 +218,13 @@ local launch(words) =
     { launcher: 'python', opts: [], exec: if first == [] then [] else rest[first[0]:] }
   else { launcher: 'program', opts: [], exec: words };
 
+// innerTorchrun(words): a shell's -c script that runs torchrun (or
+// torch.distributed.run) itself
+local innerTorchrun(words) =
+  std.length(words) >= 3 && std.member(['sh', 'bash', 'dash', 'zsh', 'ash'], baseName(words[0]))
+  && std.length([w for w in words[1:] if std.startsWith(w, '-') && std.member(w, 'c')]) > 0
+  && std.length([w for w in words[1:] if ts.contains(w, 'torchrun') || ts.contains(w, 'torch.distributed.run') || ts.contains(w, 'torch.distributed.launch')]) > 0;
+
 local opt(l, name) = local o = [x.value for x in l.opts if x.name == name]; if o == [] then null else o[0];
 
 local fromPyTorchJob(o) =
@@ -269,7 +276,7 @@ local fromPyTorchJob(o) =
   local workerParams = if worker == null || master == null then null
   else kubeflow.pod(worker, 'pytorch', '').params + { cmd: kubeflow.words(kubeflow.container(std.get(std.get(worker, 'template', {}), 'spec', {}), 'pytorch')) };
   {
-    params: pod.params + kubeflow.meta(o) + runPolicy.params + {
+    params: pod.params + kubeflow.meta(o).params + runPolicy.params + {
       [if pods > 0 then 'workers']: pods,
       [if l.exec != [] then 'exec']: kubeflow.shell(execWords),
       // the operator ran a command without torchrun once per pod
@@ -285,7 +292,7 @@ local fromPyTorchJob(o) =
         [if maxRestarts != null then 'maxRestarts']: maxRestarts,
       },
     },
-    warnings: pod.warnings + runPolicy.warnings + [
+    warnings: pod.warnings + runPolicy.warnings + kubeflow.meta(o).warnings + [
       if workerParams != null && workerParams != pod.params + { cmd: words } then
         at + '.Worker.template differs from Master\'s: every pod here runs Master\'s (worker 0 is rank 0): make them one, or render two jobs',
       if l.launcher == 'python' then
@@ -329,6 +336,9 @@ local fromPyTorchJob(o) =
     ],
     errors: [
       kubeflow.refuse(lead != null, at, 'has neither Master nor Worker: nothing to run'),
+      if !argsOnly && innerTorchrun(words) then
+        [{ param: 'exec', field: cmdAt + '.command', rule: kubeflow.shell(words[0:2]) + ' runs torchrun inside a shell: trainsonnet runs torchrun itself with the rendezvous as its flags, which the inner torchrun would not get (each pod would train alone): give torchrun\'s words as the command ([torchrun, ..., script, args]), or set exec to the script and its arguments' }]
+      else [],
       if !argsOnly && c != null && (l.launcher == 'torchrun' || l.launcher == 'python') && l.exec == [] then
         [{ param: 'exec', field: cmdAt + '.command', rule: kubeflow.shell(words) + ' names no script to run: give it in the command, or set exec to the script and its arguments' }]
       else [],

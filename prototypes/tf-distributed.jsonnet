@@ -261,7 +261,7 @@ local fromTFJob(o) =
   local successPolicy = std.get(spec, 'successPolicy', '');
   local port = std.join([], [[x.containerPort for x in std.get(c(t), 'ports', []) if std.get(x, 'name') == 'tfjob-port'] for t in types]);
   {
-    params: kubeflow.meta(o) + run.params + shared + {
+    params: kubeflow.meta(o).params + run.params + shared + {
       // every role the TFJob has, and none it has not
       ps: { number: 0 },
       chief: { number: 0 },
@@ -280,7 +280,7 @@ local fromTFJob(o) =
       // OnFailure and ExitCode restarted without limit; Never did not
       backoffLimit: if backoff != null then std.min(backoff, 100) else if restarts == ['Never'] then 0 else 6,
     },
-    warnings: std.join([], [pod(t).warnings for t in types]) + run.warnings + [
+    warnings: std.join([], [pod(t).warnings for t in types]) + run.warnings + kubeflow.meta(o).warnings + [
       at + '.' + t + '.template.spec: ' + k + ' differs from ' + first + '\'s: every task takes ' + first + '\'s'
       for t in types
       for k in std.objectFields(sharedOf(t) + shared)
