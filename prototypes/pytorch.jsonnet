@@ -278,7 +278,7 @@ local fromPyTorchJob(o) =
   {
     params: pod.params + kubeflow.meta(o).params + runPolicy.params + {
       [if pods > 0 then 'workers']: pods,
-      [if l.exec != [] then 'exec']: kubeflow.shell(execWords),
+      [if l.exec != [] && !innerTorchrun(words) then 'exec']: kubeflow.shell(execWords),
       // the operator ran a command without torchrun once per pod
       [if argsOnly || l.launcher == 'python' || l.launcher == 'program' || nprocGiven != null then 'nprocPerNode']:
         if argsOnly || l.launcher == 'python' || l.launcher == 'program' then '1' else std.toString(nprocGiven),
