@@ -225,6 +225,10 @@ type migration struct {
 	// path in the object) or a parameter it does not give (Param, or
 	// several as "a|b": the problem stands unless another input sets it).
 	Errors []migrationError `json:"errors"`
+	// Fields: the object's field each parameter came from, by the
+	// parameter's top-level key, so that a problem names what the user
+	// wrote.
+	Fields map[string]string `json:"fields"`
 }
 
 type migrationError struct {
@@ -326,7 +330,12 @@ func (pr *Prototype) applyObject(r *resolved, it input, m map[string]any, kind s
 	for _, w := range mg.Warnings {
 		r.warnings = append(r.warnings, it.given+": "+w)
 	}
-	pr.applyMembers(r, nil, mg.Params, "", func(k string) string { return it.given + " (" + short + " → " + k + ")" }, add)
+	pr.applyMembers(r, nil, mg.Params, "", func(k string) string {
+		if f := mg.Fields[k]; f != "" {
+			return it.given + ": " + f + " → " + k
+		}
+		return it.given + " (" + short + " → " + k + ")"
+	}, add)
 }
 
 // firstLine is the first line of a message that has several, with the

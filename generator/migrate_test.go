@@ -130,6 +130,11 @@ func TestMigrateRefusals(t *testing.T) {
 		{"eval", pytorchJob(`torchrun, x.py`), "job.yaml", "a params file holds eval's parameters; this is an object of another kind"},
 		{"pytorch", "apiVersion: v1\nkind: Pod\n", "job.yaml", "a params file holds pytorch's parameters, or a whole kubeflow.org/v1/PyTorchJob; this is an object of another kind"},
 		{"pytorch", pytorchJob(`torchrun, x.py`) + "workers: 3\n", "job.yaml: workers", "a PyTorchJob has apiVersion, kind, metadata and spec"},
+		// a parameter derived from the object names the fields it came from
+		{"pytorch", strings.Replace(pytorchJob(`torchrun, x.py`), "replicas: 3", "replicas: 5000", 1),
+			"job.yaml: spec.pytorchReplicaSpecs.Master.replicas + spec.pytorchReplicaSpecs.Worker.replicas → workers", "must be an integer from 1 to 1000"},
+		{"pytorch", strings.Replace(pytorchJob(`torchrun, x.py`), "metadata: {name: mnist, namespace: ml}", "metadata: {namespace: ml}", 1),
+			"job.yaml: metadata.name", "required: a PyTorchJob has a name, which names its jobs here: give it, or set name"},
 	} {
 		_, err := g.Render(context.Background(), generator.NewParams(c.proto).AddFile("job.yaml", []byte(c.file)))
 		var verr *generator.ValidationError

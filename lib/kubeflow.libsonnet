@@ -128,6 +128,26 @@ local isGPU(k) = std.endsWith(k, '/gpu') || std.endsWith(k, '.com/gpu');
         if std.length(gpuKeys) > 1 then [at + '.template.spec.containers[' + c.name + '].resources.limits: only ' + gpuKeys[0] + ' is carried, as gpu']
         else []
       ),
+      // the field each parameter came from, for messages
+      fields: {
+        local cAt = at + '.template.spec.containers[' + std.get(c, 'name', '0') + ']',
+        local sAt = at + '.template.spec',
+        image: cAt + '.image',
+        imagePullPolicy: cAt + '.imagePullPolicy',
+        env: cAt + '.env',
+        [if gpuKeys != [] then 'gpu']: cAt + '.resources.limits.' + gpuKeys[0],
+        [if gpuKeys != [] then 'gpuResource']: cAt + '.resources.limits.' + gpuKeys[0],
+        cpu: cAt + '.resources.limits.cpu',
+        memory: cAt + '.resources.limits.memory',
+        volumeMounts: cAt + '.volumeMounts',
+        shmSize: sAt + '.volumes',
+      } + {
+        [k]: at + '.template.spec.' + k
+        for k in ['nodeSelector', 'tolerations', 'volumes', 'imagePullSecrets', 'serviceAccountName', 'automountServiceAccountToken', 'schedulerName', 'priorityClassName']
+      } + {
+        [k]: (if std.objectHas(csc, k) then at + '.template.spec.containers[' + std.get(c, 'name', '0') + '].securityContext.' else at + '.template.spec.securityContext.') + k
+        for k in securityCarried
+      },
       errors: [],
     },
 
@@ -169,6 +189,14 @@ local isGPU(k) = std.endsWith(k, '/gpu') || std.endsWith(k, '.com/gpu');
         [if queue != null then 'queue']: queue,
         [if prio != null then 'workloadPriorityClass']: prio,
       },
+      fields: {
+        name: 'metadata.name',
+        namespace: 'metadata.namespace',
+        labels: 'metadata.labels',
+        annotations: 'metadata.annotations',
+        queue: if std.objectHas(labels, queueKey) then 'metadata.labels.' + queueKey else 'metadata.annotations.' + queueKey,
+        workloadPriorityClass: 'metadata.labels.' + prioKey,
+      },
       warnings: [
         if without(ann, [queueKey]) != {} then
           'metadata.annotations: carried to every object and pod of the job (the operator kept them on the ' + std.get(o, 'kind', 'object') + '): drop them from the generated base with a kustomize patch where they must not be',
@@ -205,6 +233,12 @@ local isGPU(k) = std.endsWith(k, '/gpu') || std.endsWith(k, '.com/gpu');
     local sched = std.get(run, 'schedulingPolicy', {});
     local said(k, otherwise) = if std.objectHas(removed, 'runPolicy.' + k) then removed['runPolicy.' + k] else otherwise;
     {
+      fields: {
+        activeDeadlineSeconds: 'spec.runPolicy.activeDeadlineSeconds',
+        ttlSecondsAfterFinished: 'spec.runPolicy.ttlSecondsAfterFinished',
+        priorityClassName: 'spec.runPolicy.schedulingPolicy.priorityClass',
+        backoffLimit: 'spec.runPolicy.backoffLimit',
+      },
       params: {
         [if std.objectHas(run, 'activeDeadlineSeconds') then 'activeDeadlineSeconds']: run.activeDeadlineSeconds,
         [if std.objectHas(run, 'ttlSecondsAfterFinished') then 'ttlSecondsAfterFinished']: run.ttlSecondsAfterFinished,

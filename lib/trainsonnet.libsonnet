@@ -34,6 +34,7 @@
 //         params: { workers: ... },                  // derived from o
 //         warnings: ['what differs, and why'],
 //         errors: [[{ field: 'spec.x', rule: '...' }], [{ param: 'exec', rule: 'not derived: ...' }]],
+//         fields: { workers: 'spec.x.replicas' },   // where each came from, for messages
 //       },
 //     },
 //     render(p):: [ ...objects... ],
@@ -99,8 +100,8 @@ local warningsField = 'trainsonnetWarnings';
       else if output == 'from' then
         // trainsonnet passes {kind, object}: a whole object of the
         // replaced system, given as a params file (generator/keys.go).
-        local m = { params: {}, warnings: [], errors: [] } + s.from[params.kind](params.object);
-        { params: m.params, warnings: [w for w in m.warnings if w != null], errors: std.join([], m.errors) }
+        local m = { params: {}, warnings: [], errors: [], fields: {} } + s.from[params.kind](params.object);
+        { params: m.params, warnings: [w for w in m.warnings if w != null], errors: std.join([], m.errors), fields: m.fields }
       else
         // trainsonnet passes complete, checked params (output='full'); by
         // hand, missing ones take their defaults.

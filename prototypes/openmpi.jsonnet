@@ -132,7 +132,7 @@ local fromMPIJob(o) =
   local rs = std.get(spec, 'mpiReplicaSpecs', {});
   local launcher = std.get(rs, 'Launcher');
   local worker = std.get(rs, 'Worker');
-  local none = { params: {}, warnings: [], errors: [] };
+  local none = { params: {}, warnings: [], errors: [], fields: {} };
   local wpod = if worker == null then none else kubeflow.pod(worker, '', at + '.Worker', ['hostNetwork']);
   local hostNet = worker != null && std.get(std.get(std.get(worker, 'template', {}), 'spec', {}), 'hostNetwork') == true;
   local lpod = if launcher == null then none else kubeflow.pod(launcher, '', at + '.Launcher');
@@ -155,6 +155,13 @@ local fromMPIJob(o) =
   local launcherOwn = ['cpu', 'memory', 'gpu', 'nodeSelector', 'tolerations', 'env', 'image'];
   local shared = [k for k in std.objectFields(w + l) if !std.member(launcherOwn + ['gpuResource'], k)];
   {
+    fields: wpod.fields + kubeflow.meta(o).fields + run.fields + {
+      workers: at + '.Worker.replicas',
+      slots: 'spec.slotsPerWorker',
+      exec: lAt + '.command',
+      launcher: at + '.Launcher.template.spec',
+      useHostNetwork: at + '.Worker.template.spec.hostNetwork',
+    },
     params: kubeflow.meta(o).params + run.params + { [k]: w[k] for k in std.objectFields(w) if k != 'env' || wenv != {} } + {
       [if worker != null then 'workers']: kubeflow.replicas(worker),
       // the workers on their nodes' network: useHostNetwork, which also

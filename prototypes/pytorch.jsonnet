@@ -236,7 +236,7 @@ local fromPyTorchJob(o) =
   local leadName = if master != null then 'Master' else 'Worker';
   local lead = if master != null then master else worker;
   local pods = kubeflow.replicas(master) + kubeflow.replicas(worker);
-  local pod = if lead == null then { params: {}, warnings: [], errors: [] } else kubeflow.pod(lead, 'pytorch', at + '.' + leadName);
+  local pod = if lead == null then { params: {}, warnings: [], errors: [], fields: {} } else kubeflow.pod(lead, 'pytorch', at + '.' + leadName);
   local tmpl = if lead == null then {} else std.get(std.get(lead, 'template', {}), 'spec', {});
   local c = if lead == null then null else kubeflow.container(tmpl, 'pytorch');
   local words = if c == null then [] else kubeflow.words(c);
@@ -276,6 +276,13 @@ local fromPyTorchJob(o) =
   local workerParams = if worker == null || master == null then null
   else kubeflow.pod(worker, 'pytorch', '').params + { cmd: kubeflow.words(kubeflow.container(std.get(std.get(worker, 'template', {}), 'spec', {}), 'pytorch')) };
   {
+    fields: pod.fields + kubeflow.meta(o).fields + runPolicy.fields + {
+      workers: std.join(' + ', [at + '.' + r + '.replicas' for r in ['Master', 'Worker'] if std.objectHas(rs, r)]),
+      exec: cmdAt + '.command',
+      nprocPerNode: if opt(l, 'nproc_per_node') != null then cmdAt + '.command' else 'spec.nprocPerNode',
+      port: cmdAt + '.ports',
+      elastic: 'spec.elasticPolicy',
+    },
     params: pod.params + kubeflow.meta(o).params + runPolicy.params + {
       [if pods > 0 then 'workers']: pods,
       [if l.exec != [] && !innerTorchrun(words) then 'exec']: kubeflow.shell(execWords),

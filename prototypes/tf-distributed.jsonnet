@@ -261,6 +261,13 @@ local fromTFJob(o) =
   local successPolicy = std.get(spec, 'successPolicy', '');
   local port = std.join([], [[x.containerPort for x in std.get(c(t), 'ports', []) if std.get(x, 'name') == 'tfjob-port'] for t in types]);
   {
+    fields: (if first == null then {} else pod(first).fields) + kubeflow.meta(o).fields + run.fields + {
+      [tfRoles[t]]: at + '.' + t
+      for t in types
+    } + {
+      exec: at,
+      grpcPort: at,
+    },
     params: kubeflow.meta(o).params + run.params + shared + {
       // every role the TFJob has, and none it has not
       ps: { number: 0 },
