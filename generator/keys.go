@@ -286,7 +286,10 @@ func (pr *Prototype) applyObject(r *resolved, it input, m map[string]any, kind s
 			top[k] = v
 		}
 	}
-	norm, problems := kubeflow.Check(kind, top)
+	norm, problems, warnings := kubeflow.Check(kind, top)
+	for _, w := range warnings {
+		r.warnings = append(r.warnings, it.given+": "+w)
+	}
 	for _, p := range problems {
 		pe := &param.Error{Source: it.given, Value: p.Value, Rule: p.Rule}
 		if p.Path != "" {

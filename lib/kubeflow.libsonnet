@@ -26,9 +26,24 @@ local securityCarried = ['runAsUser', 'runAsGroup', 'fsGroup', 'supplementalGrou
 
 // A word of a command as sh reads it: quoted when it holds anything sh
 // would read otherwise.
-local quote(w) =
+local plain(w) =
   if w != '' && std.length(std.stripChars(w, 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,@%+')) == 0 then w
   else "'" + std.strReplace(w, "'", "'\\''") + "'";
+
+// A variable the kubelet would have expanded and the pod's shell expands
+// here: generator/internal/kubeflow marks its name with U+FDD1 and U+FDD2
+// (kubeflow.RefStart, RefEnd); written "${NAME}".
+local refStart = '\uFDD1';
+local refEnd = '\uFDD2';
+local quote(w) =
+  if std.strReplace(w, refStart, '') == w then plain(w)
+  else
+    local segs = std.split(w, refStart);
+    std.join('', [if segs[0] == '' then '' else plain(segs[0])] + [
+      local p = std.split(seg, refEnd);
+      '"${' + p[0] + '}"' + (if std.length(p) < 2 || p[1] == '' then '' else plain(p[1]))
+      for seg in segs[1:]
+    ]);
 
 local isGPU(k) = std.endsWith(k, '/gpu') || std.endsWith(k, '.com/gpu');
 

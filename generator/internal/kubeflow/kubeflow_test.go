@@ -203,7 +203,7 @@ func TestCheck(t *testing.T) {
 			if c.path != "" {
 				m = set(t, m, c.path, c.value)
 			}
-			_, problems := Check(c.kind, m)
+			_, problems, _ := Check(c.kind, m)
 			var got []string
 			for _, p := range problems {
 				s := p.Path + ": "
@@ -225,7 +225,7 @@ func TestCheckNormalizes(t *testing.T) {
 	m = set(t, m, "spec.elasticPolicy", nil)
 	m = set(t, m, wc+".command", []any{})
 	m = set(t, m, wc+".resources", map[string]any{"limits": map[string]any{"nvidia.com/gpu": "2", "cpu": "2"}})
-	out, problems := Check("kubeflow.org/v1/PyTorchJob", m)
+	out, problems, _ := Check("kubeflow.org/v1/PyTorchJob", m)
 	require.Empty(t, problems)
 	b, err := json.Marshal(out)
 	require.NoError(t, err)
@@ -235,4 +235,54 @@ func TestCheckNormalizes(t *testing.T) {
 	w := out["spec"].(map[string]any)["pytorchReplicaSpecs"].(map[string]any)["Worker"].(map[string]any)
 	c := w["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
 	assert.NotContains(t, c, "command", "command: [] runs the image's ENTRYPOINT, as no command does")
+}
+
+// TestExpand: the kubelet's expansion, as k8s.io/kubernetes documents
+// it: $(VAR) of a known variable, $$ as $, anything else as written.
+func TestExpand(t *testing.T) {
+	vars := map[string]string{"A": "1", "EMPTY": ""}
+	lookup := func(n string) (string, bool) { v, ok := vars[n]; return v, ok }
+	for in, want := range map[string]string{
+		"$(A)":         "1",
+		"x$(A)y$(A)":   "x1y1",
+		"$(EMPTY)":     "",
+		"$(B)":         "$(B)",
+		"$$(A)":        "$(A)",
+		"$$$(A)":       "$1",
+		"$$":           "$",
+		"$":            "$",
+		"a$":           "a$",
+		"$x":           "$x",
+		"$(A":          "$(A",
+		"${A}":         "${A}",
+		"100$ $(A)$$ ": "100$ 1$ ",
+	} {
+		assert.Equal(t, want, expand(in, lookup), in)
+	}
+}
+
+// TestCheckExpandsAsTheKubelet: a container's command, args and env
+// values are the words its process got; a variable trainsonnet's pods
+// define is left to their shell; the rest is said.
+func TestCheckExpandsAsTheKubelet(t *testing.T) {
+	m := decode(t, pytorchJob)
+	m = set(t, m, wc+".command", []any{"python3", "/t.py", "--out=/ckpt/$(RUN_ID)", "--rank", "$(RANK)", "$$HOME", "$(PET_NNODES)", "$(TOKEN)"})
+	m = set(t, m, wc+".env", []any{
+		map[string]any{"name": "RUN_ID", "value": "r42"},
+		map[string]any{"name": "DIR", "value": "/ckpt/$(RUN_ID)/$(LATER)"},
+		map[string]any{"name": "TOKEN", "valueFrom": map[string]any{"secretKeyRef": map[string]any{"name": "s", "key": "k"}}},
+		map[string]any{"name": "LATER", "value": "x"},
+	})
+	out, problems, warnings := Check("kubeflow.org/v1/PyTorchJob", m)
+	require.Empty(t, problems)
+	w := out["spec"].(map[string]any)["pytorchReplicaSpecs"].(map[string]any)["Worker"].(map[string]any)
+	c := w["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
+	assert.Equal(t, []any{"python3", "/t.py", "--out=/ckpt/r42", "--rank", RefStart + "RANK" + RefEnd, "$HOME", "$(PET_NNODES)", "$(TOKEN)"}, c["command"])
+	assert.Equal(t, "/ckpt/r42/$(LATER)", c["env"].([]any)[1].(map[string]any)["value"], "an env value sees the entries before it")
+	at := worker + ".template.spec.containers[0]"
+	assert.Equal(t, []string{
+		at + ".env[1].value: $(LATER) stays as written: its env entry comes after this one, and the kubelet expands only the entries before",
+		at + ".command[6]: $(PET_NNODES) stays as written: the operator set PET_NNODES for torchrun; here trainsonnet gives torchrun its options, and the pods have no PET_NNODES",
+		at + ".command[7]: $(TOKEN) stays as written: its env entry takes its value from elsewhere (valueFrom), which is not carried: the kubelet would have put the value there; write the value, or read the variable in the program",
+	}, warnings)
 }

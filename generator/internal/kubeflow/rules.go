@@ -23,47 +23,52 @@ var Kinds = map[string]reflect.Type{
 
 // Check checks obj, an object of kind ("<apiVersion>/<kind>"), against
 // its API types and its operator's admission rules. It returns the object
-// with its nulls removed (and its extended resources' quantities as
-// numbers), and the problems found: the shape's first (its rules cannot
-// be read on a malformed object), else the rules'. A kind it does not
+// with its nulls removed, its extended resources' quantities as numbers
+// and its containers' commands as the kubelet expanded them (expand.go),
+// the problems found (the shape's first: its rules cannot be read on a
+// malformed object; else the rules') and warnings. A kind it does not
 // know is returned as it is.
-func Check(kind string, obj map[string]any) (map[string]any, []Problem) {
+func Check(kind string, obj map[string]any) (map[string]any, []Problem, []string) {
 	t, ok := Kinds[kind]
 	if !ok {
-		return obj, nil
+		return obj, nil, nil
 	}
 	w := &walker{}
 	norm := w.object(obj, t, "")
 	if len(w.problems) > 0 {
-		return obj, w.problems
+		return obj, w.problems, nil
 	}
 	b, err := json.Marshal(norm)
 	if err != nil {
-		return obj, []Problem{{Rule: "cannot be read: " + err.Error()}}
+		return obj, []Problem{{Rule: "cannot be read: " + err.Error()}}, nil
 	}
 	r := &rules{}
 	switch t {
 	case reflect.TypeFor[PyTorchJob]():
 		var j PyTorchJob
 		if err := json.Unmarshal(b, &j); err != nil {
-			return obj, []Problem{{Rule: "cannot be read: " + err.Error()}}
+			return obj, []Problem{{Rule: "cannot be read: " + err.Error()}}, nil
 		}
 		r.pytorch(&j)
 	case reflect.TypeFor[TFJob]():
 		var j TFJob
 		if err := json.Unmarshal(b, &j); err != nil {
-			return obj, []Problem{{Rule: "cannot be read: " + err.Error()}}
+			return obj, []Problem{{Rule: "cannot be read: " + err.Error()}}, nil
 		}
 		r.tf(&j)
 	case reflect.TypeFor[MPIJob]():
 		var j MPIJob
 		if err := json.Unmarshal(b, &j); err != nil {
-			return obj, []Problem{{Rule: "cannot be read: " + err.Error()}}
+			return obj, []Problem{{Rule: "cannot be read: " + err.Error()}}, nil
 		}
 		r.mpi(&j)
 	}
 	wholeGPUs(norm)
-	return norm, r.problems
+	var warnings []string
+	if len(r.problems) == 0 {
+		expandAll(kind, norm, "", &warnings)
+	}
+	return norm, r.problems, warnings
 }
 
 type rules struct {
