@@ -116,7 +116,7 @@ func TestAuthorErrors(t *testing.T) {
 		{name: "syntax", src: "local x = ;\n{}\n", want: `syntax error: Unexpected: ";" while parsing terminal`, line: 1},
 		{name: "error", render: `[error 'boom']`, want: `boom$`, line: 14},
 		{name: "unknown-native", render: `[std.native('nope')(1)]`,
-			want: `Unexpected type null, expected function \(std.native\(name\) is null for a name trainsonnet does not register`, line: 14},
+			want: `Unexpected type null, expected function: std.native\('nope'\) is null: trainsonnet registers no such native`, line: 14},
 		{name: "render-object", render: `{a: 1}`, want: `render\(p\) must return a list of objects, not an object$`, line: 14},
 		{name: "render-null", render: `null`, want: `render\(p\) must return a list of objects, not null$`, line: 14},
 		{name: "missing-field", render: `[p.nope]`, want: `Field does not exist: nope`, line: 14},
@@ -138,6 +138,24 @@ func TestAuthorErrors(t *testing.T) {
 			}
 		})
 	}
+	t.Run("shadowed-library", func(t *testing.T) {
+		// a library file of one's own that shadows the library's, broken:
+		// one line at its place, for a built-in prototype too
+		for name, src := range map[string]string{
+			"syntax":  "{ broken: ",
+			"runtime": "local x = error 'boom';\n{ params(a, b):: x }\n",
+		} {
+			lib := filepath.Join(dir, "shadow-"+name)
+			require.NoError(t, os.Mkdir(lib, 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(lib, "common.libsonnet"), []byte(src), 0o600))
+			g, err := generator.New(generator.Options{PrototypePaths: []string{lib}})
+			require.NoError(t, err)
+			_, err = g.Render(context.Background(), generator.NewParams("openmpi"))
+			require.Error(t, err)
+			assert.NotContains(t, err.Error(), "\n", name)
+			assert.Contains(t, err.Error(), filepath.Join(lib, "common.libsonnet")+":", name)
+		}
+	})
 	t.Run("validate-shape", func(t *testing.T) {
 		for name, validate := range map[string]string{
 			"validate-object":  `{}`,

@@ -218,10 +218,33 @@ func unexpectedArg(arg string, args []string) error {
 func flagError(err error, fs *pflag.FlagSet) error {
 	msg := err.Error()
 	if name, ok := strings.CutPrefix(msg, "unknown flag: --"); ok {
+		// every spelling a flag takes, each standing for its visible
+		// name; not the keys a prototype ignores (removed), which a
+		// suggestion would only lead to a warning
 		var names []string
-		fs.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+		shown := map[string]string{}
+		visible := map[*param.Param]string{}
+		fs.VisitAll(func(f *pflag.Flag) {
+			if pf, ok := f.Value.(*paramFlag); ok && !f.Hidden {
+				visible[pf.param] = f.Name
+			}
+		})
+		fs.VisitAll(func(f *pflag.Flag) {
+			switch v := f.Value.(type) {
+			case *removedFlag:
+				return
+			case *paramFlag:
+				shown[f.Name] = visible[v.param]
+			default:
+				shown[f.Name] = f.Name
+			}
+			if shown[f.Name] == "" {
+				shown[f.Name] = f.Name
+			}
+			names = append(names, f.Name)
+		})
 		if s := suggest.Closest(name, names); s != "" {
-			return usagef("unknown flag --%s (did you mean --%s?)", name, s)
+			return usagef("unknown flag --%s (did you mean --%s?)", name, shown[s])
 		}
 		return usagef("unknown flag --%s (see trainsonnet gen %s --help)", name, strings.TrimPrefix(fs.Name(), "gen "))
 	}

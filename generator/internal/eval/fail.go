@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/google/go-jsonnet"
@@ -37,12 +39,19 @@ type errFormatter struct {
 func (f *errFormatter) Format(err error) string {
 	var re jsonnet.RuntimeError
 	if errors.As(err, &re) {
-		if filepath.IsAbs(f.entry) {
+		// a file of a -J directory that a built-in prototype imported (one
+		// that shadows the library's) is the author's too: its syntax
+		// error, or a frame of it in the trace
+		if file, rest, ok := strings.Cut(re.Msg, " "); ok && filepath.IsAbs(file) && strings.Count(file, ":") >= 2 && !filepath.IsAbs(f.entry) {
+			path, _, _ := strings.Cut(file, ":")
+			return f.im.show(path) + strings.TrimPrefix(file, path) + ": syntax error: " + rest
+		}
+		if filepath.IsAbs(f.entry) || authorFrame(re.StackTrace) {
 			mark, msg := "", re.Msg
 			if m, ok := strings.CutPrefix(msg, failMark); ok {
 				mark, msg = failMark, m
 			}
-			return mark + authorPlace(re.StackTrace, f.entry, msg, f.im) + ": " + explainRuntime(msg)
+			return mark + authorPlace(re.StackTrace, f.entry, msg, f.im) + ": " + f.explainRuntime(msg, re.StackTrace)
 		}
 		if strings.HasPrefix(re.Msg, failMark) {
 			return re.Msg
@@ -111,12 +120,56 @@ func fieldPlace(im *importer, file, field string) (ast.LocationRange, bool) {
 }
 
 // explainRuntime adds what go-jsonnet's message leaves out, where a
-// prototype author meets it.
-func explainRuntime(msg string) string {
-	if msg == "Unexpected type null, expected function" {
-		return msg + " (std.native(name) is null for a name trainsonnet does not register: its natives are the library's, called through trainsonnet.libsonnet)"
+// prototype author meets it: for a call of std.native(name) of a name
+// trainsonnet does not register, the name (found in the author's files of
+// the trace).
+func (f *errFormatter) explainRuntime(msg string, trace []jsonnet.TraceFrame) string {
+	if msg != "Unexpected type null, expected function" {
+		return msg
 	}
-	return msg
+	registered := map[string]bool{}
+	for _, n := range natives(&largeStrings{}, false, nil, false) {
+		registered[n.Name] = true
+	}
+	files := []string{f.entry}
+	for _, fr := range trace {
+		if filepath.IsAbs(fr.Loc.FileName) && !slices.Contains(files, fr.Loc.FileName) {
+			files = append(files, fr.Loc.FileName)
+		}
+	}
+	var unknown []string
+	for _, file := range files {
+		if !filepath.IsAbs(file) {
+			continue
+		}
+		src := f.im.read(file)
+		if src.err != nil {
+			continue
+		}
+		for _, m := range nativeCall.FindAllStringSubmatch(src.contents.String(), -1) {
+			if !registered[m[1]] && !slices.Contains(unknown, m[1]) {
+				unknown = append(unknown, m[1])
+			}
+		}
+	}
+	if len(unknown) > 0 {
+		return msg + ": std.native('" + strings.Join(unknown, "'), std.native('") + "') is null: trainsonnet registers no such native (its natives are the library's, called through trainsonnet.libsonnet)"
+	}
+	return msg + " (std.native(name) is null for a name trainsonnet does not register: its natives are the library's, called through trainsonnet.libsonnet)"
+}
+
+// nativeCall is a call of std.native with a literal name.
+var nativeCall = regexp.MustCompile(`std\.native\(\s*['"]([^'"]*)['"]\s*\)`)
+
+// authorFrame reports whether a trace passes through a file of a -J
+// directory (whose names are absolute).
+func authorFrame(trace []jsonnet.TraceFrame) bool {
+	for _, fr := range trace {
+		if filepath.IsAbs(fr.Loc.FileName) && fr.Loc.Begin.Line > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // Error is the error of evaluating the prototype name: "prototype <name>:
