@@ -157,6 +157,10 @@ func operatorPyTorch(t *testing.T, pods []*corev1.Pod, entry []string) []aspects
 		if len(c.Command) == 0 {
 			words = append(slices.Clone(entry), c.Args...)
 		}
+		// the words the process got: the kubelet's $(VAR) and $$
+		for i, w := range words {
+			words[i] = kubeletExpand(w, env)
+		}
 		a := common(c, &p.Spec)
 		l := launched(words)
 		a["program"] = l.program()
@@ -207,9 +211,17 @@ func oursPyTorch(t *testing.T, res *generator.Result) []aspects {
 	require.Equal(t, []string{"sh", "-c"}, c.Command[:2])
 	var out []aspects
 	for i := range int(*job.Spec.Completions) {
-		// what sh makes of the command in pod i
-		text := strings.NewReplacer(`"$JOB_COMPLETION_INDEX"`, strconv.Itoa(i),
-			`$((JOB_COMPLETION_INDEX == 0))`, map[bool]string{true: "1", false: "0"}[i == 0]).Replace(c.Command[2])
+		// what the kubelet, then sh, make of the command in pod i: the
+		// pod's env (RANK is its index), the variables sh expands
+		env := envMap(c.Env)
+		env["RANK"] = strconv.Itoa(i)
+		text := kubeletExpand(c.Command[2], env)
+		repl := []string{`"$JOB_COMPLETION_INDEX"`, strconv.Itoa(i),
+			`$((JOB_COMPLETION_INDEX == 0))`, map[bool]string{true: "1", false: "0"}[i == 0]}
+		for k, v := range env {
+			repl = append(repl, "${"+k+"}", v)
+		}
+		text = strings.NewReplacer(repl...).Replace(text)
 		words := shellWords(t, text)
 		require.Equal(t, []string{"exec", "torchrun"}, words[:2], text)
 		l := launched(words[1:])
@@ -254,11 +266,13 @@ func common(c *corev1.Container, spec *corev1.PodSpec) aspects {
 		}
 	}
 	a["requests"] = strings.Join(req, ",")
-	// the user's variables: not the launcher's, not trainsonnet's
+	// the user's variables (not the launcher's, not trainsonnet's), as
+	// the process sees them: the kubelet's $(VAR) expanded
 	var env []string
+	values := envMap(c.Env)
 	for _, e := range c.Env {
 		if e.ValueFrom == nil && !launcherEnv(e.Name) {
-			env = append(env, e.Name+"="+e.Value)
+			env = append(env, e.Name+"="+values[e.Name])
 		}
 	}
 	slices.Sort(env)
@@ -320,7 +334,42 @@ func or(s ...string) string {
 func envMap(env []corev1.EnvVar) map[string]string {
 	m := map[string]string{}
 	for _, e := range env {
-		m[e.Name] = e.Value
+		if e.ValueFrom == nil {
+			m[e.Name] = kubeletExpand(e.Value, m) // an entry sees those before it
+		}
 	}
 	return m
+}
+
+// kubeletExpand is the kubelet's expansion of a command's word or an env
+// value (k8s.io/kubernetes third_party/forked/golang/expansion): $(NAME)
+// of a variable in env, $$ as $, anything else as written.
+func kubeletExpand(s string, env map[string]string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '$' || i+1 == len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		switch s[i+1] {
+		case '$':
+			b.WriteByte('$')
+			i++
+		case '(':
+			end := strings.IndexByte(s[i+2:], ')')
+			if end < 0 {
+				return b.String() + s[i:]
+			}
+			name := s[i+2 : i+2+end]
+			if v, ok := env[name]; ok {
+				b.WriteString(v)
+			} else {
+				b.WriteString("$(" + name + ")")
+			}
+			i += 2 + end
+		default:
+			b.WriteByte('$')
+		}
+	}
+	return b.String()
 }
