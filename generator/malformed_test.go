@@ -3,6 +3,7 @@ package generator_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -69,6 +70,34 @@ func TestMalformedOperatorObjects(t *testing.T) {
 							t.Errorf("%s: a problem of no place: %q", what, msg)
 						}
 					}
+				}
+			}
+			// every replica type an operator knows, added beside the
+			// object's own (a copy of its first role)
+			spec, _ := obj["spec"].(map[string]any)
+			for _, key := range []string{"pytorchReplicaSpecs", "tfReplicaSpecs", "mpiReplicaSpecs"} {
+				specs, ok := spec[key].(map[string]any)
+				if !ok {
+					continue
+				}
+				var first any
+				for _, k := range slices.Sorted(maps.Keys(specs)) {
+					first = specs[k]
+					break
+				}
+				for _, rt := range []string{"Master", "Chief", "Worker", "PS", "Evaluator", "Launcher", "worker"} {
+					if _, has := specs[rt]; has {
+						continue
+					}
+					mut := mutate(obj, []string{"spec", key, rt}, first)
+					b, err := yaml.Marshal(mut)
+					require.NoError(t, err)
+					_, err = g.Render(context.Background(), generator.NewParams(proto).AddFile("job.yaml", b))
+					var ve *generator.ValidationError
+					if err != nil && (!errors.As(err, &ve) || strings.Contains(err.Error(), "could not translate")) {
+						t.Errorf("%s added: %v", rt, err)
+					}
+					n++
 				}
 			}
 			t.Logf("%d objects", n)

@@ -262,8 +262,8 @@ local fromTFJob(o) =
   local port = std.join([], [[x.containerPort for x in std.get(c(t), 'ports', []) if std.get(x, 'name') == 'tfjob-port'] for t in types]);
   {
     fields: (if first == null then {} else pod(first).fields) + kubeflow.meta(o).fields + run.fields + {
-      [tfRoles[t]]: at + '.' + t
-      for t in types
+      [r]: std.join(', ', [at + '.' + t for t in types if tfRoles[t] == r])
+      for r in std.set([tfRoles[t] for t in types])
     } + {
       exec: at,
       grpcPort: at,

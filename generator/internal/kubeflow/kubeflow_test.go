@@ -71,6 +71,14 @@ spec:
           - {name: tensorflow, image: img}
 `
 
+const tfChief = `    Chief:
+      replicas: 1
+      template:
+        spec:
+          containers:
+          - {name: tensorflow, image: img}
+`
+
 func decode(t *testing.T, text string) map[string]any {
 	t.Helper()
 	j, err := yaml.YAMLToJSON([]byte(text))
@@ -175,6 +183,8 @@ func TestCheck(t *testing.T) {
 			[]string{worker + `.template.spec.containers[0].resources.requests.nvidia.com/gpu: "2": needs the same limit: Kubernetes refuses a pod that requests nvidia.com/gpu without limits.nvidia.com/gpu (set the limit; the request may then go)`}},
 		{"half a GPU", "kubeflow.org/v1/PyTorchJob", pytorchJob, wc + ".resources", map[string]any{"limits": map[string]any{"nvidia.com/gpu": "500m"}},
 			[]string{worker + `.template.spec.containers[0].resources.limits.nvidia.com/gpu: "500m": must be a whole number: nvidia.com/gpu is counted in whole devices`}},
+		{"a GPU and a half", "kubeflow.org/v1/PyTorchJob", pytorchJob, wc + ".resources", map[string]any{"limits": map[string]any{"nvidia.com/gpu": json.Number("1.5")}},
+			[]string{worker + `.template.spec.containers[0].resources.limits.nvidia.com/gpu: "1.5": must be a whole number: nvidia.com/gpu is counted in whole devices`}},
 		{"a name that is no DNS label", "kubeflow.org/v1/PyTorchJob", pytorchJob, "metadata.name", "1st",
 			[]string{`metadata.name: "1st": must be a DNS label that starts with a letter, as the operator takes it: a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')`}},
 		{"an unknown clean pod policy", "kubeflow.org/v1/PyTorchJob", pytorchJob, "spec.runPolicy", map[string]any{"cleanPodPolicy": "Some"},
@@ -195,6 +205,8 @@ func TestCheck(t *testing.T) {
 		{"a TFJob whole", "kubeflow.org/v1/TFJob", tfJob, "", nil, nil},
 		{"an unknown success policy", "kubeflow.org/v1/TFJob", tfJob, "spec.successPolicy", "SomeWorkers",
 			[]string{`spec.successPolicy: "SomeWorkers": must be one of AllWorkers`}},
+		{"a Master beside a Chief", "kubeflow.org/v1/TFJob", tfJob + tfChief, "spec.tfReplicaSpecs.Master", map[string]any{"template": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "tensorflow", "image": "i"}}}}},
+			[]string{"spec.tfReplicaSpecs.Master: beside Chief: a TFJob has one chief (Master is its older name)"}},
 		{"negative parameter servers", "kubeflow.org/v1/TFJob", tfJob, "spec.tfReplicaSpecs.PS.replicas", json.Number("-1"),
 			[]string{`spec.tfReplicaSpecs.PS.replicas: "-1": must be 0 or more`}},
 	} {

@@ -157,16 +157,9 @@ func (r *rules) replicaSpecs(at string, specs map[string]*ReplicaSpec, container
 	}
 }
 
-// resources: the API's rules for extended resources (a GPU): whole
-// numbers, and a request only with the same limit.
+// resources: the API's rule for extended resources (a GPU): a request
+// only with the same limit (whole numbers: the shape's check).
 func (r *rules) resources(at string, res corev1.ResourceRequirements) {
-	for _, k := range slices.Sorted(mapKeys(res.Limits)) {
-		if extended(k) {
-			if q := res.Limits[k]; q.MilliValue()%1000 != 0 {
-				r.add(at+".limits."+string(k), q.String(), "must be a whole number: "+string(k)+" is counted in whole devices")
-			}
-		}
-	}
 	for _, k := range slices.Sorted(mapKeys(res.Requests)) {
 		if !extended(k) {
 			continue
@@ -245,6 +238,9 @@ func (r *rules) tf(j *TFJob) {
 		r.oneOf("spec.successPolicy", *j.Spec.SuccessPolicy, "AllWorkers")
 	}
 	r.replicaSpecs("spec.tfReplicaSpecs", j.Spec.TFReplicaSpecs, "tensorflow")
+	if j.Spec.TFReplicaSpecs["Chief"] != nil && j.Spec.TFReplicaSpecs["Master"] != nil {
+		r.add("spec.tfReplicaSpecs.Master", nil, "beside Chief: a TFJob has one chief (Master is its older name)")
+	}
 }
 
 func (r *rules) mpi(j *MPIJob) {

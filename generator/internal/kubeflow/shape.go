@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -89,11 +90,12 @@ func fields(t reflect.Type) []fieldInfo {
 var emptyAllowed = []string{"HTTPHeader.Value", "Sysctl.Value"}
 
 var (
-	quantityType = reflect.TypeFor[resource.Quantity]()
-	intstrType   = reflect.TypeFor[intstr.IntOrString]()
-	timeType     = reflect.TypeFor[metav1.Time]()
-	microType    = reflect.TypeFor[metav1.MicroTime]()
-	durationType = reflect.TypeFor[metav1.Duration]()
+	quantityType     = reflect.TypeFor[resource.Quantity]()
+	intstrType       = reflect.TypeFor[intstr.IntOrString]()
+	timeType         = reflect.TypeFor[metav1.Time]()
+	microType        = reflect.TypeFor[metav1.MicroTime]()
+	durationType     = reflect.TypeFor[metav1.Duration]()
+	resourceListType = reflect.TypeFor[corev1.ResourceList]()
 )
 
 type walker struct {
@@ -210,7 +212,11 @@ func (w *walker) walk(v any, t reflect.Type, path string) any {
 				w.add(child(path, k), nil, "must not be null: give a value or leave the key out")
 				continue
 			}
+			n := len(w.problems)
 			out[k] = w.walk(e, t.Elem(), child(path, k))
+			if t == resourceListType && extended(corev1.ResourceName(k)) && len(w.problems) == n {
+				w.wholeDevices(e, child(path, k), k)
+			}
 		}
 		return out
 	case reflect.Slice:
@@ -339,6 +345,26 @@ func article(s string) string {
 		return "an " + s
 	}
 	return "a " + s
+}
+
+// wholeDevices: an extended resource (a device such as nvidia.com/gpu) is
+// counted in whole devices.
+func (w *walker) wholeDevices(v any, path, name string) {
+	var s string
+	switch x := v.(type) {
+	case string:
+		s = x
+	case json.Number:
+		s = x.String()
+	case param.YAMLNumber:
+		s = x.Number.String()
+	default:
+		f, _, _ := number(v)
+		s = strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	if q, err := resource.ParseQuantity(s); err == nil && q.MilliValue()%1000 != 0 {
+		w.add(path, v, "must be a whole number: "+name+" is counted in whole devices")
+	}
 }
 
 // quantity checks a resource quantity: a number or text Kubernetes parses.
