@@ -130,7 +130,7 @@ func number(v any) (float64, bool, bool) {
 	case json.Number:
 		s = x.String()
 	case param.YAMLNumber:
-		s = x.Number.String()
+		s = x.String()
 	case float64:
 		return x, x == math.Trunc(x), true
 	case int:
@@ -357,7 +357,7 @@ func (w *walker) wholeDevices(v any, path, name string) {
 	case json.Number:
 		s = x.String()
 	case param.YAMLNumber:
-		s = x.Number.String()
+		s = x.String()
 	default:
 		f, _, _ := number(v)
 		s = strconv.FormatFloat(f, 'f', -1, 64)
@@ -374,7 +374,7 @@ func (w *walker) quantity(v any, path string) any {
 	case string:
 		s = x
 	case param.YAMLNumber:
-		s = x.Number.String()
+		s = x.String()
 	case json.Number:
 		s = x.String()
 	default:
