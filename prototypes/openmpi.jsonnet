@@ -185,6 +185,8 @@ local fromMPIJob(o) =
     warnings: wpod.warnings + lpod.warnings + run.warnings + kubeflow.meta(o).warnings + [
       if wc != null && !(wwords != [] && std.endsWith(wwords[0], 'sshd')) then
         wAt + '.command: ' + (if wwords == [] then 'none (the image\'s ENTRYPOINT)' else kubeflow.shell(wwords)) + ' is not run: the workers run trainsonnet\'s sshd (ssh.port), which the launcher reaches with the job\'s key',
+      if !std.objectHas(spec, 'slotsPerWorker') && std.get(w, 'gpu', 0) > 1 then
+        'spec.slotsPerWorker: unset: 1 slot per worker, as the operator\'s hostfile has it, though each worker has ' + w.gpu + ' GPUs: set slotsPerWorker (or slots) to ' + w.gpu + ' to run a rank per GPU',
       if std.objectHas(spec, 'sshAuthMountPath') then
         'spec.sshAuthMountPath: not used: the key is mounted where trainsonnet\'s ssh client and sshd read it, whatever the user\'s home',
       if std.get(spec, 'launcherCreationPolicy') == 'AtStartup' then
