@@ -162,3 +162,28 @@ func TestJobParamsOfObjects(t *testing.T) {
 	require.ErrorAs(t, err, &verr, "a params file still names its prototype")
 	assert.Contains(t, verr.Problems[0].Rule, "names no prototype")
 }
+
+// TestMigrateExportedObject: a PyTorchJob as `kubectl get -o yaml` shows
+// it (uid, managedFields, kubectl's last applied configuration, status)
+// renders as the object it was: kubectl's bookkeeping is not carried.
+func TestMigrateExportedObject(t *testing.T) {
+	g, err := generator.New(generator.Options{})
+	require.NoError(t, err)
+	exported := strings.Replace(pytorchJob(`torchrun, x.py`), "metadata: {name: mnist, namespace: ml}", `metadata:
+  name: mnist
+  namespace: ml
+  uid: 4f0c
+  resourceVersion: "12"
+  generation: 1
+  creationTimestamp: "2026-01-01T00:00:00Z"
+  managedFields: [{manager: kubectl, operation: Update}]
+  annotations: {kubectl.kubernetes.io/last-applied-configuration: '{"kind":"PyTorchJob"}'}`, 1) + `status:
+  conditions: [{type: Created, status: "True"}]
+`
+	res, err := g.Render(context.Background(), generator.NewParams("pytorch").AddFile("job.yaml", []byte(exported)))
+	require.NoError(t, err)
+	out, err := res.YAML()
+	require.NoError(t, err)
+	assert.NotContains(t, string(out), "last-applied-configuration")
+	assert.NotContains(t, strings.Join(res.Warnings, "\n"), "metadata.annotations")
+}

@@ -192,7 +192,10 @@ local isGPU(k) = std.endsWith(k, '/gpu') || std.endsWith(k, '.com/gpu');
     local tAnn = of('annotations');
     local without(m, ks) = { [k]: m[k] for k in std.objectFields(m) if !std.member(ks, k) };
     local allLabels = without(labels, kueueKeys) + without(tLabels, kueueKeys);
-    local allAnn = without(ann, [queueKey]) + without(tAnn, [queueKey]);
+    // kubectl's bookkeeping (an object exported with kubectl get -o yaml)
+    // is the old object's, not the job's
+    local lastApplied = 'kubectl.kubernetes.io/last-applied-configuration';
+    local allAnn = without(ann, [queueKey, lastApplied]) + without(tAnn, [queueKey, lastApplied]);
     local queue = std.get(labels, queueKey, std.get(ann, queueKey, std.get(tLabels, queueKey)));
     local prio = std.get(labels, prioKey, std.get(tLabels, prioKey));
     {
@@ -213,7 +216,7 @@ local isGPU(k) = std.endsWith(k, '/gpu') || std.endsWith(k, '.com/gpu');
         workloadPriorityClass: 'metadata.labels.' + prioKey,
       },
       warnings: [
-        if without(ann, [queueKey]) != {} then
+        if without(ann, [queueKey, lastApplied]) != {} then
           'metadata.annotations: carried to every object and pod of the job (the operator kept them on the ' + std.get(o, 'kind', 'object') + '): drop them from the generated base with a kustomize patch where they must not be',
         if std.objectHas(ann, queueKey) && !std.objectHas(labels, queueKey) then
           'metadata.annotations.' + queueKey + ': Kueue\'s older spelling of the queue: taken as queue, which labels the job',
