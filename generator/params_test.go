@@ -455,6 +455,13 @@ func TestDeclaredRelations(t *testing.T) {
 		SetText("pool.min", "5", "--pool-min").SetText("workers", "0", "--workers"))
 	assert.Equal(t, []string{`--workers: invalid value "0": must be an integer from 1 to 2147483647`}, validationProblems(t, err))
 
+	// unlessZero: deepspeed's slots are at most its GPUs, any number on CPU
+	ds, err := generator.New(generator.Options{})
+	require.NoError(t, err)
+	render(t, ds, generator.NewParams("deepspeed").SetText("gpu", "0", "--gpu").SetText("slots", "16", "--slots"))
+	_, err = ds.Render(context.Background(), generator.NewParams("deepspeed").SetText("gpu", "8", "--gpu").SetText("slots", "16", "--slots"))
+	assert.Equal(t, []string{`--slots: invalid value "16": must be at most gpu (8) while gpu is not 0: deepspeed gives each slot a GPU of its own`}, validationProblems(t, err))
+
 	_, err = g.Lookup("badrelation")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `parameter "label": atMost relates ints or seconds, not a string`)

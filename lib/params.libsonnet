@@ -110,8 +110,10 @@ local base(type, doc, default, aliases, replaces) =
   // trainsonnet checks it beside the prototype's validate ("must be at
   // most workers (4): why"; the stock jsonnet binary does not), describe
   // shows it, and the sweep of test/e2e draws values that keep it.
-  atMost(param, why=''):: { atMost: { param: param, why: why } },
-  atLeast(param, why=''):: { atLeast: { param: param, why: why } },
+  // unlessZero: the relation holds whatever the value while the other is
+  // 0 (slots at most gpu, any number without GPUs).
+  atMost(param, why='', unlessZero=false):: { atMost: { param: param, why: why } + (if unlessZero then { unlessZero: true } else {}) },
+  atLeast(param, why='', unlessZero=false):: { atLeast: { param: param, why: why } + (if unlessZero then { unlessZero: true } else {}) },
 
   // A parameter that means nothing without another one, added to its
   // declaration: params.string(...) + params.needs('queue', why). A value

@@ -122,7 +122,8 @@ ts.prototype({
     workers: params.int('Number of worker pods, each running deepspeed\'s launcher for its slots. At most 1,024: DeepSpeed\'s runner reaches the workers through pdsh with a fan-out of 1,024.', default=2, min=1, max=maxWorkers),
     gpu+: { doc: 'GPUs per worker (a limit of gpuResource); also the slots of each worker in the hostfile: the processes deepspeed starts there.', aliases: ['gpus'] },
     gpuResource: params.string('Extended resource that counts GPUs.', default='nvidia.com/gpu', format='extendedResourceName'),
-    slots: params.int('Slots per worker in the hostfile: the processes deepspeed starts in each. Unset: gpu, or 1 without GPUs.', min=1, max=1024),
+    slots: params.int('Slots per worker in the hostfile: the processes deepspeed starts in each. Unset: gpu, or 1 without GPUs.', min=1, max=1024)
+           + params.atMost('gpu', 'deepspeed gives each slot a GPU of its own', unlessZero=true),
     exec: params.string('What deepspeed runs on every slot, after the options trainsonnet gives it (--hostfile, --master_addr, --master_port): the training script and its arguments (train.py --deepspeed --deepspeed_config ds_config.json), relative to the image\'s working directory, the same in every pod. deepspeed options of your own may come first (--num_gpus 4, --no_python, --module). Run with sh -c.', default='train.py --deepspeed --deepspeed_config ds_config.json', format='nonEmpty'),
     masterPort: params.int('Port of rank 0, on worker 0, where the ranks meet (MASTER_PORT).', default=29500, min=1, max=65535),
     waitForGPUDriver: params.bool('Workers wait, up to initTimeout, for the NVIDIA driver (/proc/driver/nvidia/version) before starting sshd.'),
@@ -142,7 +143,6 @@ ts.prototype({
     for o in std.set(dsOptions(execWords(p)))
     if std.member(dsOwn, o)
   ] + [
-    ts.check(p.slots == null || p.gpu == 0 || p.slots <= p.gpu, 'slots', 'must be at most gpu (' + p.gpu + '): deepspeed gives each slot a GPU of its own'),
     sshjob.checkConfigSize(p, 'workers', hostLinePrefix(p), hostLineSuffix(p), 0, p.workers),
   ],
 

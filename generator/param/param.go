@@ -115,6 +115,10 @@ type Relation struct {
 	Param string `json:"param"`
 	// Why is what breaking it would do, after the rule in the message.
 	Why string `json:"why,omitempty"`
+	// UnlessZero: the relation holds whatever this parameter's value
+	// when the other one is 0 (deepspeed's slots, at most gpu on a GPU
+	// node, any number on CPU).
+	UnlessZero bool `json:"unlessZero,omitempty"`
 }
 
 // FormatSpec is the format of strings, list items and map keys (Format):
@@ -265,10 +269,13 @@ func Related(ps []*Param, value func(path string) any) []*Error {
 		for _, r := range p.relations() {
 			v, vok := value(p.Path).(int64)
 			other, ook := value(r.Param).(int64)
-			if !vok || !ook || r.holds(v, other) {
+			if !vok || !ook || r.holds(v, other) || (r.UnlessZero && other == 0) {
 				continue
 			}
 			rule := fmt.Sprintf("must be %s %s (%d)", r.word, r.Param, other)
+			if r.UnlessZero {
+				rule += " while " + r.Param + " is not 0"
+			}
 			if r.Why != "" {
 				rule += ": " + r.Why
 			}

@@ -190,11 +190,18 @@ func describeParams(w io.Writer, ps []*param.Param, indent string) {
 		} else if p.Default == nil {
 			facts = append([]string{"unset by default"}, facts...)
 		}
-		if p.AtMost != nil {
-			facts = append(facts, "at most "+p.AtMost.Param)
-		}
-		if p.AtLeast != nil {
-			facts = append(facts, "at least "+p.AtLeast.Param)
+		for _, r := range []struct {
+			rel  *param.Relation
+			word string
+		}{{p.AtMost, "at most "}, {p.AtLeast, "at least "}} {
+			if r.rel == nil {
+				continue
+			}
+			fact := r.word + r.rel.Param
+			if r.rel.UnlessZero {
+				fact += " (unless it is 0)"
+			}
+			facts = append(facts, fact)
 		}
 		if p.Needs != nil {
 			facts = append(facts, "needs "+p.Needs.Param)
