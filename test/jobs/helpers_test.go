@@ -297,6 +297,38 @@ func runCasesAlone(t *testing.T, cases []jobTest) {
 			t.Cleanup(func() { t.Logf("case took %.1fs (with namespace create and delete)", time.Since(start).Seconds()) })
 			tc.run(t, s)
 		})
+		s.settle(t)
+	}
+}
+
+// settleBound bounds the wait for the node after a fault of the whole
+// node.
+const settleBound = 3 * time.Minute
+
+// settle waits, after a fault of the whole node, until the node is Ready
+// without the taints the node lifecycle controller puts on a node it
+// lost (node.kubernetes.io/not-ready, unreachable), so that the next
+// case's pods are not refused by the scheduler or evicted: after the API
+// server's outage the controllers take a minute to trust the node again,
+// and a case started then (a CI run showed it) waited on pods that could
+// not be placed, and on names its Service's endpoints did not yet have.
+func (s *suite) settle(t *testing.T) {
+	t.Helper()
+	start := time.Now()
+	for {
+		out, err := s.k.Run(context.Background(), nil, "get", "node", s.node.NodeName, "-o",
+			`jsonpath={range .status.conditions[?(@.type=="Ready")]}{.status}{end} {range .spec.taints[*]}{.key} {end}`)
+		state := strings.TrimSpace(string(out))
+		if err == nil && strings.HasPrefix(state, "True") && !strings.Contains(state, "node.kubernetes.io/") {
+			if d := time.Since(start); d > time.Second {
+				t.Logf("the node settled %.1f s after the fault's case", d.Seconds())
+			}
+			return
+		}
+		if time.Since(start) > settleBound {
+			t.Fatalf("the node did not settle within %s after the fault's case: Ready and taints %q (%v)", settleBound, state, err)
+		}
+		time.Sleep(2 * time.Second)
 	}
 }
 
