@@ -490,6 +490,9 @@ type pod struct {
 		Name        string            `json:"name"`
 		Labels      map[string]string `json:"labels"`
 		Annotations map[string]string `json:"annotations"`
+		// DeletionTimestamp: set once the pod is going (a Job suspended
+		// by Kueue deletes its pods)
+		DeletionTimestamp string `json:"deletionTimestamp"`
 	} `json:"metadata"`
 	Spec struct {
 		Containers []struct {

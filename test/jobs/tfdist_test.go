@@ -114,7 +114,10 @@ func (jc *jobCase) tfParams() *generator.Params {
 		Set("ps.image", jc.s.node.Image).Set("worker.image", jc.s.node.Image).
 		Set("imagePullPolicy", "Never").
 		Set("stopGrace", 10).
-		Set("env", map[string]string{"STANDIN_JOB": jc.name}).
+		// 15 s of "training" once the lead resolves: every parameter
+		// server's watch must see the workers before they end (a loaded
+		// node's DNS let one miss a run of 5 s, and it never stopped)
+		Set("env", map[string]string{"STANDIN_JOB": jc.name, "STANDIN_SECONDS": "15"}).
 		Set("volumes", []any{map[string]any{"name": "standin", "configMap": map[string]any{"name": "standin"}}}).
 		Set("volumeMounts", []any{map[string]any{"name": "standin", "mountPath": "/standin", "readOnly": true}}).
 		Set("exec", "exec python3 /standin/tf.py")

@@ -355,9 +355,12 @@ func (jc *jobCase) followLogs(selector string, pods int) func() string {
 	t := jc.t
 	t.Helper()
 	for {
+		// pods of this run of the job: not Pending, not going, not
+		// failed (a preempted job's pods linger terminating until its
+		// readmission; following them read an empty log once)
 		started := 0
 		for _, p := range jc.pods(selector) {
-			if p.Status.Phase != "Pending" {
+			if p.Status.Phase != "Pending" && p.Status.Phase != "Failed" && p.Metadata.DeletionTimestamp == "" {
 				started++
 			}
 		}
