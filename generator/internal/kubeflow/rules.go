@@ -2,13 +2,13 @@ package kubeflow
 
 import (
 	"encoding/json"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/trainsonnet/trainsonnet/generator/param"
@@ -24,6 +24,7 @@ var Kinds = map[string]reflect.Type{
 // Check checks obj, an object of kind ("<apiVersion>/<kind>"), against
 // its API types and its operator's admission rules. It returns the object
 // with its nulls removed, its extended resources' quantities as numbers
+// (shape.go)
 // and its containers' commands as the kubelet expanded them (expand.go),
 // the problems found (the shape's first: its rules cannot be read on a
 // malformed object; else the rules') and warnings. A kind it does not
@@ -63,7 +64,6 @@ func Check(kind string, obj map[string]any) (map[string]any, []Problem, []string
 		}
 		r.mpi(&j)
 	}
-	wholeGPUs(norm)
 	var warnings []string
 	if len(r.problems) == 0 {
 		expandAll(kind, norm, "", &warnings)
@@ -135,7 +135,7 @@ func (r *rules) name(name string) {
 // one named container (the operator's default container) where the
 // operator needs one, a known restart policy and no negative replicas.
 func (r *rules) replicaSpecs(at string, specs map[string]*ReplicaSpec, container string) {
-	for _, rt := range slices.Sorted(mapKeys(specs)) {
+	for _, rt := range slices.Sorted(maps.Keys(specs)) {
 		rs := specs[rt]
 		rAt := at + "." + rt
 		r.atLeast(rAt+".replicas", rs.Replicas, 0)
@@ -160,7 +160,7 @@ func (r *rules) replicaSpecs(at string, specs map[string]*ReplicaSpec, container
 // resources: the API's rule for extended resources (a GPU): a request
 // only with the same limit (whole numbers: the shape's check).
 func (r *rules) resources(at string, res corev1.ResourceRequirements) {
-	for _, k := range slices.Sorted(mapKeys(res.Requests)) {
+	for _, k := range slices.Sorted(maps.Keys(res.Requests)) {
 		if !extended(k) {
 			continue
 		}
@@ -198,7 +198,7 @@ func (r *rules) pytorch(j *PyTorchJob) {
 	r.runPolicy(j.Spec.RunPolicy, "kubeflow.org/training-operator", "kueue.x-k8s.io/multikueue")
 	at := "spec.pytorchReplicaSpecs"
 	specs := j.Spec.PyTorchReplicaSpecs
-	for _, rt := range slices.Sorted(mapKeys(specs)) {
+	for _, rt := range slices.Sorted(maps.Keys(specs)) {
 		if rt != "Master" && rt != "Worker" {
 			r.add(at+"."+rt, nil, "not a replica type of a PyTorchJob: it has Master and Worker")
 		}
@@ -275,34 +275,3 @@ func (r *rules) mpi(j *MPIJob) {
 		}
 	}
 }
-
-// wholeGPUs writes, in a checked object, each extended resource's
-// quantity (the API's text "2" as much as the number 2) as a number:
-// one form for the from functions.
-func wholeGPUs(v any) {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			if (k == "limits" || k == "requests") && isMap(e) {
-				for rk, q := range e.(map[string]any) {
-					if !extended(corev1.ResourceName(rk)) {
-						continue
-					}
-					if s, ok := q.(string); ok {
-						if p, err := resource.ParseQuantity(s); err == nil && p.MilliValue()%1000 == 0 {
-							e.(map[string]any)[rk] = json.Number(strconv.FormatInt(p.Value(), 10))
-						}
-					}
-				}
-				continue
-			}
-			wholeGPUs(e)
-		}
-	case []any:
-		for _, e := range x {
-			wholeGPUs(e)
-		}
-	}
-}
-
-func isMap(v any) bool { _, ok := v.(map[string]any); return ok }

@@ -215,7 +215,9 @@ func (w *walker) walk(v any, t reflect.Type, path string) any {
 			n := len(w.problems)
 			out[k] = w.walk(e, t.Elem(), child(path, k))
 			if t == resourceListType && extended(corev1.ResourceName(k)) && len(w.problems) == n {
-				w.wholeDevices(e, child(path, k), k)
+				// one form for the from functions: the API's text "2"
+				// and the number 2 alike, a number
+				out[k] = w.wholeDevices(e, child(path, k), k)
 			}
 		}
 		return out
@@ -348,8 +350,8 @@ func article(s string) string {
 }
 
 // wholeDevices: an extended resource (a device such as nvidia.com/gpu) is
-// counted in whole devices.
-func (w *walker) wholeDevices(v any, path, name string) {
+// counted in whole devices; it returns the count as a number.
+func (w *walker) wholeDevices(v any, path, name string) any {
 	var s string
 	switch x := v.(type) {
 	case string:
@@ -362,9 +364,15 @@ func (w *walker) wholeDevices(v any, path, name string) {
 		f, _, _ := number(v)
 		s = strconv.FormatFloat(f, 'f', -1, 64)
 	}
-	if q, err := resource.ParseQuantity(s); err == nil && q.MilliValue()%1000 != 0 {
-		w.add(path, v, "must be a whole number: "+name+" is counted in whole devices")
+	q, err := resource.ParseQuantity(s)
+	if err != nil {
+		return v
 	}
+	if q.MilliValue()%1000 != 0 {
+		w.add(path, v, "must be a whole number: "+name+" is counted in whole devices")
+		return v
+	}
+	return json.Number(strconv.FormatInt(q.Value(), 10))
 }
 
 // quantity checks a resource quantity: a number or text Kubernetes parses.
