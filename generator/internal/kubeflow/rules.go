@@ -183,16 +183,6 @@ func extended(k corev1.ResourceName) bool {
 		!strings.HasPrefix(s, "requests.")
 }
 
-func mapKeys[V any, K ~string](m map[K]V) func(func(K) bool) {
-	return func(yield func(K) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
-}
-
 func (r *rules) pytorch(j *PyTorchJob) {
 	r.name(j.Metadata.Name)
 	r.runPolicy(j.Spec.RunPolicy, "kubeflow.org/training-operator", "kueue.x-k8s.io/multikueue")
