@@ -18,10 +18,10 @@ type Job struct {
 	Params *Params
 }
 
-// JobParams reads one job of a batch from its params file: the file's
+// jobParams reads one job of a batch from its params file: the file's
 // prototype key names the prototype, and the rest are its parameters, as
 // in `gen <prototype> -f file`.
-func JobParams(file string, data []byte) (*Params, error) {
+func jobParams(file string, data []byte) (*Params, error) {
 	v, problems := param.ReadFile(file, data)
 	if len(problems) > 0 {
 		return nil, &ValidationError{Problems: problems}
@@ -38,13 +38,15 @@ func JobParams(file string, data []byte) (*Params, error) {
 	return NewParams(name).AddFile(file, data), nil
 }
 
-// JobParams reads one job of a batch as the package's JobParams does, and
-// also takes a file without a prototype key that is a whole object of a
-// system a prototype of g replaces (a PyTorchJob, an MPIJob, a TFJob):
-// the job of the prototype that takes its kind (Prototype.From), so that
-// a directory of an operator's jobs is a batch as it is.
+// JobParams reads one job of a batch from its params file: the file's
+// prototype key names the prototype, and the rest are its parameters, as
+// in `gen <prototype> -f file`. A file without a prototype key that is a
+// whole object of a system a prototype of g replaces (a PyTorchJob, an
+// MPIJob, a TFJob) is the job of the prototype that takes its kind
+// (Prototype.From), so that a directory of an operator's jobs is a batch
+// as it is.
 func (g *Generator) JobParams(file string, data []byte) (*Params, error) {
-	p, err := JobParams(file, data)
+	p, err := jobParams(file, data)
 	if err == nil {
 		return p, nil
 	}

@@ -14,7 +14,7 @@ import (
 )
 
 func TestJobParamsReadTheirPrototype(t *testing.T) {
-	p, err := generator.JobParams("a.yaml", []byte("prototype: horovod\nname: a\nworker:\n  number: 2\n"))
+	p, err := newGenerator(t).JobParams("a.yaml", []byte("prototype: horovod\nname: a\nworker:\n  number: 2\n"))
 	require.NoError(t, err)
 	assert.Equal(t, "horovod", p.Prototype())
 
@@ -23,7 +23,7 @@ func TestJobParamsReadTheirPrototype(t *testing.T) {
 		"prototype: 3\n":      "a.yaml: names no prototype: add a top-level key prototype: <name> (see trainsonnet list)",
 		"- prototype: eval\n": "a.yaml: must be a map of parameter names to values, with prototype: <name>",
 	} {
-		_, err := generator.JobParams("a.yaml", []byte(data))
+		_, err := newGenerator(t).JobParams("a.yaml", []byte(data))
 		assert.True(t, generator.IsValidation(err), "%q: %v", data, err)
 		assert.EqualError(t, err, want, "%q", data)
 	}

@@ -102,7 +102,7 @@ func TestZeroValues(t *testing.T) {
 			assert.NotEmpty(t, z.ID())
 			_ = z.JSON()
 		},
-		"JobParams of nothing": func(t *testing.T) { _, err := generator.JobParams("", nil); usage(t, err) },
+		"JobParams of nothing": func(t *testing.T) { _, err := newGenerator(t).JobParams("", nil); usage(t, err) },
 		"GeneratedResources of nothing": func(t *testing.T) {
 			_, ok := generator.GeneratedResources(nil)
 			assert.False(t, ok)
