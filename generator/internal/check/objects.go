@@ -124,7 +124,7 @@ func Objects(proto string, items []any, resolve Resolver, dollars bool) ([]*Obje
 	objs := make([]*Object, 0, len(items))
 	seen := map[string]bool{}
 	var errs []string
-	var problems []problem
+	var problems []Problem
 	for i, item := range items {
 		o, probs, err := checkObject1(item, resolve, dollars)
 		problems = append(problems, probs...)
@@ -151,11 +151,7 @@ func Objects(proto string, items []any, resolve Resolver, dollars bool) ([]*Obje
 		return nil, nil, fmt.Errorf("prototype bug: %s", strings.Join(errs, "\n"))
 	}
 	sort.SliceStable(objs, func(i, j int) bool { return objectLess(objs[i], objs[j]) })
-	out := make([]Problem, len(problems))
-	for i, pb := range problems {
-		out[i] = Problem{Object: pb.object, Field: pb.field, Rule: pb.rule, Bug: pb.bug, At: pb.at}
-	}
-	return objs, out, nil
+	return objs, problems, nil
 }
 
 // objectLess is the one order of objects: the kinds trainsonnet knows in
@@ -206,7 +202,7 @@ func apiGroup(apiVersion string) string {
 // the place of its reference (resolve), and the decoded tree is kept
 // for the outputs. dollars says that the user's text holds $, marked to
 // be escaped for the kubelet (generator/internal/dollar).
-func checkObject1(item any, resolve Resolver, dollars bool) (*Object, []problem, error) {
+func checkObject1(item any, resolve Resolver, dollars bool) (*Object, []Problem, error) {
 	m, ok := item.(map[string]any)
 	if !ok {
 		return nil, nil, fmt.Errorf("not an object but %s", param.Brief(param.Show(item)))
@@ -259,7 +255,7 @@ func apiVersionOf(kind string) string {
 
 // checkTree strictly decodes the object m, as JSON, into its k8s.io/api
 // type and checks it; a custom resource gets its own checks.
-func checkTree(o *Object, m map[string]any) ([]problem, error) {
+func checkTree(o *Object, m map[string]any) ([]Problem, error) {
 	raw, err := json.Marshal(m)
 	if err != nil {
 		return nil, err
@@ -327,8 +323,8 @@ func checkTree(o *Object, m map[string]any) ([]problem, error) {
 
 // fieldProblems turns the API server's errors into problems, each about
 // its bad value.
-func fieldProblems(object string, errs field.ErrorList) []problem {
-	out := make([]problem, 0, len(errs))
+func fieldProblems(object string, errs field.ErrorList) []Problem {
+	out := make([]Problem, 0, len(errs))
 	for _, e := range errs {
 		if e.Type == field.ErrorTypeTooLong && strings.HasSuffix(e.Field, "annotations") {
 			continue // checkAnnotationSize, with the room controllers need
@@ -337,7 +333,7 @@ func fieldProblems(object string, errs field.ErrorList) []problem {
 		if rule == "" {
 			rule = e.Type.String()
 		}
-		out = append(out, problem{object: object, field: e.Field, rule: e.Field + ": " + rule, bug: e.ErrorBody(), at: []any{e.BadValue}})
+		out = append(out, Problem{Object: object, Field: e.Field, Rule: e.Field + ": " + rule, Bug: e.ErrorBody(), At: []any{e.BadValue}})
 	}
 	return out
 }
@@ -475,10 +471,6 @@ func (pb Problem) String(proto string) string {
 		return fmt.Sprintf("%s: %s: %s: %s", proto, pb.Object, pb.Field, pb.Bug)
 	}
 	return fmt.Sprintf("%s: %s: %s: %s", proto, pb.Object, pb.Field, pb.Rule)
-}
-
-func (pb problem) String(proto string) string {
-	return Problem{Object: pb.object, Field: pb.field, Rule: pb.rule, Bug: pb.bug}.String(proto)
 }
 
 // dotted is path.key, or key at the top.

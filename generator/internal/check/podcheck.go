@@ -35,17 +35,6 @@ import (
 // about (at); explain.go names the user's parameter whose value it is, and
 // only a problem no input explains is a bug in the prototype.
 
-// A problem is one rule a rendered object breaks.
-type problem struct {
-	object string // the object, as Object.ID
-	field  string // where in it: spec.template.spec.containers[0].image
-	rule   string // what is wrong, in words that follow "invalid value V: "
-	bug    string // what is wrong, said to the prototype's author ("": rule)
-	// at are the rendered values the problem is about, the likeliest
-	// user's first: strings, numbers, or a map of labels or annotations.
-	at []any
-}
-
 // A pod is one pod spec of a rendered object and where it is.
 type pod struct {
 	field string // "spec.template.spec"
@@ -131,7 +120,7 @@ const (
 )
 
 // checkPod applies the rules to one pod spec of object at field.
-func checkPod(object string, p pod) []problem {
+func checkPod(object string, p pod) []Problem {
 	c := &podChecker{object: object, field: p.field, spec: p.spec, volumes: map[string]*corev1.Volume{}}
 	c.checkVolumes()
 	ports := map[string]string{} // "port/protocol" -> who declared it first
@@ -201,7 +190,7 @@ func podMemoryLimit(spec *corev1.PodSpec) *resource.Quantity {
 }
 
 // checkAnnotationSize holds annotations to maxAnnotationBytes.
-func checkAnnotationSize(object, field string, a map[string]string) []problem {
+func checkAnnotationSize(object, field string, a map[string]string) []Problem {
 	total := 0
 	for k, v := range a {
 		total += len(k) + len(v)
@@ -209,8 +198,8 @@ func checkAnnotationSize(object, field string, a map[string]string) []problem {
 	if total <= maxAnnotationBytes {
 		return nil
 	}
-	return []problem{{object: object, field: field, at: []any{a},
-		rule: fmt.Sprintf("annotations total %d bytes; at most %d (%d KiB) hold: the API server takes 256 KiB, and Kubernetes' controllers add annotations of their own to the pods and ReplicaSets they make", total, maxAnnotationBytes, maxAnnotationBytes/1024)}}
+	return []Problem{{Object: object, Field: field, At: []any{a},
+		Rule: fmt.Sprintf("annotations total %d bytes; at most %d (%d KiB) hold: the API server takes 256 KiB, and Kubernetes' controllers add annotations of their own to the pods and ReplicaSets they make", total, maxAnnotationBytes, maxAnnotationBytes/1024)}}
 }
 
 // The sizes the API server and etcd take: a ConfigMap's or Secret's data
@@ -225,8 +214,8 @@ const (
 // checkSize: o, decoded as m and size bytes as JSON, fits in what the API
 // server and etcd take. A problem is about the largest texts of the
 // object, where the input that made it big shows (explain.go).
-func checkSize(o *Object, m map[string]any, size int) []problem {
-	var out []problem
+func checkSize(o *Object, m map[string]any, size int) []Problem {
+	var out []Problem
 	if o.APIVersion == "v1" && (o.Kind == "ConfigMap" || o.Kind == "Secret") {
 		total := 0
 		var texts []string
@@ -243,15 +232,15 @@ func checkSize(o *Object, m map[string]any, size int) []problem {
 			}
 		}
 		if total > maxDataBytes {
-			out = append(out, problem{object: o.ID(), field: "data", at: largest(texts),
-				rule: fmt.Sprintf("makes the %s's data %s; the API server takes at most 1 MiB (1048576 bytes) of data in a %s", o.Kind, sizeText(total), o.Kind)})
+			out = append(out, Problem{Object: o.ID(), Field: "data", At: largest(texts),
+				Rule: fmt.Sprintf("makes the %s's data %s; the API server takes at most 1 MiB (1048576 bytes) of data in a %s", o.Kind, sizeText(total), o.Kind)})
 		}
 	}
 	if size > maxObjectBytes {
 		var texts []string
 		stringsOf(m, &texts)
-		out = append(out, problem{object: o.ID(), field: "(the object)", at: largest(texts),
-			rule: fmt.Sprintf("makes the %s %s as JSON; etcd stores an object of at most 1.5 MiB (its default --max-request-bytes)", o.Kind, sizeText(size))})
+		out = append(out, Problem{Object: o.ID(), Field: "(the object)", At: largest(texts),
+			Rule: fmt.Sprintf("makes the %s %s as JSON; etcd stores an object of at most 1.5 MiB (its default --max-request-bytes)", o.Kind, sizeText(size))})
 	}
 	return out
 }
@@ -291,11 +280,11 @@ type podChecker struct {
 	field   string
 	spec    *corev1.PodSpec
 	volumes map[string]*corev1.Volume
-	out     []problem
+	out     []Problem
 }
 
 func (c *podChecker) add(field, rule string, at ...any) {
-	c.out = append(c.out, problem{object: c.object, field: c.field + "." + field, rule: rule, at: at})
+	c.out = append(c.out, Problem{Object: c.object, Field: c.field + "." + field, Rule: rule, At: at})
 }
 
 // checkVolumes: names unique DNS labels; one source each, held to the API
@@ -654,8 +643,8 @@ func kubeletText(s string) string {
 
 // checkService: a Service's ports, each port and protocol and each name
 // once (the API server refuses the Service otherwise).
-func checkService(object string, svc *corev1.Service) []problem {
-	var out []problem
+func checkService(object string, svc *corev1.Service) []Problem {
+	var out []Problem
 	seen, names := map[string]string{}, map[string]bool{}
 	for i, p := range svc.Spec.Ports {
 		f := "spec.ports[" + strconv.Itoa(i) + "]"
@@ -665,14 +654,14 @@ func checkService(object string, svc *corev1.Service) []problem {
 		}
 		key := strconv.Itoa(int(p.Port)) + "/" + string(proto)
 		if prev, dup := seen[key]; dup {
-			out = append(out, problem{object: object, field: f + ".port", at: []any{p.Port},
-				rule: fmt.Sprintf("Service %s would list port %s twice, as %s and as %s: each port of its pods is its own", svc.Name, key, prev, cmp.Or(p.Name, "unnamed"))})
+			out = append(out, Problem{Object: object, Field: f + ".port", At: []any{p.Port},
+				Rule: fmt.Sprintf("Service %s would list port %s twice, as %s and as %s: each port of its pods is its own", svc.Name, key, prev, cmp.Or(p.Name, "unnamed"))})
 			continue
 		}
 		seen[key] = cmp.Or(p.Name, "unnamed")
 		if p.Name != "" && names[p.Name] {
-			out = append(out, problem{object: object, field: f + ".name", at: []any{p.Name},
-				rule: "Service " + svc.Name + " would have two ports named " + p.Name})
+			out = append(out, Problem{Object: object, Field: f + ".name", At: []any{p.Name},
+				Rule: "Service " + svc.Name + " would have two ports named " + p.Name})
 		}
 		names[p.Name] = true
 	}
