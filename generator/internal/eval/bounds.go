@@ -20,14 +20,25 @@ import (
 // The built-in prototypes evaluate in milliseconds, with stacks of a few
 // kilobytes and a few megabytes of heap at 5,000 workers: the bounds are
 // far from anything a prototype needs.
+//
+// Time is each evaluation's own. Stack and Heap are not: Go reports
+// memory for the process (runtime/metrics), not per goroutine, so they
+// bound how much the process's stacks and heap grow while an evaluation
+// runs. Evaluations run side by side (RenderEach, one per core) count
+// against each other: n of them at once each see what all n grew. At the
+// built-ins' megabytes against bounds of 128 MB and 4 GB that changes
+// nothing; a batch of large prototypes of one's own may pass the heap
+// bound together where each alone would not.
 type Bounds struct {
 	// Time bounds an evaluation's time.
 	Time time.Duration
-	// Stack bounds how much the stacks of the process grow during an
-	// evaluation, well below the Go runtime's 1 GB for one goroutine: a
-	// stack doubles as it grows, and is caught with 768 MB to go.
+	// Stack bounds how much the stacks of the process grow while an
+	// evaluation runs, well below the Go runtime's 1 GB for one
+	// goroutine: a stack doubles as it grows, and is caught with 768 MB
+	// to go.
 	Stack uint64
-	// Heap bounds how much the heap grows during an evaluation.
+	// Heap bounds how much the heap of the process grows while an
+	// evaluation runs.
 	Heap uint64
 	// Every is how often an evaluation is looked at.
 	Every time.Duration
