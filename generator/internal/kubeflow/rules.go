@@ -175,14 +175,6 @@ func (r *rules) resources(at string, res corev1.ResourceRequirements) {
 	}
 }
 
-// extended reports whether a resource is an extended one (a device such
-// as nvidia.com/gpu): not Kubernetes' own.
-func extended(k corev1.ResourceName) bool {
-	s := string(k)
-	return strings.Contains(s, "/") && !strings.HasPrefix(s, "kubernetes.io/") && !strings.Contains(s, ".kubernetes.io/") &&
-		!strings.HasPrefix(s, "requests.")
-}
-
 func (r *rules) pytorch(j *PyTorchJob) {
 	r.name(j.Metadata.Name)
 	r.runPolicy(j.Spec.RunPolicy, "kubeflow.org/training-operator", "kueue.x-k8s.io/multikueue")

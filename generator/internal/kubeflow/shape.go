@@ -349,6 +349,14 @@ func article(s string) string {
 	return "a " + s
 }
 
+// extended reports whether a resource is an extended one (a device such
+// as nvidia.com/gpu): not Kubernetes' own.
+func extended(k corev1.ResourceName) bool {
+	s := string(k)
+	return strings.Contains(s, "/") && !strings.HasPrefix(s, "kubernetes.io/") && !strings.Contains(s, ".kubernetes.io/") &&
+		!strings.HasPrefix(s, "requests.")
+}
+
 // wholeDevices: an extended resource (a device such as nvidia.com/gpu) is
 // counted in whole devices; it returns the count as a number.
 func (w *walker) wholeDevices(v any, path, name string) any {
