@@ -19,6 +19,16 @@ local lines(ls) = std.join('\n', ls) + '\n';
   // probes and stop calls, mpirun (plm_rsh_args), and ~/.ssh/config where
   // the home is writable. Host keys are per pod and made at start: nothing
   // to check them against.
+  //
+  // Time, both ways. ConnectTimeout bounds the connection and sshd's
+  // banner: a worker is known to be up before anything connects, and a
+  // busy node's sshd (data loading on every core, a burst of sessions)
+  // answers late, which must cost a wait, not the job: 60 s (5 s failed
+  // mpirun on a loaded CI machine). ServerAlive*: a session whose peer has
+  // answered nothing for 4 × 15 s ends (ssh exits 255), so that mpirun
+  // counts that worker's daemon failed and aborts within about a minute of
+  // a peer cut off, where it waited on the kernel before (tcp_retries2,
+  // about 15 minutes); a peer that is merely slow answers the probes.
   client(port, dir):: lines([
     '# trainsonnet: the ssh client of the job\'s pods (ssh -F; mpirun\'s plm_rsh_args).',
     'Host *',
@@ -29,13 +39,17 @@ local lines(ls) = std.join('\n', ls) + '\n';
     '    UserKnownHostsFile /dev/null',
     '    LogLevel ERROR',
     '    BatchMode yes',
-    '    ConnectTimeout 5',
+    '    ConnectTimeout 60',
+    '    ServerAliveInterval 15',
+    '    ServerAliveCountMax 4',
   ]),
 
   // server(port, dir): sshd's configuration. Modern options only (no
   // Protocol, no RSA1/DSA keys, no UsePrivilegeSeparation); StrictModes is
   // off because Secret and emptyDir volumes have modes (group-readable,
-  // 1777) that it refuses.
+  // 1777) that it refuses. ClientAlive*: the other end of the client's
+  // probes; a session whose launcher has answered nothing for 4 × 15 s
+  // ends, and with it what it ran (mpirun's daemon and its ranks).
   server(port, dir):: lines([
     '# trainsonnet: sshd of the job\'s pods (sshd -f).',
     'Port ' + port,
@@ -50,5 +64,7 @@ local lines(ls) = std.join('\n', ls) + '\n';
     'StrictModes no',
     'PrintMotd no',
     'Subsystem sftp internal-sftp',
+    'ClientAliveInterval 15',
+    'ClientAliveCountMax 4',
   ]),
 }

@@ -20,14 +20,15 @@ func TestSSHConfig(t *testing.T) {
 	client, server := renderSSHConfig(t, 2222, dir)
 	for _, want := range []string{"Host *", "    Port 2222", "    IdentityFile " + dir + "/id",
 		"    IdentitiesOnly yes", "    StrictHostKeyChecking no", "    UserKnownHostsFile /dev/null",
-		"    LogLevel ERROR", "    BatchMode yes", "    ConnectTimeout 5"} {
+		"    LogLevel ERROR", "    BatchMode yes", "    ConnectTimeout 60",
+		"    ServerAliveInterval 15", "    ServerAliveCountMax 4"} {
 		assert.Contains(t, client, "\n"+want+"\n")
 	}
 	for _, want := range []string{"Port 2222", "HostKey " + dir + "/ssh_host_ed25519_key",
 		"AuthorizedKeysFile " + dir + "/authorized_keys", "PidFile " + dir + "/sshd.pid",
 		"PasswordAuthentication no", "KbdInteractiveAuthentication no", "PubkeyAuthentication yes",
 		"PermitRootLogin prohibit-password", "UsePAM no", "StrictModes no", "PrintMotd no",
-		"Subsystem sftp internal-sftp"} {
+		"Subsystem sftp internal-sftp", "ClientAliveInterval 15", "ClientAliveCountMax 4"} {
 		assert.Contains(t, server, "\n"+want+"\n")
 	}
 	for _, opt := range []string{"Protocol", "UsePrivilegeSeparation", "KeyRegenerationInterval",

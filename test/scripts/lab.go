@@ -520,6 +520,40 @@ func (p *Proc) Pid1() int {
 	return child
 }
 
+// SSHD is the machine's pid of the sshd that p (mpi.sh worker) serves
+// with: the child of its PID 1 named sshd (its sessions are that one's
+// children). The test fails when there is none.
+func (p *Proc) SSHD(t T) int {
+	t.Helper()
+	pid1 := p.Pid1()
+	require.Positive(t, pid1, "no PID 1 in %s", p.Name)
+	data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid1, pid1))
+	for _, f := range strings.Fields(string(data)) {
+		pid, _ := strconv.Atoi(f)
+		if comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); strings.TrimSpace(string(comm)) == "sshd" {
+			return pid
+		}
+	}
+	t.Fatalf("no sshd under %s's PID 1 (%d): children %q", p.Name, pid1, data)
+	return 0
+}
+
+// CutOff takes host h off the lab's network, as a pod whose network is
+// cut: its link to the bridge goes down, and every packet to or from it is
+// lost, not refused. The function it returns brings the link back.
+func (l *Lab) CutOff(t T, h Host) func() {
+	t.Helper()
+	l.ip("link", "set", h.veth, "down")
+	t.Logf("cut off %s", h.Name)
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			l.ip("link", "set", h.veth, "up")
+			t.Logf("%s back on the network", h.Name)
+		})
+	}
+}
+
 // Signal sends sig to mpi.sh, as the kubelet does to a container's PID 1.
 func (p *Proc) Signal(t T, sig syscall.Signal) {
 	t.Helper()

@@ -54,6 +54,12 @@ func TestMPIScriptWithRealSSHAndMPI(t *testing.T) {
 	t.Run("mpirun across two workers as root", func(t *testing.T) {
 		mpirunAcrossWorkers(t, l, l.RootEnv(t), "root")
 	})
+	t.Run("a worker's sshd that answers late costs a wait, not the job", func(t *testing.T) {
+		slowSSHD(t, l)
+	})
+	t.Run("a worker cut off ends mpirun within about a minute", func(t *testing.T) {
+		cutOffWorker(t, l)
+	})
 	t.Run("exec exit code is the launcher's", func(t *testing.T) {
 		env := l.RootEnv(t)
 		ws := l.StartWorkers(t, env, 2)
@@ -190,6 +196,75 @@ func mpirunAcrossWorkers(t *testing.T, l *scripts.Lab, env map[string]string, us
 		assert.Contains(t, w.Output(), "serving ssh on port 2022 as user "+user+"\n")
 		assert.Contains(t, w.Output(), "trainsonnet: the launcher says the job is over (its port 2023); exiting")
 	}
+	l.AssertNothingLeft(t)
+}
+
+// slowSSHD: mpirun starts its daemons over ssh while worker 1's sshd
+// answers nothing for 15 s (stopped, as a busy node's sshd that the kernel
+// still accepts connections for), three times the 5 s the client's
+// ConnectTimeout was when that failed a job on a loaded CI machine
+// ("Connection timed out during banner exchange"): the job waits and
+// succeeds.
+func slowSSHD(t *testing.T, l *scripts.Lab) {
+	const stopped = 15 * time.Second
+	env := l.RootEnv(t)
+	ws := l.StartWorkers(t, env, 2)
+	lp := l.Start(t, l.Launcher, "launcher", env, scripts.MPIRunEnv(
+		`while [ ! -e /run/ws/sshd-slow ]; do sleep 0.2; done; mpirun -np 2 --hostfile "$TS_HOSTFILE" hostname`))
+	lp.WaitForOutput(t, "trainsonnet: running TS_EXEC")
+	sshd := ws[1].SSHD(t)
+	require.NoError(t, syscall.Kill(sshd, syscall.SIGSTOP))
+	resume := func() { _ = syscall.Kill(sshd, syscall.SIGCONT) }
+	t.Cleanup(resume)
+	marker := l.Write("sshd-slow", "", 0o644)
+	t.Cleanup(func() { _ = os.Remove(marker) })
+	time.Sleep(stopped)
+	resume()
+	code := lp.Wait(t)
+	out := lp.Output()
+	require.Equal(t, 0, code, out)
+	lines := strings.Split(out, "\n")
+	for _, w := range l.Workers {
+		assert.Contains(t, lines, w.Name, "mpirun ran on %s", w.Name)
+	}
+	assert.Greater(t, lp.Took, stopped, "mpirun waited for the stopped sshd")
+	for _, w := range ws {
+		assert.Equal(t, 0, w.Wait(t), "worker stops by itself: %s", w.Output())
+	}
+	l.AssertNothingLeft(t)
+}
+
+// cutOffWorker: while the ranks run, worker 1 is cut off the network
+// (every packet lost, as a partition does). mpirun's ssh session to it
+// hears nothing for ServerAliveInterval × ServerAliveCountMax (60 s) and
+// ends; mpirun counts that daemon failed and aborts, and the launcher
+// fails: within about a minute, where it waited on the kernel's
+// retransmissions before (tcp_retries2, about 15 minutes).
+func cutOffWorker(t *testing.T, l *scripts.Lab) {
+	env := l.RootEnv(t)
+	ws := l.StartWorkers(t, env, 2)
+	lp := l.Start(t, l.Launcher, "launcher", env, scripts.MPIRunEnv(
+		`mpirun -np 2 --hostfile "$TS_HOSTFILE" sh -c 'echo "rank up on $(hostname)"; sleep 600'`))
+	for _, w := range l.Workers[:2] {
+		lp.WaitForOutput(t, "rank up on "+w.Name)
+	}
+	uncut := l.CutOff(t, l.Workers[1])
+	t.Cleanup(uncut)
+	cut := time.Now()
+	select {
+	case <-lp.Done():
+	case <-time.After(150 * time.Second):
+		t.Fatalf("mpirun still runs %s after worker 1 was cut off:\n%s", time.Since(cut).Round(time.Second), lp.Output())
+	}
+	took := time.Since(cut).Round(time.Second)
+	t.Logf("the launcher ended %s after worker 1 was cut off (exit %d)", took, lp.Code)
+	assert.NotEqual(t, 0, lp.Code, lp.Output())
+	assert.GreaterOrEqual(t, took, 45*time.Second, "no alarm before the peer has been silent for the probes' minute")
+	// Worker 0 heard that the job is over; worker 1, cut off, did not.
+	assert.Equal(t, 0, ws[0].Wait(t), ws[0].Output())
+	uncut()
+	ws[1].Signal(t, syscall.SIGTERM)
+	ws[1].Wait(t)
 	l.AssertNothingLeft(t)
 }
 
