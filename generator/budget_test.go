@@ -27,10 +27,10 @@ import (
 // or the comments. So this is a ratchet: growth fails here and must be
 // argued.
 var podScriptBudget = map[string]int{
-	"openmpi":      1435,
-	"horovod":      1435,
-	"deepspeed":    1435,
-	"horovod-dask": 1435 + 259, // dask.sh: the Dask workers beside sshd
+	"openmpi":      1432,
+	"horovod":      1432,
+	"deepspeed":    1432,
+	"horovod-dask": 1432 + 259, // dask.sh: the Dask workers beside sshd
 }
 
 func TestPodScriptBudget(t *testing.T) {

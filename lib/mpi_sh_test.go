@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -36,6 +37,7 @@ var mpiCases = []scriptCase{
 	{"worker/gives_up_when_launcher_never_resolves", false, workerGivesUpWhenLauncherNeverResolves},
 	{"worker/exits_when_launcher_disappears", false, workerExitsWhenLauncherDisappears},
 	{"worker/fails_when_cut_off", false, workerFailsWhenCutOff},
+	{"worker/fails_when_cut_off_before_the_grace", false, workerFailsWhenCutOffBeforeTheGrace},
 	{"worker/outlives_the_launcher_with_grace_0", false, workerOutlivesTheLauncherWithGraceZero},
 	{"worker/fails_when_sshd_dies", true, workerFailsWhenSSHDDies},
 	{"worker/exits_143_on_SIGTERM", true, workerExits143OnSIGTERM},
@@ -401,9 +403,28 @@ func workerFailsWhenCutOff(t *testing.T, f *fixture) {
 	f.resolvable(launcher, false)
 	f.resolvable(dnsProbe, false)
 	require.Equal(t, 69, p.wait(), p.output())
-	assert.Contains(t, p.output(), "trainsonnet: launcher "+launcher+" has not resolved for 1s, and neither has "+dnsProbe+
-		": this pod has lost the cluster's DNS (its network cut off?), not "+launcher+"; exiting 69 so that its Job replaces it")
+	assert.Regexp(t, "trainsonnet: launcher "+regexp.QuoteMeta(launcher)+" has not resolved for [12]s, and neither has "+regexp.QuoteMeta(dnsProbe)+
+		regexp.QuoteMeta(": this pod has lost the cluster's DNS (its network cut off?), not "+launcher+"; exiting 69 so that its Job replaces it"), p.output())
 	assert.FileExists(t, filepath.Join(f.runDir, "finished"))
+}
+
+// ...and it does so once the launcher has not resolved for TS_LOST_GRACE,
+// not the 7 minutes of TS_LAUNCHER_GRACE a retried launcher has: the
+// launcher's next attempt finds a fresh worker in its place.
+func workerFailsWhenCutOffBeforeTheGrace(t *testing.T, f *fixture) {
+	f.resolvable(launcher, true)
+	f.env["TS_LAUNCHER_GRACE"] = "420"
+	f.env["TS_LOST_GRACE"] = "2"
+	p := f.start("worker")
+	p.waitFor("a successful lookup", func() bool {
+		return slices.Contains(f.lines("getent.log"), launcher+" found")
+	})
+	f.resolvable(launcher, false)
+	f.resolvable(dnsProbe, false)
+	cut := time.Now()
+	require.Equal(t, 69, p.wait(), p.output())
+	assert.Less(t, time.Since(cut), 3*time.Second+slack, "TS_LOST_GRACE, not TS_LAUNCHER_GRACE")
+	assert.Contains(t, p.output(), "and neither has "+dnsProbe+": this pod has lost the cluster's DNS")
 }
 
 // TS_LAUNCHER_GRACE=0 (horovod-dask's interactive cluster): the worker

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -34,6 +35,8 @@ var runtimeCases = []scriptCase{
 	{"run/wait_tcp_not_with_an_nc_without_z", false, runWaitTCPNotWithAnNCWithoutZ},
 	{"run/watch_stops_command_when_name_gone", true, runWatchStopsCommandWhenNameGone},
 	{"run/watch_fails_when_cut_off", true, runWatchFailsWhenCutOff},
+	{"run/watch_fails_when_cut_off_before_the_grace", true, runWatchFailsWhenCutOffBeforeTheGrace},
+	{"run/watch_waits_the_grace_for_a_lead_gone", true, runWatchWaitsTheGraceForALeadGone},
 	{"run/watch_without_dns_probe", true, runWatchWithoutDNSProbe},
 	{"run/watch_gives_up_when_name_never_resolves", false, runWatchGivesUpWhenNameNeverResolves},
 	{"run/watch_timeout_of_its_own", false, runWatchTimeoutOfItsOwn},
@@ -271,8 +274,44 @@ func runWatchFailsWhenCutOff(t *testing.T, f *fixture) {
 	f.resolvable(dnsProbe, false)
 	require.Equal(t, 69, p.wait(), p.output())
 	assert.Equal(t, "got-term\n", readFile(t, filepath.Join(f.runDir, "cmd-term")), "CMD got SIGTERM")
-	assert.Contains(t, p.output(), "trainsonnet: "+launcher+" has not resolved for 1s, and neither has "+dnsProbe+
-		": this pod has lost the cluster's DNS (its network cut off?), not "+launcher+"; exiting 69 so that its Job replaces it; stopping sh\n")
+	assert.Regexp(t, "trainsonnet: "+regexp.QuoteMeta(launcher)+" has not resolved for [12]s, and neither has "+regexp.QuoteMeta(dnsProbe)+
+		regexp.QuoteMeta(": this pod has lost the cluster's DNS (its network cut off?), not "+launcher+"; exiting 69 so that its Job replaces it; stopping sh\n"), p.output())
+}
+
+// A pod that resolves nothing is cut off long before its lead's grace (the
+// time a retried lead has to come back) is over: it stops CMD and exits 69
+// once the name has not resolved for TS_LOST_GRACE, so that its Job
+// replaces it in time for the lead's next attempt.
+func runWatchFailsWhenCutOffBeforeTheGrace(t *testing.T, f *fixture) {
+	f.resolvable(launcher, true)
+	f.env["TS_WATCH_GRACE"] = "600"
+	f.env["TS_LOST_GRACE"] = "2"
+	p := f.start(append([]string{"run", "--watch", launcher, "--"}, termCommand(f)...)...)
+	p.waitForOutput("trainsonnet: " + launcher + " resolves")
+	f.resolvable(launcher, false)
+	f.resolvable(dnsProbe, false)
+	cut := time.Now()
+	require.Equal(t, 69, p.wait(), p.output())
+	assert.Less(t, time.Since(cut), 3*time.Second+slack, "TS_LOST_GRACE, not TS_WATCH_GRACE")
+	assert.Regexp(t, "has not resolved for [23]s, and neither has "+regexp.QuoteMeta(dnsProbe)+": this pod has lost the cluster's DNS", p.output())
+	assert.Equal(t, "got-term\n", readFile(t, filepath.Join(f.runDir, "cmd-term")), "CMD got SIGTERM")
+}
+
+// The lead's name gone while the cluster's DNS answers is a lead being
+// retried: TS_LOST_GRACE passes and the pod waits on for the grace.
+func runWatchWaitsTheGraceForALeadGone(t *testing.T, f *fixture) {
+	f.resolvable(launcher, true)
+	f.resolvable(dnsProbe, true)
+	f.env["TS_WATCH_GRACE"] = "4"
+	f.env["TS_LOST_GRACE"] = "1"
+	p := f.start(append([]string{"run", "--watch", launcher, "--"}, termCommand(f)...)...)
+	p.waitForOutput("trainsonnet: " + launcher + " resolves")
+	f.resolvable(launcher, false)
+	gone := time.Now()
+	require.Equal(t, 0, p.wait(), p.output())
+	assert.GreaterOrEqual(t, time.Since(gone), 3*time.Second, "waited the grace, not TS_LOST_GRACE")
+	assert.Contains(t, p.output(), "trainsonnet: "+launcher+" has not resolved for 4s; stopping sh\n")
+	assert.NotContains(t, p.output(), "lost the cluster's DNS")
 }
 
 // TS_DNS_PROBE empty: a name gone is the lead gone, whatever else resolves.

@@ -533,7 +533,7 @@ cmd_worker() {
             log "launcher $TS_LAUNCHER has not resolved for ${TS_LAUNCHER_GRACE}s; assuming the job ended"
             exit 0
             ;;
-        lost) die 69 "launcher $(lost_message "$TS_LAUNCHER" "$TS_LAUNCHER_GRACE")" ;;
+        lost) die 69 "launcher $(lost_message "$TS_LAUNCHER")" ;;
         esac
         nap "$TS_POLL_INTERVAL"
     done

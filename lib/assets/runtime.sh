@@ -11,9 +11,9 @@
 #     script exits 0. NAME is a headless Service of the pod CMD serves (a
 #     chief, a driver): the role ends with it, without RBAC. If NAME never
 #     resolves within TS_WATCH_TIMEOUT, CMD is stopped too, with exit 124.
-#     If TS_DNS_PROBE does not resolve either when NAME is counted gone,
-#     this pod has lost the cluster's DNS (its network cut), not NAME: CMD
-#     is stopped and the script exits 69, a failure its Job replaces.
+#     If TS_DNS_PROBE does not resolve either once NAME has not for
+#     TS_LOST_GRACE, this pod has lost the cluster's DNS (its network cut),
+#     not NAME: CMD is stopped, exit 69, a failure its Job replaces.
 #     --hear-end PORT (with --watch): NAME's pod says on PORT when the job
 #     is over (its --tell-end); CMD is then stopped at once, exit 0, with
 #     no TS_WATCH_GRACE: that grace is for a lead that is retried.
@@ -43,8 +43,8 @@
 # The end port: TS_END_TOKEN [job], the same in every pod of the job (the
 # lead's name), in the line that says the job is over; TS_FOLLOWERS [1],
 # the pods that read it; TS_END_ON_FAILURE [1]. TS_DNS_PROBE
-# [kubernetes.default.svc]: a name every pod of the cluster resolves, asked
-# when a watched name has gone (empty: never asked).
+# [kubernetes.default.svc]: a name every pod resolves, asked once a watched
+# name has not for TS_LOST_GRACE [90] (or its grace; empty: never asked).
 #
 # Exit codes: 0 done; 1 runtime failure; 2 usage or configuration error;
 # 69 this pod lost the cluster's DNS (cut off): its Job should replace it;
@@ -65,7 +65,7 @@ unset BANNER_TOOL BOUNDED_PID CHILD_NAME CHILD_PID END_BY END_EVERY \
     LANE_PIDS LISTEN_PID NAP_PID SESSION SIGNAL_EXIT SSHD \
     SSHD_CONFIG SSHD_PID SSH_CONFIG SSH_DIR STOP_BANNER STOP_BOUND STOP_PORT \
     SWEEP_PID SWEEP_WATCH TCP_TOOL USER_NAME WAIT_DEADLINE WAIT_PORT WATCH \
-    WATCH_EARLY WATCH_EVERY WATCH_NEXT WATCH_OUT WATCH_SEEN
+    WATCH_EARLY WATCH_EVERY WATCH_FOR WATCH_NEXT WATCH_OUT WATCH_SEEN
 PROG=trainsonnet
 PROBE_MAX=10  # seconds one probe may take, even with time to spare
 KILL_AFTER=30 # seconds a stopped CMD has before SIGKILL
@@ -118,7 +118,8 @@ runtime_config() {
     TS_PARALLEL=${TS_PARALLEL:-32}
     TS_WATCH_TIMEOUT=${TS_WATCH_TIMEOUT:-$TS_INIT_TIMEOUT}
     TS_DNS_PROBE=${TS_DNS_PROBE-kubernetes.default.svc}
-    seconds TS_INIT_TIMEOUT TS_WATCH_GRACE TS_POLL_INTERVAL TS_PARALLEL TS_WATCH_TIMEOUT
+    TS_LOST_GRACE=${TS_LOST_GRACE:-90}
+    seconds TS_INIT_TIMEOUT TS_WATCH_GRACE TS_POLL_INTERVAL TS_PARALLEL TS_WATCH_TIMEOUT TS_LOST_GRACE
     [ "$TS_PARALLEL" -gt 0 ] || die 2 "TS_PARALLEL must be at least 1"
     case ${TS_TCP_TOOL:-} in
     '' | python3 | bash | nc) ;;
@@ -349,22 +350,28 @@ sweeper() {
     exec python3 "$TCP_PY" sweep "$1" "$WAIT_PORT" "$TS_PARALLEL" "$SWEEP_RATE" "$WAIT_DEADLINE" "$PROBE_MAX"
 }
 
-# tcp_tool: sets TCP_TOOL to the first of TS_TCP_TOOL (default: python3,
-# bash, nc) in PATH that works (python3: with tcp.py beside this script;
-# nc: one with -z); returns 1 without any. python3 sweeps (wait_all's PROBE
-# sweep), bash and nc probe one endpoint each (tcp_probe).
-tcp_tool() {
-    for TCP_TOOL in ${TS_TCP_TOOL:-python3 bash nc}; do
-        command -v "$TCP_TOOL" >/dev/null 2>&1 || continue
-        case $TCP_TOOL in
+# usable VAR TOOL...: sets VAR to the first TOOL in PATH that works
+# (python3: with tcp.py beside this script; nc: one with -z, the usual
+# kind), or to '' and returns 1.
+usable() {
+    _us_var=$1
+    shift
+    for _us_tool in "$@"; do
+        command -v "$_us_tool" >/dev/null 2>&1 || continue
+        case $_us_tool in
         python3) python3 "$TCP_PY" check >/dev/null 2>&1 || continue ;;
         nc) nc -h 2>&1 | grep -q -e '-[0-9A-Za-z]*z' || continue ;;
         esac
-        return 0
+        eval "$_us_var=\$_us_tool" && return 0
     done
-    TCP_TOOL=''
-    return 1
+    eval "$_us_var=''" && return 1
 }
+
+# tcp_tool: TCP_TOOL, the first of TS_TCP_TOOL (default: python3, bash,
+# nc) that works: python3 sweeps (wait_all's PROBE sweep), bash and nc
+# probe one endpoint each (tcp_probe).
+# shellcheck disable=SC2086 # a list of names
+tcp_tool() { usable TCP_TOOL ${TS_TCP_TOOL:-python3 bash nc}; }
 
 # tcp_probe HOST:PORT SECS: whether it accepts a TCP connection.
 tcp_probe() {
@@ -375,21 +382,9 @@ tcp_probe() {
     esac >/dev/null 2>&1
 }
 
-# banner_tool: sets BANNER_TOOL for read_banner, the first of bash,
-# python3, nc (with -z: an nc of the usual kind) and ssh in PATH; returns
-# 1 without any.
-banner_tool() {
-    for BANNER_TOOL in bash python3 nc ssh; do
-        command -v "$BANNER_TOOL" >/dev/null 2>&1 || continue
-        case $BANNER_TOOL in
-        python3) python3 "$TCP_PY" check >/dev/null 2>&1 || continue ;;
-        nc) nc -h 2>&1 | grep -q -e '-[0-9A-Za-z]*z' || continue ;;
-        esac
-        return 0
-    done
-    BANNER_TOOL=''
-    return 1
-}
+# banner_tool: BANNER_TOOL for read_banner, the first of bash, python3, nc
+# and ssh that works.
+banner_tool() { usable BANNER_TOOL bash python3 nc ssh; }
 
 # read_banner HOST PORT SECS: prints the first line the server at
 # HOST:PORT sends (an ssh server's banner), read within SECS seconds
@@ -511,16 +506,16 @@ open_end_port() {
 # NAME (empty: none; returns 1 without getent); then watch_check, every
 # tick, sets WATCH to ok, never (NAME did not resolve within
 # TS_WATCH_TIMEOUT), gone (it resolved, then not for GRACE seconds in a
-# row) or lost (so, and TS_DNS_PROBE does not resolve either: this pod has
-# lost DNS, NAME may well be there), and WATCH_ADDR to the first address NAME last resolved to (with
-# WATCH_OUT, a file for getent's answer). DNS is asked every
+# row) or lost (not for TS_LOST_GRACE, and TS_DNS_PROBE does not resolve
+# either: this pod has lost DNS), WATCH_FOR to the seconds since NAME last
+# resolved, WATCH_ADDR to its first address (with WATCH_OUT, getent's file). DNS is asked every
 # TS_POLL_INTERVAL seconds, or, when PODS pods watch NAME, every PODS/50
 # (at most GRACE/3) seconds: about 50 queries a second in all; until NAME
 # has first resolved, every EARLY seconds if that is sooner. The first
 # question comes at a random point of the first interval, so that pods
 # started together do not ask together.
 watch_init() {
-    WATCH=ok WATCH_NAME=$1 WATCH_GRACE=$2 WATCH_SEEN='' WATCH_ADDR='' WATCH_START=$(now)
+    WATCH=ok WATCH_NAME=$1 WATCH_GRACE=$2 WATCH_SEEN='' WATCH_FOR=0 WATCH_ADDR='' WATCH_START=$(now)
     WATCH_EVERY=$((${3:-0} / 50))
     [ "$WATCH_EVERY" -gt $(($2 / 3)) ] && WATCH_EVERY=$(($2 / 3))
     [ "$WATCH_EVERY" -gt "$TS_POLL_INTERVAL" ] || WATCH_EVERY=$TS_POLL_INTERVAL
@@ -545,15 +540,17 @@ watch_check() {
         WATCH_NEXT=$((_wk_now + WATCH_EVERY))
     elif [ -z "$WATCH_SEEN" ]; then
         [ "$TS_WATCH_TIMEOUT" = 0 ] || [ $((_wk_now - WATCH_START)) -lt "$TS_WATCH_TIMEOUT" ] || WATCH=never
-    elif [ $((_wk_now - WATCH_SEEN)) -ge "$WATCH_GRACE" ]; then
-        WATCH=gone
-        [ -z "${TS_DNS_PROBE:-}" ] || run_bounded "$PROBE_MAX" getent hosts "$TS_DNS_PROBE" >/dev/null 2>&1 || WATCH=lost
+    else
+        WATCH_FOR=$((_wk_now - WATCH_SEEN))
+        [ "$WATCH_FOR" -lt "$WATCH_GRACE" ] || WATCH=gone
+        [ -z "${TS_DNS_PROBE:-}" ] || { [ "$WATCH" != gone ] && [ "$WATCH_FOR" -lt "$TS_LOST_GRACE" ]; } ||
+            run_bounded "$PROBE_MAX" getent hosts "$TS_DNS_PROBE" >/dev/null 2>&1 || WATCH=lost
     fi
 }
 
-# lost_message NAME GRACE: what a pod that has lost DNS says.
+# lost_message NAME: what a pod that has lost DNS says.
 lost_message() {
-    echo "$1 has not resolved for ${2}s, and neither has $TS_DNS_PROBE: this pod has lost the cluster's DNS (its network cut off?), not $1; exiting 69 so that its Job replaces it"
+    echo "$1 has not resolved for ${WATCH_FOR}s, and neither has $TS_DNS_PROBE: this pod has lost the cluster's DNS (its network cut off?), not $1; exiting 69 so that its Job replaces it"
 }
 
 # Signals. After trap_signals, SIGTERM and SIGINT end the script (143, 130;
@@ -696,7 +693,7 @@ cmd_run() {
     case $WATCH in
     over) log "$_cr_watch says the job is over (its port $_cr_hear); stopping $1" ;;
     gone) log "$_cr_watch has not resolved for ${TS_WATCH_GRACE}s; stopping $1" ;;
-    lost) log "$(lost_message "$_cr_watch" "$TS_WATCH_GRACE"); stopping $1" ;;
+    lost) log "$(lost_message "$_cr_watch"); stopping $1" ;;
     never) log "gave up after ${TS_WATCH_TIMEOUT}s waiting for $_cr_watch to resolve; stopping $1" ;;
     esac
     if [ "$WATCH" != ok ]; then
