@@ -102,7 +102,7 @@ bench-cli:
 
 # Every fault on every prototype on the real node (test/jobs TestFaults;
 # CI runs a case of each fault and each prototype's most likely one), and
-# the README's "When things fail" table of it in faults.md. Root; about
+# docs/failures.md's table of it in faults.md. Root; about
 # 1.5 hours.
 faults:
 	TRAINSONNET_FAULTS=all TRAINSONNET_FAULTS_TABLE=$(CURDIR)/faults.md test/node/with-node.sh \

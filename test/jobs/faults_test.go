@@ -47,7 +47,7 @@ import (
 // TRAINSONNET_FAULTS=all runs the whole matrix (make faults); CI runs a
 // case of every fault class and every prototype's most likely fault, a
 // worker pod deleted. TRAINSONNET_FAULTS_TABLE=FILE writes the outcomes
-// as the README's table.
+// as docs/failures.md's table.
 //
 // The faults of a pod run here, beside the package's other tests; the
 // faults that reach every job on the node run alone, first
@@ -155,7 +155,7 @@ type fault struct {
 	// alone (TestFaultsOfTheNode).
 	node bool
 	// operators is what mpi-operator and the training operator document
-	// for the fault, for the README's table.
+	// for the fault, for docs/failures.md's table.
 	operators string
 	// bound is how long the job may take after the fault (default
 	// faultDeadline).
@@ -416,7 +416,7 @@ var results = struct {
 // the reason.
 const notApplicable = "not applicable: "
 
-// faultTable is the README's table of the outcomes: a row per fault, a
+// faultTable is docs/failures.md's table of the outcomes: a row per fault, a
 // column per prototype, and what the operators document for it; why a
 // case does not fit, numbered below it.
 func faultTable() string {

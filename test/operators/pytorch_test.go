@@ -22,7 +22,7 @@ import (
 // pytorch -f`, compared process by process with the pods the operator
 // made of it (testdata/training-operator-*). Where they differ, the
 // difference is declared below: with the warning the render prints, or,
-// where trainsonnet's way is better and said in the README, why.
+// where trainsonnet's way is better and said in docs/migrating/pytorchjob.md, why.
 
 // entrypoints: the images' ENTRYPOINT of the examples whose containers
 // only have args (from each example's Dockerfile): what the operator's
@@ -36,7 +36,7 @@ var entrypoints = map[string][]string{
 
 // declared: the differences of every PyTorchJob: aspect -> the warning
 // the render prints (a part of it), or "why: ..." where trainsonnet's way
-// is better and the README's "Coming from a Kubeflow PyTorchJob" says so.
+// is better and docs/migrating/pytorchjob.md says so.
 var declaredPyTorch = map[string]string{
 	// OnFailure without a backoffLimit (every example)
 	"retries": "the operator restarted failed pods without limit",
