@@ -26,6 +26,21 @@
 // generator/internal. The declarations
 // (Prototype.Params), how values of each type are read and checked, and the
 // problems reported (param.Error) are package generator/param's.
+//
+// Inside, the facade's files each hold one stage: params.go the sources of
+// values in order (files, --set, flags, Go values) and their precedence,
+// and the resolved values as the prototype's argument (resolved.tla);
+// keys.go what a key of a source means (a renamed, removed or old-group
+// key, a replaced chart's default) or a params file that is a whole object
+// of a replaced system (a PyTorchJob: checked by internal/kubeflow, then
+// translated by the prototype's from function); generator.go a render,
+// stage after stage; explain.go the input behind each problem; encode.go
+// the outputs; batch.go many jobs (RenderEach renders on every core, each
+// worker on one VM that takes the jobs of as few prototypes as it can, and
+// hands each result to the caller on the worker that rendered it;
+// RenderAll keeps the results; a BatchError names each failed job). No
+// file uses what another declares while that one uses it back, but for
+// keys.go and params.go (TestNoFileCycles, type-checked).
 package generator
 
 //go:generate go test ./internal/eval -run ^TestDeclarationsUpToDate$ -update

@@ -1,6 +1,16 @@
-// Package cli is trainsonnet's command tree: gen, list, describe, schema,
-// completion and version. Run holds all of it behind injected streams, so
-// tests drive the real commands in-process; only main exits.
+// Package cli is trainsonnet's command tree: gen, batch, list, describe,
+// schema, completion and version. Run holds all of it behind injected
+// streams, so tests drive the real commands in-process; only main exits.
+//
+// A prototype's flags are built from its declarations at run time
+// (paramflags.go), with every spelling of a parameter on the command line
+// (spelling.go: the kebab-case flag, the hidden synonyms such as the
+// ksonnet names, the type shown in help); the generator knows only the
+// declared names. --output-dir is written atomically (outdir.go): a base
+// is replaced in one step, only what trainsonnet wrote is replaced, and a
+// symlink given as the directory is followed. Exit codes: 0 done, 2 the
+// user's input (one line a problem, nothing written), 1 anything else (a
+// prototype's bug, an I/O error).
 package cli
 
 import (

@@ -1,6 +1,10 @@
 // Package goldentest holds the one -update flag of the whole module and the
 // helpers that compare output with golden files. Every test package that
 // reads golden files imports it; `go test ./... -update` rewrites them all.
+// Assets turns each embedded asset in an output (lib/assets/mpi.sh, ...)
+// into one line `<asset assets/mpi.sh sha256:…>`, exactly: a copy that
+// differs at all stays in full, so a golden shows a script once
+// (golden/assets.txt) and every change to it.
 package goldentest
 
 import (

@@ -1,6 +1,18 @@
 // Package operators_test compares what trainsonnet renders of the Kubeflow
 // operators' own examples with what the operators made of them, recorded
 // from the real operators (record.sh; testdata/).
+//
+// record.sh (make record-operators) builds the training operator and
+// mpi-operator once into the cache (test/cluster/build.sh operators), runs
+// each as a host process against the control plane with kwok nodes,
+// applies their upstream examples and trainsonnet's own inputs of what no
+// upstream example shows (examples/<operator>/: the kubelet's $(VAR) in a
+// command), and records every object they create (record/, into
+// testdata/<operator>-<version>/, committed). The tests compare
+// trainsonnet's render of each example with the recording, process by
+// process (each side's words as the kubelet expanded them), and fail on
+// any difference not declared with the warning the render prints, or why.
+// CI never builds the operators.
 package operators_test
 
 import (

@@ -1,6 +1,10 @@
 // Package dollar keeps the user's $ apart from a prototype's own through a
-// render: Mark before the values go into Jsonnet, Escape on each rendered
-// object, Unmark on any text shown to the user. It knows nothing else.
+// render: MarkIn a value an input set before it goes into Jsonnet (each $
+// becomes U+FDD0, so that a prototype's own $(VAR) stays Kubernetes'
+// expansion), Escape each rendered object ($$ in containers' command, args
+// and env values, where the kubelet expands; $ elsewhere), Unmark any text
+// shown to the user. It knows nothing else, and imports only the standard
+// library.
 package dollar
 
 import "strings"
