@@ -66,6 +66,7 @@ func launcherRunsExecAfterAllWorkersAnswer(t *testing.T, f *fixture) {
 	assert.Equal(t, "exec ran\n", readFile(t, filepath.Join(f.runDir, "exec.out")))
 	assert.Contains(t, out, "trainsonnet: waiting up to 300s for 2 workers")
 	assert.Contains(t, out, "trainsonnet: all 2 workers reachable after ")
+	assert.Contains(t, out, "trainsonnet: tiers: wait=ssh serve-end=ssh hear-end=- watch=-\n", "no TCP tool: an ssh login per worker; TS_STOP_PORT=0: stop files")
 	assert.Equal(t, []string{worker0, worker1}, f.hostsCalledWith("true"))
 	assert.Equal(t, []string{worker0, worker1}, f.hostsCalledWith(f.stopCommand()), "every worker told to stop")
 	for _, c := range f.sshCalls() {
@@ -479,6 +480,7 @@ func workerWithoutGetentReliesOnStopFile(t *testing.T, f *fixture) {
 	f.touch(filepath.Join(f.runDir, "stop"))
 	require.Equal(t, 0, p.wait(), p.output())
 	assert.Equal(t, 1, strings.Count(p.output(), "getent"), "warned once")
+	assert.Contains(t, p.output(), "trainsonnet: tiers: wait=- serve-end=- hear-end=- watch=-\n", "the stop file alone")
 }
 
 func workerWaitsForGPUDriver(t *testing.T, f *fixture) {

@@ -45,6 +45,7 @@ var runtimeCases = []scriptCase{
 	{"run/watch_without_getent", false, runWatchWithoutGetent},
 	{"run/tell_end_after_cmd", true, runTellEndAfterCmd},
 	{"run/tell_end_not_before_a_retry", false, runTellEndNotBeforeARetry},
+	{"run/tell_end_without_python3", false, runTellEndWithoutPython3},
 	{"run/hear_end_stops_cmd_at_once", true, runHearEndStopsCmdAtOnce},
 	{"run/lead_and_follower", true, runLeadAndFollower},
 	{"run/end_port_usage_errors", false, runEndPortUsageErrors},
@@ -205,6 +206,7 @@ func runWaitsForTCP(tool string) func(t *testing.T, f *fixture) {
 		require.Equal(t, 0, p.wait(), p.output())
 		assert.FileExists(t, filepath.Join(f.runDir, "cmd-ran"))
 		assert.Contains(t, p.output(), "trainsonnet: all 2 endpoints reachable after ")
+		assert.Contains(t, p.output(), "trainsonnet: tiers: wait="+tool+" serve-end=- hear-end=- watch=-\n")
 		messagesArePrefixed(t, p.output())
 	}
 }
@@ -393,7 +395,21 @@ func runTellEndAfterCmd(t *testing.T, f *fixture) {
 	assert.Equal(t, 3, p.wait(), p.output())
 	assert.Less(t, time.Since(t0), 7*time.Second, "closed once its follower has read it, not after its 8s (a loaded machine may take seconds)")
 	assert.Contains(t, p.output(), fmt.Sprintf("trainsonnet: 1 of 1 follower(s) read port %d within ", port))
+	assert.Contains(t, p.output(), "trainsonnet: tiers: wait=- serve-end=python3 hear-end=- watch=-\n")
 	messagesArePrefixed(t, p.output())
+}
+
+// runTellEndWithoutPython3: a lead whose image has no python3 serves no
+// end port: it says so at start and at its end, and its followers stop
+// once its name has gone for their grace.
+func runTellEndWithoutPython3(t *testing.T, f *fixture) {
+	linkTool(t, f, "bash") // a tool to read a port with, none to serve one
+	port := freePort(t)
+	code, p := f.run("run", "--tell-end", fmt.Sprint(port), "--", "sh", "-c", "exit 3")
+	assert.Equal(t, 3, code, p.output())
+	assert.Contains(t, p.output(), "trainsonnet: tiers: wait=- serve-end=none hear-end=- watch=-\n")
+	assert.Contains(t, p.output(), fmt.Sprintf("trainsonnet: cannot open port %d: no python3 here\n", port))
+	assert.Contains(t, p.output(), "trainsonnet: the followers stop 60s after this pod has gone instead\n")
 }
 
 // runTellEndNotBeforeARetry: TS_END_ON_FAILURE=0 (the Job retries the
@@ -429,6 +445,7 @@ func runHearEndStopsCmdAtOnce(t *testing.T, f *fixture) {
 	assert.Less(t, time.Since(said), 2*time.Second+slack)
 	assert.Equal(t, "got-term\n", readFile(t, filepath.Join(f.runDir, "cmd-term")), "CMD got SIGTERM")
 	assert.Contains(t, p.output(), fmt.Sprintf("trainsonnet: %s says the job is over (its port %d); stopping sh\n", launcher, port))
+	assert.Contains(t, p.output(), "trainsonnet: tiers: wait=- serve-end=- hear-end=bash watch=getent\n")
 	messagesArePrefixed(t, p.output())
 }
 

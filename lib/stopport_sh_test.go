@@ -119,6 +119,7 @@ func launcherSweepsAndNamesTheMissing(tool string) func(t *testing.T, f *fixture
 		require.Equal(t, 124, code, out)
 		port := f.env["TS_SSH_PORT"]
 		how := map[string]string{"python3": "by python3: 32 connections at a time", "bash": "32 at a time, by bash"}[tool]
+		assert.Contains(t, out, "trainsonnet: tiers: wait="+tool+" serve-end=ssh hear-end=- watch=-\n", "TS_STOP_PORT=0: stop files")
 		assert.Contains(t, out, "trainsonnet: waiting up to 3s for 3 workers to answer on ssh port "+port+", "+how)
 		assert.Regexp(t, `(?m)^trainsonnet: 2 of 3 workers answered after \d+s; trying the other 1 again: 127\.0\.0\.3$`, out)
 		assert.Contains(t, out, "trainsonnet: gave up after 3s waiting for workers; not reachable on ssh port "+port+": 127.0.0.3\n")
@@ -184,6 +185,7 @@ func launcherStopPortWithPython3(t *testing.T, f *fixture) {
 	assert.Less(t, time.Since(t0), 7*time.Second, "closed once both have read it, not after its 8s (a loaded machine may take seconds)")
 	assert.Contains(t, p.output(), fmt.Sprintf("trainsonnet: 2 of 2 worker(s) read port %d within ", stop))
 	assert.Contains(t, p.output(), "by python3: 32 connections at a time, at most 500 started a second")
+	assert.Contains(t, p.output(), "trainsonnet: tiers: wait=python3 serve-end=python3 hear-end=- watch=-\n")
 	assert.Equal(t, []string{"127.0.0.1"}, f.hostsCalledWith("true"), "one login")
 	assert.Empty(t, f.hostsCalledWith(f.stopCommand()), "no worker called over ssh")
 	messagesArePrefixed(t, p.output())
@@ -202,6 +204,7 @@ func launcherStopPortWithSSHD(t *testing.T, f *fixture) {
 	require.Equal(t, 0, code, out)
 	assert.Contains(t, out, fmt.Sprintf("trainsonnet: the job is over: port %d says so for up to 8s", stop))
 	assert.GreaterOrEqual(t, took, 7*time.Second, "open for the whole bound")
+	assert.Contains(t, out, "trainsonnet: tiers: wait=ssh serve-end=sshd hear-end=- watch=-\n", "no python3, no TCP tool")
 	assert.Empty(t, f.hostsCalledWith(f.stopCommand()), "no worker called over ssh")
 	var server string
 	for _, l := range f.lines("sshd.log") {
@@ -279,6 +282,7 @@ func workerReadsTheStopPort(tool string) func(t *testing.T, f *fixture) {
 		f.env["TS_STOP_PORT"] = fmt.Sprint(port)
 		p := f.start("worker")
 		p.waitForOutput(fmt.Sprintf("trainsonnet: the launcher says when the job is over on its port %d, read every 1s (with %s)", port, tool))
+		p.waitForOutput("trainsonnet: tiers: wait=- serve-end=- hear-end=" + tool + " watch=getent\n")
 		time.Sleep(2500 * time.Millisecond)
 		require.False(t, p.exited(), "another server's banner is no stop: %s", p.output())
 		banner := stopBanner(t, f)

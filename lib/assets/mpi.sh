@@ -422,6 +422,10 @@ cmd_launcher() {
     hosts "${TS_SELF:-}" >"$HOSTS" || die 1 "cannot write $HOSTS"
     end_every "$(hosts | wc -l)"
     [ -n "${TS_SELF:-}" ] && start_sshd
+    _cl_end=ssh
+    [ "$STOP_PORT" = 0 ] || { py_end && _cl_end=python3; } || { sshd_path && _cl_end=sshd; }
+    tcp_tool || :
+    tier_line "${TCP_TOOL:-ssh}" "$_cl_end"
     wait_for_workers "$HOSTS"
     if [ -z "$TS_EXEC" ]; then
         log "TS_EXEC is empty: interactive mode, staying up until SIGTERM (kubectl exec into this pod)"
@@ -513,6 +517,7 @@ cmd_worker() {
     else
         log "warning: no bash, python3, nc or ssh to read the launcher's port $STOP_PORT with; only its stop file, or its going away, ends this container"
     fi
+    tier_line '' '' "$BANNER_TOOL" "${WATCH_NAME:+getent}"
     start_sshd
     # A stop file left by an earlier run of this container in the same pod
     # means that the job is over: exiting at once is right.

@@ -457,9 +457,17 @@ end_heard() {
 # many followers did); mpi.sh's own adds a second sshd.
 end_server() { end_server_python "$@"; }
 
+# py_end: whether python3 can serve the end port (tcp.py beside this).
+py_end() { command -v python3 >/dev/null 2>&1 && python3 "$TCP_PY" check >/dev/null 2>&1; }
+
+# tier_line WAIT SERVE HEAR WATCH: the one start-up line naming the tool
+# each path of this pod takes, - where it has none (docs/runtime.md: the
+# table of them, a test a cell).
+tier_line() { log "tiers: wait=${1:--} serve-end=${2:--} hear-end=${3:--} watch=${4:--}"; }
+
 end_server_python() {
     END_NONE='no python3 here'
-    command -v python3 >/dev/null 2>&1 && python3 "$TCP_PY" check >/dev/null 2>&1 || return 1
+    py_end || return 1
     END_BY=python3
     { python3 "$TCP_PY" serve "$1" "SSH-2.0-trainsonnet $2" "$3" "$4" & } >"$END_FILE.out" 2>&1
     LISTEN_PID=$!
@@ -674,6 +682,9 @@ cmd_run() {
             _cr_hear=''
         fi
     fi
+    _cr_serve=''
+    [ -z "$_cr_tell" ] || { py_end && _cr_serve=python3 || _cr_serve=none; }
+    tier_line "${_cr_tcp:+$TCP_TOOL}" "$_cr_serve" "${_cr_hear:+$BANNER_TOOL}" "${_cr_watch:+getent}"
     log "running $*"
     start_child "$1" "$@"
     if [ -n "$_cr_hear" ]; then
