@@ -17,7 +17,9 @@
 //           variables, for a group of the role's (the top-level env is
 //           common.params').
 // Returns:  roles.objects(proto, p, [role, ...]) the job's headless Service
-//           (null when no role has dns) and every role's workload;
+//           (null when no role has dns), every role's workload, and what
+//           the roles' lifetime relation needs (runtime.run's watch,
+//           hearEnd, tellEnd: the lead's presence Service, the end's env);
 //           roles.workload, roles.podTemplate, roles.podSpec and
 //           roles.container, the parts of one role, usable inside any
 //           object (a custom resource's pod template); roles.role(r) the
@@ -75,6 +77,7 @@
 local batch = import 'batch.libsonnet';
 local common = import 'common.libsonnet';
 local params = import 'params.libsonnet';
+local runtime = import 'runtime.libsonnet';
 local ts = import 'trainsonnet.libsonnet';
 
 local defaults = {
@@ -207,6 +210,82 @@ local podSpecOf(p, r) =
     [if volumes != [] then 'volumes']: volumes,
   };
   if r.pod == {} then spec else spec + r.pod;
+
+// runFlags: the options of a runtime.run command ({'--watch': name, ...};
+// the last of a repeated one), or null for any other command.
+local runFlags(cmd) =
+  if !std.isArray(cmd) || std.length(cmd) < 4 || cmd[0] != 'sh' || cmd[1] != runtime.path || cmd[2] != 'run' then null
+  else
+    local n = std.length(cmd);
+    local go(i, acc) = if i + 1 >= n || cmd[i] == '--' then acc else go(i + 2, acc + { [cmd[i]]: cmd[i + 1] });
+    go(3, {});
+
+// lifetimeOf(proto, p, all): {roles, objects}: the roles with the end's
+// env where they lack it, and the lead's presence Service; or the one-line
+// error of a relation that cannot work (roles.objects says which).
+local presenceNameOf(p, role) = p.name + '-' + role;
+local lifetimeOf(proto, p, all) =
+  local runs = [{ r: r, f: runFlags(r.command) } for r in all];
+  local running = [x for x in runs if x.f != null];
+  local watchers = [x for x in running if std.objectHas(x.f, '--watch')];
+  local hearers = [x for x in running if std.objectHas(x.f, '--hear-end')];
+  local tellers = [x for x in running if std.objectHas(x.f, '--tell-end')];
+  if watchers == [] && tellers == [] && running == [] then { roles: all, objects: [] }
+  else
+    local leads = [r for r in all if r.lead];
+    local lead = if leads == [] then null else leads[0];
+    local leadName = if lead == null then null else presenceNameOf(p, lead.name);
+    local fail(msg) = ts.fail('roles.objects: ' + msg);
+    local strayWatch = [x for x in watchers if x.f['--watch'] != leadName];
+    local strayTell = [x for x in tellers if lead == null || x.r.name != lead.name];
+    local endPort = if tellers == [] then null else tellers[0].f['--tell-end'];
+    // The end port is served once the lead's command has ended, when its
+    // own ports are free; its sidecars' still run, and in the node's
+    // network every role's ports may be on the same node.
+    local busy = if lead == null || endPort == null then []
+    else [{ name: c.name + '\'s ' + std.get(x, 'name', 'port'), port: x.containerPort } for c in lead.sidecars for x in std.get(c, 'ports', [])]
+         + (if lead.hostNetwork then [{ name: r.name + '\'s ' + x.name, port: x.port } for r in all if r.name != lead.name for x in r.ports] else []);
+    local collides = [x for x in busy if std.toString(x.port) == endPort];
+    local deaf = [x for x in hearers if x.f['--hear-end'] != endPort];
+    local unmounted = [x for x in running if [v for v in x.r.volumes if v.name == runtime.volumeName] == [] || [m for m in x.r.mounts if m.name == runtime.volumeName] == []];
+    local names(xs) = std.join(', ', [x.r.name for x in xs]);
+    if strayWatch != [] then
+      local w = strayWatch[0].f['--watch'];
+      local owner = [r.name for r in all if presenceNameOf(p, r.name) == w];
+      fail('role ' + strayWatch[0].r.name + ' follows ' + w + ' (runtime.run\'s watch), '
+           + (if owner == [] then 'the presence name of no role of this job' else 'role ' + owner[0] + '\'s, which is not the lead')
+           + (if lead == null then ': a follower watches the lead, and no role says lead: true'
+              else ': a follower watches the lead, roles.presenceName(p, \'' + lead.name + '\')'))
+    else if watchers != [] && lead.kind == 'Deployment' then
+      fail('role ' + lead.name + ' is followed (' + names(watchers) + ' watch it) and is a Deployment, which never ends: the lead that followers stop with is a Job')
+    else if strayTell != [] then
+      fail('role ' + strayTell[0].r.name + ' tells the end of the job (runtime.run\'s tellEnd) and is not the lead' + (if lead == null then '' else ' (' + lead.name + ')') + ': the lead tells its followers the job is over')
+    else if collides != [] then
+      fail('role ' + lead.name + '\'s end port ' + endPort + ' (tellEnd) is ' + collides[0].name + ', busy when the lead\'s command has ended and the end port opens: give tellEnd and hearEnd a port that is free then')
+    else if deaf != [] then
+      fail('role ' + deaf[0].r.name + ' hears the end on port ' + deaf[0].f['--hear-end'] + (if endPort == null then ', and no role tells it (runtime.run\'s tellEnd on the lead)' else ', and the lead tells it on ' + endPort) + ': give both the same runtime.endPort(port)')
+    else if unmounted != [] then
+      fail('role ' + unmounted[0].r.name + ' runs its command under the runtime (runtime.run), whose script is in the job\'s ConfigMap: add runtime.volume(<that ConfigMap>) to its volumes and runtime.mount to its mounts, and runtime.files to the ConfigMap\'s data')
+    else
+      local followers = std.foldl(function(n, x) n + (if x.r.kind == 'Job' then 1 else x.r.count), hearers, 0);
+      local endEnv = if endPort == null then [] else runtime.endEnv(leadName, followers, p.backoffLimit);
+      local told = [x.r.name for x in tellers + hearers];
+      local envOf(r) =
+        local have = [e for e in r.env if e.name == 'TS_FOLLOWERS'];
+        if endEnv == [] || !std.member(told, r.name) then r.env
+        else if have == [] then r.env + endEnv
+        else if have[0].value != std.toString(followers) then
+          fail('role ' + r.name + '\'s env says TS_FOLLOWERS=' + have[0].value + ', and ' + followers + ' pods hear the end (' + names(hearers) + '): leave the end\'s env to roles.objects')
+        else r.env;
+      {
+        roles: [r + { env: envOf(r) } for r in all],
+        objects: if watchers == [] then [] else [{
+          apiVersion: 'v1',
+          kind: 'Service',
+          metadata: common.metadata(proto, p, leadName, lead.name),
+          spec: { clusterIP: 'None', publishNotReadyAddresses: false, selector: common.selector(proto, p, lead.name) },
+        }],
+      };
 
 // needLifetime: p, when it has the Job lifetime parameters that the Job
 // role r takes (or ts.checks is off); lifetimeMissing: the error when not.
@@ -474,6 +553,24 @@ local queued(p, ws) =
     },
   },
 
+  // The job's lifetime as a relation between its roles, read from the
+  // roles' commands (lib/runtime.libsonnet's run): a role whose command
+  // watches roles.presenceName(p, L) follows the lead L and stops when it
+  // has gone; with hearEnd it also stops as soon as L says on its end
+  // port (tellEnd) that the job is over. objects makes what the relation
+  // needs and checks what it cannot make, one line each.
+  //   made: L's presence Service (the name the followers watch), and in
+  //     the env of L and of every role that hears its end,
+  //     runtime.endEnv(its name, the pods that hear it, p.backoffLimit)
+  //     where a role's env does not have it yet;
+  //   checked: a follower of a role that is not the lead (or of no role),
+  //     a lead that is a Deployment (it never ends), an end port told by
+  //     a role that is not the lead, one that collides with a port still
+  //     busy when the lead's command has ended (its sidecars'; with host
+  //     network, every role's), followers that hear another port than the lead tells or a
+  //     lead that tells none, a role that runs the runtime without its
+  //     volume and mount (runtime.volume, runtime.mount), and an endEnv
+  //     that counts other followers than hear the end.
   // objects(proto, p, rs): the job's headless Service (null when no role
   // has dns) and every role's workload, admitted as one by Kueue when p
   // has a queue (see queued above). One role of a job with Jobs is the
@@ -492,8 +589,9 @@ local queued(p, ws) =
                    + ' says lead: true, so backoffLimit (batch.params) would retry nothing: add lead: true to the role whose end ends the job')
     else if ts.checks && jobs != [] && !batch.declared(p) then lifetimeMissing(p, jobs[0])
     else
-      local ws = [workloadOf(proto, q, r) for r in all];
-      [serviceOf(proto, q, all)] + (if q.queue == null then ws else queued(q, ws)),
+      local life = lifetimeOf(proto, q, all);
+      local ws = [workloadOf(proto, q, r) for r in life.roles];
+      [serviceOf(proto, q, all)] + life.objects + (if q.queue == null then ws else queued(q, ws)),
 
   // onePodPerNode: required anti-affinity between the pods of a role
   // (component), or of the whole job (null): for host network, where every

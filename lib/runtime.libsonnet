@@ -19,8 +19,14 @@
 // A lead whose followers watch it can also say when the job is over, so
 // that they stop at once instead of stopGrace after it has gone (a grace
 // that only a retried lead needs): the lead runs with tellEnd=<port>, the
-// followers with watch=<its name> and hearEnd=<the same port>, and every
-// pod has endEnv(token, followers, retries) in its env.
+// followers with watch=roles.presenceName(p, <lead>) and hearEnd=<the
+// same port>. roles.objects reads that relation from the commands and
+// makes the rest: the lead's presence Service (the name watched), and
+// endEnv(token, followers, retries) in the env of the lead and of every
+// role that hears it, its followers counted; it refuses, in one line, a
+// relation that cannot work (a follower of no lead, a lead that is a
+// Deployment, ports that do not meet, a role without the runtime's
+// volume), and the render refuses pods whose ConfigMap it does not make.
 //
 // The ssh roles source the same script from mpi.sh (lib/sshjob.libsonnet).
 

@@ -369,6 +369,5 @@ ts.prototype({
       config(p),
       service(p),
       uiService(p),
-      if !p.longLived then roles.presence(proto, p, 'driver'),
     ] + roles.objects(proto, p, [master(p, store), worker(p, store), driver(p, store)]),
 })

@@ -440,6 +440,5 @@ ts.prototype({
     common.networkPolicy(proto, p),
     storage.secret(proto, p, 'train'),
     config(p),
-    roles.presence(proto, p, lead(p)),
   ] + roles.objects(proto, p, rolesOf(p)),
 })

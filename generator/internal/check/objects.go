@@ -52,6 +52,9 @@ type Object struct {
 	// Raw is Tree as JSON, from its check, when no reference was replaced
 	// after it (nil otherwise): JSON need not encode the object again.
 	Raw []byte
+	// ownConfigMaps are the job's own ConfigMaps its pods mount
+	// (ownConfigMapsOf), which the render must make.
+	ownConfigMaps []ownConfigMap
 }
 
 // Resolver puts the text of each large string of an object in the place
@@ -144,6 +147,7 @@ func Objects(proto string, items []any, resolve Resolver, dollars bool) ([]*Obje
 		seen[key] = true
 		objs = append(objs, o)
 	}
+	errs = append(errs, missingConfigMaps(proto, objs)...)
 	if len(errs) > 0 {
 		for _, pb := range problems { // beside a bug, all are the prototype's
 			errs = append(errs, pb.String(proto))
@@ -294,6 +298,7 @@ func checkTree(o *Object, m map[string]any) ([]Problem, error) {
 		customPods(m, "", &pods)
 		for _, p := range pods {
 			problems = append(problems, checkPod(o.ID(), p)...)
+			o.ownConfigMaps = append(o.ownConfigMaps, ownConfigMapsOf(p)...)
 		}
 		return problems, nil
 	}
@@ -314,6 +319,7 @@ func checkTree(o *Object, m map[string]any) ([]Problem, error) {
 	}
 	for _, p := range podsOf(typed) {
 		problems = append(problems, checkPod(o.ID(), p)...)
+		o.ownConfigMaps = append(o.ownConfigMaps, ownConfigMapsOf(p)...)
 	}
 	if svc, ok := typed.(*corev1.Service); ok {
 		problems = append(problems, checkService(o.ID(), svc)...)
@@ -479,4 +485,81 @@ func dotted(path, key string) string {
 		return key
 	}
 	return path + "." + key
+}
+
+// An ownConfigMap is a ConfigMap of the job's own that a pod mounts: a
+// volume named trainsonnet-* (the library's: the runtime's scripts, the
+// hostfile, the ssh configuration), and the keys it takes of it.
+type ownConfigMap struct {
+	field, volume, name string
+	keys                []string
+}
+
+func ownConfigMapsOf(p pod) []ownConfigMap {
+	var out []ownConfigMap
+	for i, v := range p.spec.Volumes {
+		if !strings.HasPrefix(v.Name, "trainsonnet-") || v.ConfigMap == nil || v.ConfigMap.Optional != nil && *v.ConfigMap.Optional {
+			continue
+		}
+		cm := ownConfigMap{field: fmt.Sprintf("%s.volumes[%d]", p.field, i), volume: v.Name, name: v.ConfigMap.Name}
+		for _, it := range v.ConfigMap.Items {
+			cm.keys = append(cm.keys, it.Key)
+		}
+		out = append(out, cm)
+	}
+	return out
+}
+
+// missingConfigMaps: a pod that mounts a ConfigMap of the job's own the
+// render does not make (or without a key it takes) would wait in
+// ContainerCreating on the cluster; it is the prototype's bug, said here.
+func missingConfigMaps(proto string, objs []*Object) []string {
+	made := map[string]map[string]any{}
+	for _, o := range objs {
+		if o.APIVersion != "v1" || o.Kind != "ConfigMap" {
+			continue
+		}
+		keys := map[string]any{}
+		if m, ok := o.Tree.(map[string]any); ok {
+			for _, f := range []string{"data", "binaryData"} {
+				d, _ := m[f].(map[string]any)
+				for k := range d {
+					keys[k] = nil
+				}
+			}
+		}
+		made[o.Namespace+"/"+o.Name] = keys
+	}
+	var errs []string
+	missing := map[string]int{} // each missing ConfigMap said once: where first, and how many more
+	first := map[string]string{}
+	var order []string
+	for _, o := range objs {
+		for _, cm := range o.ownConfigMaps {
+			id := o.Namespace + "/" + cm.name
+			keys, ok := made[id]
+			if !ok {
+				if _, seen := first[id]; !seen {
+					first[id] = fmt.Sprintf("%s: %s: %s: volume %s mounts ConfigMap %s", proto, o.ID(), cm.field, cm.volume, cm.name)
+					order = append(order, id)
+				} else {
+					missing[id]++
+				}
+				continue
+			}
+			for _, k := range cm.keys {
+				if _, ok := keys[k]; !ok {
+					errs = append(errs, fmt.Sprintf("%s: %s: %s: volume %s takes key %s of ConfigMap %s, which has no such key", proto, o.ID(), cm.field, cm.volume, k, cm.name))
+				}
+			}
+		}
+	}
+	for _, id := range order {
+		more := ""
+		if n := missing[id]; n > 0 {
+			more = fmt.Sprintf(" (and %d more pod templates)", n)
+		}
+		errs = append(errs, first[id]+more+", which the render does not make: its pods would wait for it; emit it with the job (runtime.files, the hostfile, ... in its data)")
+	}
+	return errs
 }

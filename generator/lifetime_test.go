@@ -1,0 +1,134 @@
+package generator_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/trainsonnet/trainsonnet/generator"
+)
+
+// rayLike is a prototype of one's own of the shape the review's Ray
+// prototype had (a head that serves, workers that follow it, a submitter
+// that leads and says when the job is over), written with the least
+// wiring: each role's command under runtime.run, the runtime's files in a
+// ConfigMap and its volume in every role. Each %s is replaced by a case's
+// change.
+const rayLike = `
+local batch = import 'batch.libsonnet';
+local common = import 'common.libsonnet';
+local roles = import 'roles.libsonnet';
+local runtime = import 'runtime.libsonnet';
+local ts = import 'trainsonnet.libsonnet';
+local end = runtime.endPort(8299);
+local watch(p) = roles.presenceName(p, 'submitter');
+ts.prototype({
+  name: 'ray',
+  summary: 'A Ray job: a head, workers, and a submitter that leads',
+  description: 'A Ray job: a head, workers, and a submitter that leads.',
+  params: common.params('ray') + batch.params('the submitter') + { workers: ts.params.int('Number of workers.', default=2, min=1) },
+  render(p)::
+    local config = { apiVersion: 'v1', kind: 'ConfigMap', metadata: common.metadata('ray', p, p.name + '-runtime'), data: runtime.files };
+    local rt = { volumes: [runtime.volume(p.name + '-runtime')], mounts: [runtime.mount] };
+    local head = rt + { name: 'head', image: 'ray:2', ports: [{ name: 'gcs', port: 6379 }],
+      command: runtime.run(['ray', 'start', '--head', '--block'], watch=watch(p), hearEnd=end) };
+    local worker = rt + { name: 'worker', kind: 'IndexedJob', count: p.workers, image: 'ray:2',
+      command: runtime.run(['ray', 'start', '--block'], watch=watch(p), hearEnd=end) };
+    local submitter = rt + { name: 'submitter', lead: true, image: 'ray:2',
+      command: runtime.run(['ray', 'job', 'submit', '--wait', '--', 'python', 'train.py'], tellEnd=end) };
+    local rs = [head, worker, submitter];
+    %s
+})
+`
+
+func renderRay(t *testing.T, render string, args ...any) (*generator.Result, error) {
+	t.Helper()
+	dir := t.TempDir()
+	src := strings.Replace(rayLike, "%s", render, 1)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "ray.jsonnet"), []byte(src), 0o644))
+	g, err := generator.New(generator.Options{PrototypePaths: []string{dir}})
+	require.NoError(t, err)
+	p := generator.NewParams("ray").Set("name", "r")
+	for i := 0; i+1 < len(args); i += 2 {
+		p.Set(args[i].(string), args[i+1])
+	}
+	return g.Render(context.Background(), p)
+}
+
+type rayPod struct {
+	Kind     string
+	Metadata struct{ Name string }
+	Spec     struct {
+		Template struct {
+			Spec struct {
+				Containers []struct {
+					Env []struct{ Name, Value string }
+				}
+			}
+		}
+	}
+}
+
+// TestLifetimeRelation: roles.objects makes what a lead and its followers
+// need from the relation their commands state (runtime.run's watch,
+// hearEnd and tellEnd), so that the review's three omissions cannot
+// happen: the lead's presence Service and the end's env are made, and a
+// missing ConfigMap or runtime volume is one line naming what to add; a
+// relation that cannot work is one line too.
+func TestLifetimeRelation(t *testing.T) {
+	res, err := renderRay(t, `[config] + roles.objects('ray', p, rs)`, "backoffLimit", 2)
+	require.NoError(t, err)
+	env := map[string]map[string]string{}
+	var services []string
+	for _, o := range res.Objects {
+		var obj rayPod
+		require.NoError(t, json.Unmarshal(o.JSON(), &obj))
+		if obj.Kind == "Service" {
+			services = append(services, obj.Metadata.Name)
+		}
+		if obj.Kind == "Job" {
+			env[obj.Metadata.Name] = map[string]string{}
+			for _, e := range obj.Spec.Template.Spec.Containers[0].Env {
+				env[obj.Metadata.Name][e.Name] = e.Value
+			}
+		}
+	}
+	assert.Contains(t, services, "r-submitter", "the lead's presence Service, which the followers watch")
+	for _, job := range []string{"r-head", "r-worker", "r-submitter"} {
+		assert.Equal(t, "3", env[job]["TS_FOLLOWERS"], "%s: the head and 2 workers hear the end", job)
+		assert.Equal(t, "r-submitter", env[job]["TS_END_TOKEN"], job)
+		assert.Equal(t, "0", env[job]["TS_END_ON_FAILURE"], "%s: with retries, a failed lead says nothing", job)
+	}
+
+	for name, c := range map[string]struct{ render, want string }{
+		"no ConfigMap": {`roles.objects('ray', p, rs)`,
+			"volume trainsonnet-config mounts ConfigMap r-runtime (and 2 more pod templates), which the render does not make"},
+		"no runtime volume": {`[config] + roles.objects('ray', p, [rs[0], rs[1] + {volumes: [], mounts: []}, rs[2]])`,
+			"roles.objects: role worker runs its command under the runtime (runtime.run), whose script is in the job's ConfigMap: add runtime.volume(<that ConfigMap>) to its volumes and runtime.mount to its mounts"},
+		"a follower of no lead": {`[config] + roles.objects('ray', p, [rs[0] + {command: runtime.run(['ray'], watch=roles.presenceName(p, 'head'))}, rs[1], rs[2]])`,
+			"roles.objects: role head follows r-head (runtime.run's watch), role head's, which is not the lead: a follower watches the lead, roles.presenceName(p, 'submitter')"},
+		"a lead that is a Deployment": {`[config] + roles.objects('ray', p, [rs[0], rs[1], rs[2] + {kind: 'Deployment', lead: false}, {name: 'x', image: 'x', lead: true}])`,
+			"roles.objects: role head follows r-submitter (runtime.run's watch), role submitter's, which is not the lead"},
+		"an end port that collides": {`[config] + roles.objects('ray', p, [rs[0], rs[1], rs[2] + {sidecars: [{name: 'dash', image: 'ray:2', ports: [{name: 'dashboard', containerPort: 8300}]}]}])`,
+			"roles.objects: role submitter's end port 8300 (tellEnd) is dash's dashboard, busy when the lead's command has ended"},
+		"followers that hear another port": {`[config] + roles.objects('ray', p, [rs[0] + {command: runtime.run(['ray'], watch=watch(p), hearEnd=9000)}, rs[1], rs[2]])`,
+			"roles.objects: role head hears the end on port 9000, and the lead tells it on 8300: give both the same runtime.endPort(port)"},
+		"a lead that tells nothing": {`[config] + roles.objects('ray', p, [rs[0], rs[1], rs[2] + {command: ['ray']}])`,
+			"roles.objects: role head hears the end on port 8300, and no role tells it"},
+		"a miscounted end": {`[config] + roles.objects('ray', p, [rs[0], rs[1], rs[2] + {env: runtime.endEnv('r-submitter', 1, 0)}])`,
+			"roles.objects: role submitter's env says TS_FOLLOWERS=1, and 3 pods hear the end (head, worker): leave the end's env to roles.objects"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := renderRay(t, c.render)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), c.want)
+			assert.NotContains(t, err.Error(), "\n", "one line")
+		})
+	}
+}
