@@ -165,7 +165,7 @@ func TestSSHJobContract(t *testing.T) {
 		{"unknown-role-field", `{` + base + `, ` + launcher + `, worker: {image: p.image, count: 2, privilegd: true}}`,
 			"sshjob.jobs: j.worker: unknown field privilegd (it takes followsLauncher, init, ownEnv, sshNames, waitForGPUDriver, and the fields of a role of roles.libsonnet)"},
 		{"unknown-j-field", `{` + base + `, ` + launcher + `, ` + worker + `, mca: {}}`,
-			"sshjob.jobs: j: unknown field mca (it takes initTimeout, launcher, mounts, oneNode, port, secretName, volumes, worker)"},
+			"sshjob.jobs: j: unknown field mca (it takes initTimeout, launcher, launcherAsWorker, mounts, oneNode, port, secretName, volumes, worker)"},
 		{"not-an-object", `{` + base + `, launcher: 'x', ` + worker + `}`, "sshjob.jobs: j.launcher: must be an object, not string"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

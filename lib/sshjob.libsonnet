@@ -38,6 +38,16 @@
 //   oneNode                         with host network, the group of pods
 //                                   kept one per node: a component, or
 //                                   null (the whole job)
+//   launcherAsWorker                the launcher is worker 0 (its rankHost
+//                                   the first hostfile entry): one Indexed
+//                                   Job of the workers, which the Job
+//                                   controller ends with index 0
+//                                   (successPolicy) and fails once an index
+//                                   has failed backoffLimit + 1 times; no
+//                                   end port, no stop files, no launcher
+//                                   Service. The launcher role gives exec,
+//                                   init, rankHost, ownEnv and env; its pod
+//                                   is worker 0's.
 // Each role is a role of lib/roles.libsonnet (image required; name,
 // resources, env, volumes, mounts, ports, initContainers, sidecars,
 // nodeSelector, tolerations, affinity, hostNetwork, hostPID, privileged,
@@ -102,7 +112,7 @@ local ownMounts = [
 // The contract of jobs' j and its roles: the fields each takes with their
 // defaults, those it needs, and, for a role, what jobs sets itself (a
 // role takes roles' fields too).
-local jFields = { port: null, initTimeout: null, secretName: null, launcher: null, worker: null, volumes: [], mounts: [], oneNode: null };
+local jFields = { port: null, initTimeout: null, secretName: null, launcher: null, worker: null, volumes: [], mounts: [], oneNode: null, launcherAsWorker: false };
 local jNeeds = ['port', 'initTimeout', 'secretName', 'launcher', 'worker'];
 local launcherOwn = { name: 'launcher', kind: 'Job', init: null, exec: null, rankHost: null, ownEnv: [], sshNames: [] };
 local workerOwn = { init: null, waitForGPUDriver: false, followsLauncher: true, ownEnv: [], sshNames: [] };
@@ -338,7 +348,45 @@ local contract(what, r, ok, own, known, needs, refused={}) =
         readinessProbe: $.readinessProbe,
       },
     ];
-    [roles.presence(proto, p, l.name)] + roles.objects(proto, p, rs),
+    // The launcher as worker 0: the workers' pod, with the launcher's
+    // command and env besides; a variable both set is the launcher's.
+    local lenv = l.ownEnv + l.env;
+    local lnames = { [e.name]: true for e in lenv };
+    local indexed = w + workerHidden + shared(w) + {
+      name: 'worker',
+      kind: 'IndexedJob',
+      count: w.count,
+      lead: true,
+      retryPerIndex: true,
+      job: w.job + {
+        maxFailedIndexes: 0,
+        successPolicy: { rules: [{ succeededIndexes: '0' }] },
+      },
+      command: $.command(w.init, 'indexed'),
+      env: $.scriptEnv(jj.port, jj.initTimeout)
+           + [
+             { name: 'TS_END_BY', value: 'job' },
+             { name: 'TS_SELF', value: l.rankHost },
+             // A worker watches worker 0 only to learn that this pod is
+             // cut off (its name and the cluster's gone: exit 69); the
+             // Job controller ends the job, and a retried worker 0 comes
+             // back.
+             { name: 'TS_LAUNCHER', value: l.rankHost },
+             { name: 'TS_LAUNCHER_GRACE', value: '86400' },
+           ]
+           + (if l.exec != null then [{ name: 'TS_EXEC', value: l.exec }] else [])
+           + (if w.waitForGPUDriver then [{ name: 'TS_WAIT_FOR_GPU_DRIVER', value: '1' }] else [])
+           + [e for e in w.ownEnv if !std.objectHas(lnames, e.name)] + l.ownEnv
+           + $.sshEnv(w.env + [e for e in l.env if !std.member([x.name for x in w.env], e.name)], w.sshNames + [n for n in l.sshNames if !std.member(w.sshNames, n)])
+           + [e for e in w.env if !std.objectHas(lnames, e.name)] + l.env,
+      ports: sshPort + w.ports,
+      readinessProbe: $.readinessProbe,
+    };
+    if jj.launcherAsWorker then
+      if l.rankHost == null then ts.fail('sshjob.jobs: j.launcherAsWorker: the launcher is worker 0, a rank: give j.launcher.rankHost, the first hostfile entry')
+      else if l.kind != 'Job' then ts.fail('sshjob.jobs: j.launcherAsWorker: the launcher is worker 0, a Job\'s pod, not a ' + l.kind)
+      else roles.objects(proto, p, [indexed])
+    else [roles.presence(proto, p, l.name)] + roles.objects(proto, p, rs),
 
   // launcherRequests: what the launcher asks for unless its cpu or memory
   // is set: it runs ssh and a launcher, little, but never BestEffort.

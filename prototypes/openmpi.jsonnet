@@ -82,13 +82,14 @@ local job(p) =
     ],
     mounts: dataMount + [{ name: 'trainsonnet-hostfile', mountPath: kubeflowDir, readOnly: true }],
     oneNode: 'worker',  // only the workers share their node's network
+    launcherAsWorker: p.launcherAsWorker,
     launcher: {
       role: 'launcher',
       image: if p.launcher.image != null then p.launcher.image else p.image,
       imagePullPolicy: p.imagePullPolicy,
       init: p.init,
       exec: p.exec,
-      rankHost: null,
+      rankHost: if p.launcherAsWorker then hostLinePrefix(p) + '0.' + p.name,
       env: common.env(p.env + p.launcher.env),
       resources: roles.resources(cpu=p.launcher.cpu, memory=p.launcher.memory, gpu=p.launcher.gpu, gpuResource=p.gpuResource),
       nodeSelector: p.launcher.nodeSelector,
@@ -270,6 +271,7 @@ ts.prototype({
     useHostNetwork: params.bool('Run the workers in their node\'s network (faster than most overlays). At most one worker per node; ssh.port must not be 22; set nodeNetworks too (or networkPolicy=false).'),
     nodeNetworks: params.list('The address ranges of the nodes (such as 10.128.0.0/20), which the NetworkPolicy admits to the job\'s pods with useHostNetwork: the workers then run in their node\'s network, and their Open MPI daemons call mpirun on the launcher back from their node\'s address. Needed with useHostNetwork unless networkPolicy is off.', items='cidr'),
     waitForGPUDriver: params.bool('Workers wait, up to initTimeout, for the NVIDIA driver (/proc/driver/nvidia/version) before starting sshd.'),
+    launcherAsWorker: params.bool('Run the launcher as worker 0, a rank with the workers\' resources (mpi-operator\'s runLauncherAsWorker): one Indexed Job that the Job controller ends when worker 0 ends (successPolicy), stopping the other workers itself; backoffLimit retries each worker. The launcher.* parameters do not apply: worker 0 is the launcher\'s pod.'),
     mca: params.map('Open MPI MCA parameters for the launcher (OMPI_MCA_<name>), added to or replacing the defaults: orte_keep_fqdn_hostnames=true, orte_default_hostfile, plm_rsh_args (the ssh config), btl_tcp_if_exclude=lo and the bridges and tunnels of runtimes and CNI plugins (docker0, cni0, flannel.1, tunl0, vxlan.calico, cilium_*, kube-ipvs0, ...), hwloc_base_binding_policy=none, rmaps_base_mapping_policy=slot. The defaults are also set under Open MPI 5\'s PRRTE names (PRTE_MCA_<name>).', keys='envName'),
     dataDir: params.string('Where an emptyDir scratch volume is mounted in every job container; S3 staging goes through it.', default='/trainsonnet/data', format='absPath'),
     s3: s3Params,
@@ -296,6 +298,12 @@ ts.prototype({
   },
 
   validate(p):: mpi.validate(p, p.workers, p.ssh.port) + [
+    ts.check(!p.launcherAsWorker || p.launcher[k] == null || p.launcher[k] == 0 || p.launcher[k] == {} || p.launcher[k] == [], 'launcher.' + k,
+             'is the launcher pod\'s, and with launcherAsWorker the launcher is worker 0, whose pod is a worker\'s: set it for every worker (' + k + '), or drop launcherAsWorker')
+    for k in ['image', 'cpu', 'memory', 'gpu', 'nodeSelector', 'tolerations', 'env']
+  ] + [
+    ts.check(!(p.launcherAsWorker && p.s3.uploadFrom != null), 's3.uploadFrom',
+             'uploads once the launcher has gone, and with launcherAsWorker the Job controller stops the workers as worker 0 ends: stage results out from your command instead, or drop launcherAsWorker'),
     roles.hostNetworkPort('ssh.port', p.ssh.port, p.useHostNetwork, 'the workers share'),
     ts.check(!(p.useHostNetwork && p.networkPolicy && p.nodeNetworks == []), 'useHostNetwork',
              'needs nodeNetworks, the nodes\' address ranges, while networkPolicy is on: the workers\' Open MPI daemons call the launcher back from their node\'s address, which the NetworkPolicy would drop (or set networkPolicy=false)'),

@@ -1653,6 +1653,11 @@ type OpenMPI struct {
 	// called it "master"). The top-level cpu, memory, gpu, nodeSelector and tolerations
 	// describe the workers; these describe the launcher.
 	Launcher OpenMPILauncher
+	// Run the launcher as worker 0, a rank with the workers' resources (mpi-operator's
+	// runLauncherAsWorker): one Indexed Job that the Job controller ends when worker 0 ends
+	// (successPolicy), stopping the other workers itself; backoffLimit retries each worker.
+	// The launcher.* parameters do not apply: worker 0 is the launcher's pod. Default false.
+	LauncherAsWorker *bool
 	// How long a worker waits, once the launcher is gone without telling it to stop, before
 	// it stops on its own. A launcher that is preempted, evicted or retried must be back
 	// within it, or its workers are gone. Default 420. Whole seconds.
@@ -1781,6 +1786,9 @@ func (p OpenMPI) setOn(ps *generator.Params) {
 		ps.Set("initTimeout", *p.InitTimeout)
 	}
 	p.Launcher.setOn(ps)
+	if p.LauncherAsWorker != nil {
+		ps.Set("launcherAsWorker", *p.LauncherAsWorker)
+	}
 	if p.LauncherGrace != nil {
 		ps.Set("launcherGrace", *p.LauncherGrace)
 	}

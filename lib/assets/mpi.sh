@@ -2,7 +2,8 @@
 # trainsonnet: a launcher that reaches its workers over ssh (mpirun,
 # deepspeed's pdsh, a script of one's own), and the workers serving ssh.
 #
-#   sh /etc/trainsonnet/mpi.sh launcher|worker
+#   sh /etc/trainsonnet/mpi.sh launcher|worker|indexed
+#   (indexed: index 0 of an Indexed Job launches, the others work.)
 #
 # Built on runtime.sh (logging, bounded waits, the DNS watchdog, the end
 # port, signals, exit codes), in the job's ConfigMap beside the hostfile
@@ -32,6 +33,7 @@
 #   TS_INIT_TIMEOUT, TS_POLL_INTERVAL, TS_PARALLEL, TS_TCP_TOOL: runtime.sh's
 #   launcher: TS_EXEC (sh -c; empty: stay up until SIGTERM), TS_SELF (its
 #     own hostfile entry: it serves ssh too), TS_END_ON_FAILURE [1]
+#   both: TS_END_BY=job: the Job controller ends the job, not the end port
 #   worker: TS_LAUNCHER (required), TS_LAUNCHER_GRACE [60; 0: no watchdog],
 #     TS_WAIT_FOR_GPU_DRIVER [0], TS_GPU_DRIVER_FILE [/proc/driver/nvidia/version]
 #
@@ -79,6 +81,7 @@ load_config() {
     esac
     [ "$STOP_PORT" -le 65535 ] || die 2 "TS_STOP_PORT must be a port number (0: none), got '$STOP_PORT'"
     [ "$STOP_PORT" != "$TS_SSH_PORT" ] || die 2 "TS_STOP_PORT must not be the ssh port, $TS_SSH_PORT"
+    [ "${TS_END_BY:-}" != job ] || STOP_PORT=0
     SSH_DIR=$TS_RUN_DIR/ssh
     END_FILE=$SSH_DIR/end-port
     SSH_CONFIG=$TS_CONFIG_DIR/ssh_config
@@ -423,6 +426,7 @@ cmd_launcher() {
     end_every "$(hosts | wc -l)"
     [ -n "${TS_SELF:-}" ] && start_sshd
     _cl_end=ssh
+    [ "${TS_END_BY:-}" != job ] || _cl_end=job
     [ "$STOP_PORT" = 0 ] || { py_end && _cl_end=python3; } || { sshd_path && _cl_end=sshd; }
     tcp_tool || :
     tier_line "${TCP_TOOL:-ssh}" "$_cl_end"
@@ -443,6 +447,7 @@ cmd_launcher() {
         exit "$GOT_SIGNAL"
     fi
     log "TS_EXEC exited with code $_cl_rc"
+    [ "${TS_END_BY:-}" != job ] || exit "$_cl_rc" # the Job controller stops the workers
     if [ "$_cl_rc" -ne 0 ] && ! ends_on_failure; then
         # The Job may retry the launcher (backoffLimit > 0): leave the
         # workers up for the next attempt. Once the launcher is gone for
@@ -564,6 +569,7 @@ set -f
 case ${1:-} in
 launcher) cmd_launcher ;;
 worker) cmd_worker ;;
+indexed) if [ "${JOB_COMPLETION_INDEX:-}" = 0 ]; then cmd_launcher; else cmd_worker; fi ;;
 -h | --help | help) usage ;;
 '') usage_error "missing subcommand" ;;
 *) usage_error "unknown subcommand '$1'" ;;

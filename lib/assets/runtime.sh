@@ -424,7 +424,7 @@ END_MAX=3 # seconds one read of an end port may take
 # is over: not with TS_END_ON_FAILURE=0 (the Job retries the lead, and its
 # followers stay for the retry; mpi.sh's older name for it,
 # TS_STOP_WORKERS_ON_FAILURE, is read too).
-ends_on_failure() { [ "${TS_END_ON_FAILURE:-${TS_STOP_WORKERS_ON_FAILURE:-1}}" != 0 ]; }
+ends_on_failure() { [ "${TS_END_BY:-}" != job ] && [ "${TS_END_ON_FAILURE:-${TS_STOP_WORKERS_ON_FAILURE:-1}}" != 0 ]; }
 
 # end_every N: END_EVERY for a job of N followers, as every pod computes it.
 end_every() {

@@ -60,6 +60,9 @@ func TestMPIScriptWithRealSSHAndMPI(t *testing.T) {
 	t.Run("a worker cut off ends mpirun within about a minute", func(t *testing.T) {
 		cutOffWorker(t, l)
 	})
+	t.Run("the launcher as worker 0 of an Indexed Job, ended by the Job controller", func(t *testing.T) {
+		launcherAsWorker(t, l)
+	})
 	t.Run("exec exit code is the launcher's", func(t *testing.T) {
 		env := l.RootEnv(t)
 		ws := l.StartWorkers(t, env, 2)
@@ -265,6 +268,44 @@ func cutOffWorker(t *testing.T, l *scripts.Lab) {
 	uncut()
 	ws[1].Signal(t, syscall.SIGTERM)
 	ws[1].Wait(t)
+	l.AssertNothingLeft(t)
+}
+
+// launcherAsWorker: openmpi's launcherAsWorker shape, as the pods of its
+// one Indexed Job run it (mpi.sh indexed, TS_END_BY=job): index 0 is the
+// launcher and a rank (TS_SELF), waits for worker 1, runs mpirun across
+// both and exits with its code, telling nobody (no end port, no stop
+// file); worker 1 serves on until the Job controller stops it, as it does
+// once index 0 has succeeded (SIGTERM: 143, a pod of a Job already
+// complete).
+func launcherAsWorker(t *testing.T, l *scripts.Lab) {
+	env := l.RootEnv(t)
+	w0, w1 := l.Workers[0], l.Workers[1]
+	shape := map[string]string{"TS_END_BY": "job", "TS_LAUNCHER": w0.FQDN, "TS_LAUNCHER_GRACE": "86400"}
+	worker := map[string]string{"JOB_COMPLETION_INDEX": "1"}
+	for k, v := range shape {
+		worker[k] = v
+	}
+	wp := l.Start(t, w1, "indexed", env, worker)
+	lead := scripts.MPIRunEnv(`mpirun -np 2 --hostfile "$TS_HOSTFILE" hostname`)
+	lead["JOB_COMPLETION_INDEX"], lead["TS_SELF"] = "0", w0.FQDN
+	for k, v := range shape {
+		lead[k] = v
+	}
+	lp := l.Start(t, w0, "indexed", env, lead)
+	code := lp.Wait(t)
+	out := lp.Output()
+	require.Equal(t, 0, code, out)
+	lines := strings.Split(out, "\n")
+	assert.Contains(t, lines, w0.Name, "a rank on worker 0, the launcher's own host")
+	assert.Contains(t, lines, w1.Name, "a rank on worker 1")
+	assert.Contains(t, out, "trainsonnet: tiers: wait=python3 serve-end=job hear-end=- watch=-\n")
+	assert.NotContains(t, out, "the job is over", "no end port")
+	time.Sleep(3 * time.Second)
+	require.False(t, wp.Exited(), "worker 1 is the Job controller's to stop: %s", wp.Output())
+	assert.Contains(t, wp.Output(), "trainsonnet: tiers: wait=- serve-end=- hear-end=- watch=getent\n")
+	wp.Signal(t, syscall.SIGTERM)
+	assert.Equal(t, 143, wp.Wait(t), wp.Output())
 	l.AssertNothingLeft(t)
 }
 
