@@ -31,6 +31,8 @@ var mpiCases = []scriptCase{
 	{"launcher/interactive_mode_exits_0_on_SIGTERM", true, launcherInteractiveModeExitsZeroOnSIGTERM},
 	{"launcher/passes_SIGTERM_on_and_leaves_workers", true, launcherPassesSIGTERMOnAndLeavesWorkers},
 	{"launcher/exits_143_on_SIGTERM_while_waiting", true, launcherExits143OnSIGTERMWhileWaiting},
+	{"indexed/index_0_launches_and_tells_no_end", false, indexedLaunchesAndTellsNoEnd},
+	{"indexed/a_worker_hears_no_end_and_waits_for_the_job_controller", false, indexedWorkerWaitsForTheJobController},
 	{"worker/serves_ssh_until_stop_file", true, workerServesSSHUntilStopFile},
 	{"worker/restart_in_same_pod", false, workerRestartInSamePod},
 	{"worker/ssh_sessions_get_TS_SSH_ENV", true, workerSSHSessionsGetEnv},
@@ -455,6 +457,46 @@ func workerFailsWhenSSHDDies(t *testing.T, f *fixture) {
 	require.Equal(t, 1, code, p.output())
 	assert.Regexp(t, `(?m)^trainsonnet: sshd \(pid \d+\) exited unexpectedly`, p.output())
 	assert.FileExists(t, filepath.Join(f.runDir, "finished"))
+}
+
+// The launcher as worker 0 (openmpi --launcher-as-worker): index 0 of the
+// Indexed Job runs the launcher, waits for the others, runs TS_EXEC and
+// exits with its code, telling no worker (TS_END_BY=job: the Job
+// controller ends the job, and stops the workers, itself), even when the
+// wait fails.
+func indexedLaunchesAndTellsNoEnd(t *testing.T, f *fixture) {
+	f.env["JOB_COMPLETION_INDEX"] = "0"
+	f.env["TS_END_BY"] = "job"
+	f.env["TS_EXEC"] = "exit 0"
+	code, p := f.run("indexed")
+	out := p.output()
+	require.Equal(t, 0, code, out)
+	assert.Contains(t, out, "trainsonnet: tiers: wait=ssh serve-end=job hear-end=- watch=-\n")
+	assert.Contains(t, out, "trainsonnet: all 2 workers reachable after ")
+	assert.Empty(t, f.hostsCalledWith(f.stopCommand()), "no worker told to stop")
+	assert.NotContains(t, out, "the job is over")
+
+	f.env["TS_EXEC"] = "exit 5"
+	code, p = f.run("indexed")
+	require.Equal(t, 5, code, p.output())
+	assert.Empty(t, f.hostsCalledWith(f.stopCommand()), "a failure tells none either: the Job retries index 0")
+}
+
+// ...and every other index runs a worker that neither reads an end port
+// nor writes one: it serves until the Job controller's SIGTERM.
+func indexedWorkerWaitsForTheJobController(t *testing.T, f *fixture) {
+	f.resolvable(launcher, true)
+	f.env["JOB_COMPLETION_INDEX"] = "1"
+	f.env["TS_END_BY"] = "job"
+	f.env["TS_STOP_PORT"] = "2023"
+	p := f.start("indexed")
+	p.waitForOutput("trainsonnet: tiers: wait=- serve-end=- hear-end=- watch=getent\n")
+	p.waitFor("sshd started", func() bool { return len(f.lines("sshd.log")) >= 2 })
+	time.Sleep(2 * time.Second)
+	require.False(t, p.exited(), p.output())
+	p.signal(syscall.SIGTERM)
+	require.Equal(t, 143, p.wait(), p.output())
+	assert.NotContains(t, p.output(), "port 2023", "no end port read")
 }
 
 func workerExits143OnSIGTERM(t *testing.T, f *fixture) {

@@ -50,5 +50,5 @@ func TestTierTableNamesTests(t *testing.T) {
 			}
 		}
 	}
-	assert.Equal(t, 4, rows, "the table's roles: launcher, worker, lead, follower")
+	assert.Equal(t, 6, rows, "the table's roles: launcher, worker, the launcher as worker 0 and its workers, lead, follower")
 }

@@ -154,6 +154,9 @@ local fromMPIJob(o) =
   // what every pod takes from the Worker's template, and the launcher's
   // where it differs (only these have launcher.* parameters)
   local launcherOwn = ['cpu', 'memory', 'gpu', 'nodeSelector', 'tolerations', 'env', 'image'];
+  // runLauncherAsWorker: the launcher is a rank, worker 0 here, with the
+  // Worker's template
+  local asWorker = std.get(spec, 'runLauncherAsWorker') == true;
   local shared = [k for k in std.objectFields(w + l) if !std.member(launcherOwn + ['gpuResource'], k)];
   {
     fields: wpod.fields + kubeflow.meta(o).fields + run.fields + {
@@ -162,9 +165,11 @@ local fromMPIJob(o) =
       exec: lAt + '.command',
       launcher: at + '.Launcher.template.spec',
       useHostNetwork: at + '.Worker.template.spec.hostNetwork',
+      launcherAsWorker: 'spec.runLauncherAsWorker',
     },
     params: kubeflow.meta(o).params + run.params + { [k]: w[k] for k in std.objectFields(w) if k != 'env' || wenv != {} } + {
-      [if worker != null then 'workers']: kubeflow.replicas(worker),
+      [if worker != null then 'workers']: kubeflow.replicas(worker) + (if asWorker then 1 else 0),
+      [if asWorker then 'launcherAsWorker']: true,
       // the workers on their nodes' network: useHostNetwork, which also
       // keeps sshd off port 22 and lets the NetworkPolicy admit the nodes
       [if hostNet then 'useHostNetwork']: true,
@@ -173,7 +178,7 @@ local fromMPIJob(o) =
       [if lc != null && std.get(lc, 'command') != null then 'exec']: kubeflow.shell(words),
       // the operator's launcher Job retried as the Job API's default does
       backoffLimit: if backoff != null then std.min(backoff, 100) else 6,
-      launcher: {
+      [if !asWorker then 'launcher']: {
         [if std.objectHas(l, 'image') && l.image != std.get(w, 'image') then 'image']: l.image,
       } + {
         [k]: l[k]
@@ -194,7 +199,7 @@ local fromMPIJob(o) =
         'spec.launcherCreationPolicy AtStartup: the launcher starts at once here too, and runs exec only once every worker answers over ssh (initTimeout)',
     ] + [
       at + '.Launcher.template.spec.' + k + ': differs from the Worker\'s: every pod takes the Worker\'s'
-      for k in shared
+      for k in shared + (if asWorker then launcherOwn else [])
       if std.get(l, k) != std.get(w, k)
     ] + [
       at + '.' + r + ': not carried: an MPIJob has Launcher and Worker'
@@ -208,7 +213,6 @@ local fromMPIJob(o) =
     errors: [
       kubeflow.refuse(worker != null && kubeflow.replicas(worker) > 0, at + '.Worker', 'none: the openmpi prototype runs ranks on workers; give a Worker'),
       kubeflow.refuse(impl == 'OpenMPI', 'spec.mpiImplementation', impl + ' is not rendered: openmpi sets up Open MPI (its hostfile and OMPI_MCA_* settings); keep the operator for ' + impl + ' jobs, or build the image with Open MPI'),
-      kubeflow.refuse(std.get(spec, 'runLauncherAsWorker') != true, 'spec.runLauncherAsWorker', 'the launcher holds no rank here: count it among the workers (workers ' + (kubeflow.replicas(worker) + 1) + ') and drop it'),
       if lc != null && std.get(lc, 'command') == null then
         [{ param: 'exec', field: lAt + '.command', rule: 'none: the image\'s ENTRYPOINT runs' + (if words != [] then ' with the args ' + kubeflow.shell(words) else '') + ', which a render cannot read: set exec to the command the launcher runs' }]
       else [],

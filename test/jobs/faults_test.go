@@ -180,6 +180,7 @@ var faultJobs = []faultJob{
 	{proto: "pytorch", start: startFaultPyTorch(false), target: pytorchTarget, log: pytorchLog},
 	{proto: "pytorch-elastic", start: startFaultPyTorch(true), target: pytorchTarget, log: pytorchLog},
 	{proto: "openmpi", start: startFaultMPI, target: mpiTarget("launcher"), log: mpiLog("launcher")},
+	{proto: "openmpi-as-worker", start: startFaultMPIAsWorker, target: pytorchTarget, log: asWorkerLog},
 	{proto: "horovod", start: startFaultHorovod, target: mpiTarget("driver"), log: mpiLog("driver")},
 	{proto: "deepspeed", start: startFaultDeepSpeed, target: mpiTarget("launcher"), log: mpiLog("launcher")},
 	{proto: "tf-distributed", start: startFaultTF, target: roleTarget("worker", "worker"), standIn: true},
@@ -188,7 +189,7 @@ var faultJobs = []faultJob{
 	{proto: "eval", start: startFaultEval, target: roleTarget("eval", "eval"), standIn: true},
 }
 
-var everyProto = []string{"pytorch", "pytorch-elastic", "openmpi", "horovod", "deepspeed", "tf-distributed", "horovod-dask", "horovod-spark", "eval"}
+var everyProto = []string{"pytorch", "pytorch-elastic", "openmpi", "openmpi-as-worker", "horovod", "deepspeed", "tf-distributed", "horovod-dask", "horovod-spark", "eval"}
 
 var faults = []fault{
 	{name: "worker pod deleted", ci: everyProto, pod: true,
@@ -729,6 +730,32 @@ func startFaultMPI(jc *jobCase) ([]string, bool) {
 		Set("volumes", []any{prog, store}).Set("volumeMounts", []any{progMount, storeMount}))
 	jc.claimDir += "/openmpi"
 	return []string{jc.name + "-launcher", jc.name + "-worker"}, true
+}
+
+// startFaultMPIAsWorker: openmpi with --launcher-as-worker: one Indexed
+// Job of 3 pods, index 0 the launcher and a rank, each index retried on
+// its own; the Job controller ends the job with index 0.
+func startFaultMPIAsWorker(jc *jobCase) ([]string, bool) {
+	prog, progMount := jc.trainingProgram()
+	store, storeMount := storeVolume()
+	exec := `mpirun -x MASTER_ADDR="$(awk 'NR == 1 { print $1 }' /etc/trainsonnet/hostfile)" -x MASTER_PORT=` + trainingPort +
+		` python3 ` + faultTrain(storePath+"/openmpi-w", jc.fault.train)
+	jc.startFaultJob(generator.NewParams("openmpi").Set("name", jc.name).
+		Set("image", jc.s.node.Image).Set("imagePullPolicy", "Never").Set("workers", 3).
+		Set("launcherAsWorker", true).Set("exec", exec).
+		Set("volumes", []any{prog, store}).Set("volumeMounts", []any{progMount, storeMount}))
+	jc.claimDir += "/openmpi-w"
+	return []string{jc.name + "-worker"}, true
+}
+
+// asWorkerLog: the logs of worker 0's pods, the launcher's, every attempt
+// still there.
+func asWorkerLog(jc *jobCase) string {
+	var b strings.Builder
+	for _, p := range jc.pods("job-name=" + jc.name + "-worker,batch.kubernetes.io/job-completion-index=0") {
+		b.WriteString(jc.podLog(p, "worker"))
+	}
+	return b.String()
 }
 
 // startFaultDeepSpeed: 3 workers training through the stand-in deepspeed

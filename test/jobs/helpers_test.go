@@ -434,6 +434,8 @@ type jobStatus struct {
 			Status  string `json:"status"`
 			Reason  string `json:"reason"`
 			Message string `json:"message"`
+			// LastTransitionTime: when it became so (RFC 3339, seconds)
+			LastTransitionTime time.Time `json:"lastTransitionTime"`
 		} `json:"conditions"`
 	} `json:"status"`
 }

@@ -85,6 +85,7 @@ var (
 func TestTraining(t *testing.T) {
 	runCases(t, []jobTest{
 		{"openmpi", testTrainingOpenMPI},
+		{"openmpi-launcher-as-worker", testTrainingOpenMPIAsWorker},
 		{"horovod", testTrainingHorovod},
 		{"pytorch-then-eval", testTrainingPyTorchThenEval},
 		{"pytorch-elastic", testTrainingPyTorchElastic},
@@ -219,6 +220,65 @@ func testTrainingOpenMPI(t *testing.T, s *suite) {
 	require.NotEmpty(t, lineWith(log, "train: rank 0 wrote "+storePath+"/openmpi/model.pt"), "rank 0's checkpoint")
 	require.NotEmpty(t, lineWith(log, "model.pt"), "the launcher sees the checkpoint on the claim")
 	jc.requireNothingRunning()
+}
+
+// testTrainingOpenMPIAsWorker: openmpi with --launcher-as-worker: one
+// Indexed Job of 3 pods, index 0 the launcher and a rank; its mpirun
+// trains on every slot, and the Job controller ends the job with index 0
+// (successPolicy) and stops the other two, which serve sshd until then
+// and tell or hear no end of their own.
+func testTrainingOpenMPIAsWorker(t *testing.T, s *suite) {
+	jc := s.start(t, "train-mpiw", kube.Baseline) // sshd as root
+	jc.createLocalClaim(storeClaim)
+	prog, progMount := jc.trainingProgram()
+	store, storeMount := storeVolume()
+	const workers = 3
+	exec := `mpirun -x MASTER_ADDR="$(awk 'NR == 1 { print $1 }' /etc/trainsonnet/hostfile)" -x MASTER_PORT=` + trainingPort +
+		` python3 ` + trainingDir + `/train.py --checkpoint ` + storePath + `/openmpi-w && ` + mpiAllreduce
+	res, err := s.g.Render(jc.ctx, generator.NewParams("openmpi").
+		Set("name", jc.name).
+		Set("image", s.node.Image).
+		Set("imagePullPolicy", "Never").
+		Set("workers", workers).
+		Set("launcherAsWorker", true).
+		Set("exec", exec).
+		Set("volumes", []any{prog, store}).
+		Set("volumeMounts", []any{progMount, storeMount}))
+	require.NoError(t, err)
+	jc.apply(jc.yaml(res))
+
+	job := jc.name + "-worker"
+	require.Equal(t, "Complete", jc.waitJob(job), "the one Job, ended by its success policy")
+	j, err := jc.getJob(job)
+	require.NoError(t, err)
+	var met, complete time.Time
+	for _, c := range j.Status.Conditions {
+		switch c.Type {
+		case "SuccessCriteriaMet":
+			met = c.LastTransitionTime
+		case "Complete":
+			complete = c.LastTransitionTime
+		}
+	}
+	require.False(t, met.IsZero(), "index 0's success met the success policy: %+v", j.Status.Conditions)
+	lead := jc.pods("job-name=" + job + ",batch.kubernetes.io/job-completion-index=0")
+	require.NotEmpty(t, lead)
+	log := jc.logs(lead[len(lead)-1].name(), "worker")
+	t.Logf("worker 0 (the launcher) log:\n%s", log)
+	require.Contains(t, log, "trainsonnet: tiers: wait=python3 serve-end=job hear-end=- watch=-\n")
+	require.NotContains(t, log, "the job is over", "no end port: the Job controller ends the job")
+	jc.requireTrained("openmpi", workers, log)
+	jc.requireAllreduce(workers, log)
+	// The other indexes were the Job controller's to stop: Complete comes
+	// once every pod has terminated.
+	jc.requireNothingRunning()
+	t.Logf("openmpi launcher-as-worker: %d pods, success policy met %.0f s after the apply, the other workers stopped %.0f s later (Complete)",
+		workers, met.Sub(jc.begin).Seconds(), complete.Sub(met).Seconds())
+	for _, p := range jc.pods("job-name=" + job + ",batch.kubernetes.io/job-completion-index!=0") {
+		wlog := jc.logs(p.name(), "worker")
+		require.Contains(t, wlog, "trainsonnet: tiers: wait=- serve-end=- hear-end=- watch=getent\n", p.name())
+		require.NotContains(t, wlog, "the launcher says", "%s heard no end of ours", p.name())
+	}
 }
 
 // testTrainingHorovod: the chart's first example, its driver running the
