@@ -1,6 +1,6 @@
-// deepspeed: a DeepSpeed job over ssh: a launcher running `deepspeed
-// --hostfile` and N GPU workers serving ssh, on lib/sshjob.libsonnet (no
-// Open MPI), as Jsonnet alone.
+// deepspeed: a DeepSpeed job over ssh: `deepspeed --hostfile` run on
+// worker 0, as DeepSpeed is usually run, and N GPU workers serving ssh, on
+// lib/sshjob.libsonnet (no Open MPI), as Jsonnet alone.
 
 local batch = import 'batch.libsonnet';
 local common = import 'common.libsonnet';
@@ -58,6 +58,7 @@ local dsOptions(words, i=0, acc=[]) =
 local execWords(p) = [w for w in std.split(std.strReplace(p.exec, '\t', ' '), ' ') if w != ''];
 
 local job(p) = {
+  launcherAsWorker: p.launcherAsWorker,
   port: p.ssh.port,
   initTimeout: p.initTimeout,
   secretName: sshjob.secretName(p, p.ssh.secret),
@@ -65,6 +66,7 @@ local job(p) = {
     image: p.image,
     imagePullPolicy: p.imagePullPolicy,
     exec: launch(p),
+    rankHost: if p.launcherAsWorker then masterAddr(p),
     ownEnv: [{ name: 'PDSH_SSH_ARGS', value: pdshSSHArgs }],
     env: common.env(p.env + p.launcher.env),
     resources: roles.resources(cpu=p.launcher.cpu, memory=p.launcher.memory),
@@ -85,31 +87,33 @@ local job(p) = {
 
 ts.prototype({
   name: proto,
-  summary: 'A DeepSpeed job over ssh: a launcher running deepspeed --hostfile and N GPU workers',
+  summary: 'A DeepSpeed job over ssh: deepspeed --hostfile run on worker 0 of N GPU workers',
   description: |||
-    A launcher Job and an Indexed Job of workers, found by stable DNS names through a
-    headless Service: <name>-launcher.<name> and <name>-worker-<i>.<name>. Every worker runs
-    sshd on an unprivileged port (ssh.port) with a host key of its own. The launcher waits
-    until every worker answers over ssh, at most initTimeout seconds (then it exits 124
-    and names the workers that never answered), then runs
+    An Indexed Job of workers, found by stable DNS names through a headless Service:
+    <name>-worker-<i>.<name>. Every worker runs sshd on an unprivileged port (ssh.port) with
+    a host key of its own. Worker 0 is the launcher too, as DeepSpeed is usually run: it
+    waits until every other worker answers over ssh, at most initTimeout seconds (then it
+    exits 124 and names the workers that never answered), then runs
 
       deepspeed --hostfile /etc/trainsonnet/hostfile --master_addr <name>-worker-0.<name> --master_port <masterPort> <exec>
 
     DeepSpeed's runner reads the hostfile (a line per worker, "<host> slots=<n>", slots =
     gpu, or the slots parameter) and starts its launcher on every worker over ssh with pdsh,
     which reaches them with the job's key and ssh configuration (PDSH_SSH_ARGS); worker 0
-    is rank 0, the rendezvous. The job's exit code is deepspeed's. When it ends the launcher
-    tells the workers to stop, so all pods end; a worker also stops on its own once the
-    launcher is gone. Nothing talks to the Kubernetes API: no ServiceAccount, no RBAC.
+    is rank 0, the rendezvous. The job ends with worker 0, with deepspeed's exit code: the
+    Job controller then stops the other workers (successPolicy), and retries each worker
+    backoffLimit times on its own. Nothing talks to the Kubernetes API: no ServiceAccount,
+    no RBAC. With launcherAsWorker false, the launcher is a Job of its own that holds no
+    rank (launcher.* sets its scheduling and resources), and it tells the workers to stop.
 
-    The image needs deepspeed and pdsh (in the launcher), sshd (in the workers) and the
+    The image needs deepspeed and pdsh (on worker 0), sshd (in every worker) and the
     training script at the same path in every pod: DeepSpeed's own image has them. The ssh
     key is generated at render time into the Secret <name>-ssh (the output then holds a
     private key: trainsonnet warns on stderr), or taken from an existing Secret
     (ssh.secret). A NetworkPolicy admits only the job's own pods.
 
     Scheduling and resources (gpu, cpu, memory, nodeSelector, tolerations) apply to the
-    workers; launcher.* sets them for the launcher, which holds no rank and needs no GPU.
+    workers, worker 0 among them.
   |||,
 
   ownEnv: {
@@ -117,7 +121,7 @@ ts.prototype({
   },
   params: common.params(proto, defaultImage) + batch.params('the launcher')
           + sshjob.params('the launcher and the workers', 'NCCL', 'the processes deepspeed starts there')
-          + sshjob.sshParams() + sshjob.launcherParams('The launcher pod, which waits for the workers and runs deepspeed. It holds no rank.')
+          + sshjob.sshParams() + sshjob.launcherParams('The launcher pod, with launcherAsWorker false: a Job of its own that waits for the workers and runs deepspeed. It holds no rank.')
           + roles.params('each worker', gpu=1) + {
     workers: params.int('Number of worker pods, each running deepspeed\'s launcher for its slots. At most 1,024: DeepSpeed\'s runner reaches the workers through pdsh with a fan-out of 1,024.', default=2, min=1, max=maxWorkers),
     gpu+: { doc: 'GPUs per worker (a limit of gpuResource); also the slots of each worker in the hostfile: the processes deepspeed starts there.', aliases: ['gpus'] },
@@ -127,9 +131,14 @@ ts.prototype({
     exec: params.string('What deepspeed runs on every slot, after the options trainsonnet gives it (--hostfile, --master_addr, --master_port): the training script and its arguments (train.py --deepspeed --deepspeed_config ds_config.json), relative to the image\'s working directory, the same in every pod. deepspeed options of your own may come first (--num_gpus 4, --no_python, --module). Run with sh -c.', default='train.py --deepspeed --deepspeed_config ds_config.json', format='nonEmpty'),
     masterPort: params.int('Port of rank 0, on worker 0, where the ranks meet (MASTER_PORT).', default=29500, min=1, max=65535),
     waitForGPUDriver: params.bool('Workers wait, up to initTimeout, for the NVIDIA driver (/proc/driver/nvidia/version) before starting sshd.'),
+    launcherAsWorker: params.bool('Run deepspeed on worker 0, as DeepSpeed is usually run: one Indexed Job that the Job controller ends when worker 0 ends (successPolicy), stopping the other workers itself. false: a launcher Job of its own, which holds no rank (launcher.*).', default=true),
   },
 
   validate(p):: sshjob.validate(p, p.workers, p.ssh.port) + sshjob.checks(p) + [
+    ts.check(!p.launcherAsWorker || p.launcher[k] == null || p.launcher[k] == {} || p.launcher[k] == [], 'launcher.' + k,
+             'is the launcher pod\'s, and deepspeed runs on worker 0 (launcherAsWorker), whose pod is a worker\'s: set it for every worker (' + k + '), or set launcherAsWorker=false for a launcher pod of its own')
+    for k in ['cpu', 'memory', 'nodeSelector', 'tolerations', 'env']
+  ] + [
     ts.check(p.masterPort != p.ssh.port, 'masterPort', 'must not be ssh.port (' + p.ssh.port + '): worker 0 serves both'),
     ts.check(!std.member(p.exec, '\n') && !std.member(p.exec, '\r'), 'exec', 'must be one line: it ends deepspeed\'s command line, where a line break would start another command'),
     ts.check(execWords(p) == [] || std.split(execWords(p)[0], '/')[std.length(std.split(execWords(p)[0], '/')) - 1] != 'deepspeed', 'exec',

@@ -268,7 +268,7 @@ func (p StorageNFS) setOn(ps *generator.Params) {
 	}
 }
 
-// DeepSpeed holds the parameters of the deepspeed prototype: A DeepSpeed job over ssh: a launcher running deepspeed --hostfile and N GPU workers.
+// DeepSpeed holds the parameters of the deepspeed prototype: A DeepSpeed job over ssh: deepspeed --hostfile run on worker 0 of N GPU workers.
 // A field left at its zero value (nil, "") takes the prototype's default.
 // Render it with g.Render(ctx, p.Params()).
 type DeepSpeed struct {
@@ -298,8 +298,13 @@ type DeepSpeed struct {
 	// exit code 124; also how long a worker waits for the launcher to appear. Default 300.
 	// Whole seconds.
 	InitTimeout *time.Duration
-	// The launcher pod, which waits for the workers and runs deepspeed. It holds no rank.
+	// The launcher pod, with launcherAsWorker false: a Job of its own that waits for the
+	// workers and runs deepspeed. It holds no rank.
 	Launcher DeepSpeedLauncher
+	// Run deepspeed on worker 0, as DeepSpeed is usually run: one Indexed Job that the Job
+	// controller ends when worker 0 ends (successPolicy), stopping the other workers itself.
+	// false: a launcher Job of its own, which holds no rank (launcher.*). Default true.
+	LauncherAsWorker *bool
 	// How long a worker waits, once the launcher is gone without telling it to stop, before
 	// it stops on its own. A launcher that is preempted, evicted or retried must be back
 	// within it, or its workers are gone. Default 420. Whole seconds.
@@ -330,7 +335,7 @@ type DeepSpeed struct {
 	Workers *int
 }
 
-// DeepSpeedLauncher holds the launcher parameters: The launcher pod, which waits for the workers and runs deepspeed.
+// DeepSpeedLauncher holds the launcher parameters: The launcher pod, with launcherAsWorker false: a Job of its own that waits for the workers and runs deepspeed.
 type DeepSpeedLauncher struct {
 	// CPU limit of the launcher. Unset: it requests 100m, so that it is never BestEffort.
 	CPU *resource.Quantity
@@ -376,6 +381,9 @@ func (p DeepSpeed) setOn(ps *generator.Params) {
 		ps.Set("initTimeout", *p.InitTimeout)
 	}
 	p.Launcher.setOn(ps)
+	if p.LauncherAsWorker != nil {
+		ps.Set("launcherAsWorker", *p.LauncherAsWorker)
+	}
 	if p.LauncherGrace != nil {
 		ps.Set("launcherGrace", *p.LauncherGrace)
 	}

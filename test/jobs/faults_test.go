@@ -182,7 +182,7 @@ var faultJobs = []faultJob{
 	{proto: "openmpi", start: startFaultMPI, target: mpiTarget("launcher"), log: mpiLog("launcher")},
 	{proto: "openmpi-as-worker", start: startFaultMPIAsWorker, target: pytorchTarget, log: asWorkerLog},
 	{proto: "horovod", start: startFaultHorovod, target: mpiTarget("driver"), log: mpiLog("driver")},
-	{proto: "deepspeed", start: startFaultDeepSpeed, target: mpiTarget("launcher"), log: mpiLog("launcher")},
+	{proto: "deepspeed", start: startFaultDeepSpeed, target: pytorchTarget, log: asWorkerLog},
 	{proto: "tf-distributed", start: startFaultTF, target: roleTarget("worker", "worker"), standIn: true},
 	{proto: "horovod-dask", start: startFaultDask, target: roleTarget("scheduler", "worker"), standIn: true},
 	{proto: "horovod-spark", start: startFaultSpark, target: roleTarget("driver", "worker"), standIn: true},
@@ -759,13 +759,14 @@ func asWorkerLog(jc *jobCase) string {
 }
 
 // startFaultDeepSpeed: 3 workers training through the stand-in deepspeed
-// (TestTraining's deepspeed case); a lost worker's peers end at their
-// collective's timeout (train.py's 2 minutes), the launcher with them, and
-// its Job's retry runs deepspeed again once the workers are back.
+// on worker 0 (TestTraining's deepspeed case), one Indexed Job: a lost
+// worker's peers fail at their collective (or its ssh session ends),
+// deepspeed on worker 0 with them, and the Job retries that index, which
+// runs deepspeed again once the lost worker's index is back.
 func startFaultDeepSpeed(jc *jobCase) ([]string, bool) {
 	jc.startFaultJob(jc.deepspeedParams(3, faultTrain(storePath+"/deepspeed", jc.fault.train)))
 	jc.claimDir += "/deepspeed"
-	return []string{jc.name + "-launcher", jc.name + "-worker"}, true
+	return []string{jc.name + "-worker"}, true
 }
 
 // startFaultJob renders and applies p with the case's retries and the

@@ -317,9 +317,10 @@ func testTrainingHorovod(t *testing.T, s *suite) {
 	jc.requireNothingRunning()
 }
 
-// testTrainingDeepSpeed: 3 workers of 1 slot; the launcher's deepspeed
-// (the stand-in) starts the program on every slot of the generated
-// hostfile over ssh.
+// testTrainingDeepSpeed: 3 workers of 1 slot; worker 0's deepspeed (the
+// stand-in) starts the program on every slot of the generated hostfile
+// over ssh, its own among them, and the Job controller ends the job with
+// worker 0.
 func testTrainingDeepSpeed(t *testing.T, s *suite) {
 	jc := s.start(t, "train-ds", kube.Baseline) // sshd as root
 	jc.createLocalClaim(storeClaim)
@@ -328,11 +329,10 @@ func testTrainingDeepSpeed(t *testing.T, s *suite) {
 	require.NoError(t, err)
 	jc.apply(jc.yaml(res))
 
-	require.Equal(t, "Complete", jc.waitJob(jc.name+"-launcher"), "launcher Job")
-	require.Equal(t, "Complete", jc.waitJob(jc.name+"-worker"), "worker Job")
-	_, log, code := jc.launcherResult()
-	t.Logf("launcher log:\n%s", log)
-	require.Zero(t, code, "launcher exit code")
+	require.Equal(t, "Complete", jc.waitJob(jc.name+"-worker"), "the Job, ended by worker 0 (its success policy)")
+	log := asWorkerLog(jc)
+	t.Logf("worker 0 (deepspeed) log:\n%s", log)
+	require.Contains(t, log, "trainsonnet: tiers: wait=python3 serve-end=job hear-end=- watch=-\n")
 	require.NotEmpty(t, lineWith(log, "running TS_EXEC: deepspeed --hostfile /etc/trainsonnet/hostfile --master_addr "+jc.name+"-worker-0."+jc.name+" --master_port "+trainingPort),
 		"the launcher runs deepspeed as rendered")
 	jc.requireTrained("deepspeed", workers, log)
