@@ -382,9 +382,9 @@ stop_banner() {
     STOP_BANNER="trainsonnet-stop-$(cksum <"$SSH_DIR/id.pub" 2>/dev/null | awk '{ print $1 }')"
 }
 
-# end_server PORT TOKEN N LINGER: runtime.sh's (python3), else a second
-# sshd whose banner carries the token (VersionAddendum).
-end_server() {
+# end_server_ssh PORT TOKEN N LINGER: the launcher's END_SERVER: python3's,
+# else a second sshd whose banner carries the token (VersionAddendum).
+end_server_ssh() {
     end_server_python "$@" && return 0
     END_NONE='no python3 here, and no sshd that can run'
     sshd_path && { [ -e "$SSH_DIR/ssh_host_ed25519_key" ] || host_key; } 2>/dev/null &&
@@ -561,7 +561,7 @@ final_check() {
 
 # ------------------------------------------------------------------- main
 
-SSHD_PID='' STOP_PORT=0 STOP_BANNER=''
+SSHD_PID='' STOP_PORT=0 STOP_BANNER='' END_SERVER=end_server_ssh
 
 # No pathname expansion anywhere: host lists are split on blanks on purpose
 # and must never be globbed. (TS_EXEC runs in its own sh.)

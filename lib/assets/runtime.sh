@@ -60,7 +60,7 @@
 
 # The scripts' own variables (runtime.sh's and mpi.sh's) start unset,
 # whatever the pod's environment says: a user's env reaches it.
-unset BANNER_TOOL BOUNDED_PID CHILD_NAME CHILD_PID END_BY END_EVERY \
+unset BANNER_TOOL BOUNDED_PID CHILD_NAME CHILD_PID END_BY END_EVERY END_SERVER \
     END_FILE END_MAX END_NEXT END_NONE END_RATE GOT_SIGNAL HAVE_TIMEOUT HOSTS \
     LANE_PIDS LISTEN_PID NAP_PID SESSION SIGNAL_EXIT SSHD \
     SSHD_CONFIG SSHD_PID SSH_CONFIG SSH_DIR STOP_BANNER STOP_BOUND STOP_PORT \
@@ -449,13 +449,13 @@ end_heard() {
     end_said "$1" "$2" "$3"
 }
 
-# end_server PORT TOKEN N LINGER: starts the end port's server in the
-# background: LISTEN_PID, END_BY (what serves it), its output in
-# $END_FILE.out; returns 1 when it cannot, END_NONE saying why. python3's
-# here (tcp.py serve: it exits once the lead's own check and N followers,
-# distinct addresses, have connected, or after LINGER seconds, printing how
-# many followers did); mpi.sh's own adds a second sshd.
-end_server() { end_server_python "$@"; }
+# END_SERVER PORT TOKEN N LINGER: the function that starts the end port's
+# server in the background: LISTEN_PID, END_BY (what serves it), its output
+# in $END_FILE.out; returns 1 when it cannot, END_NONE saying why. Here
+# end_server_python (tcp.py serve: it exits once the lead's own check and N
+# followers, distinct addresses, have connected, or after LINGER seconds,
+# printing how many followers did); mpi.sh names its own, which adds a
+# second sshd.
 
 # py_end: whether python3 can serve the end port (tcp.py beside this).
 py_end() { command -v python3 >/dev/null 2>&1 && python3 "$TCP_PY" check >/dev/null 2>&1; }
@@ -482,7 +482,7 @@ end_server_python() {
 open_end_port() {
     banner_tool || return 1
     _op_linger=$((END_EVERY + TS_POLL_INTERVAL + END_MAX + 3))
-    if ! end_server "$1" "$2" "$3" "$_op_linger"; then
+    if ! "$END_SERVER" "$1" "$2" "$3" "$_op_linger"; then
         log "cannot open port $1: $END_NONE"
         return 1
     fi
@@ -734,7 +734,7 @@ cmd_run() {
 # Set before any trap can look at them.
 BOUNDED_PID='' NAP_PID='' CHILD_PID='' CHILD_NAME='' GOT_SIGNAL='' HAVE_TIMEOUT='' LANE_PIDS=''
 SWEEP_PID='' SWEEP_WATCH='' LISTEN_PID='' TCP_TOOL='' BANNER_TOOL='' WAIT_PORT=''
-END_EVERY=2 END_NEXT=0 END_BY='' END_NONE='' END_FILE=${TMPDIR:-/tmp}/trainsonnet-end.$$
+END_EVERY=2 END_NEXT=0 END_BY='' END_NONE='' END_FILE=${TMPDIR:-/tmp}/trainsonnet-end.$$ END_SERVER=end_server_python
 WATCH=ok WATCH_NAME='' WATCH_ADDR=''
 TS_CONFIG_DIR=${TS_CONFIG_DIR:-/etc/trainsonnet}
 TCP_PY=$TS_CONFIG_DIR/tcp.py
