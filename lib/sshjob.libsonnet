@@ -362,7 +362,9 @@ local contract(what, r, ok, own, known, needs, refused={}) =
         maxFailedIndexes: 0,
         successPolicy: { rules: [{ succeededIndexes: '0' }] },
       },
-      command: $.command(w.init, 'indexed'),
+      // a bootstrap script of the image's (init) takes launcher|worker
+      command: if w.init == null then $.command(null, 'indexed')
+      else ['sh', '-c', 'if [ "$JOB_COMPLETION_INDEX" = 0 ]; then exec sh "$0" launcher; fi; exec sh "$0" worker', w.init],
       env: $.scriptEnv(jj.port, jj.initTimeout)
            + [
              { name: 'TS_END_BY', value: 'job' },
