@@ -80,9 +80,20 @@ while True:
     except OSError:
         time.sleep(1)
 time.sleep(float(os.environ.get("STANDIN_SECONDS", "5")))  # the training
+def connect(host, port):
+    # as TensorFlow's gRPC channels do, a peer not listening yet (its
+    # start-up slower on a loaded node) is tried again, for a minute
+    deadline = time.time() + 60
+    while True:
+        try:
+            return socket.create_connection((host, int(port)), timeout=10)
+        except ConnectionRefusedError:
+            if time.time() > deadline:
+                raise
+            time.sleep(1)
 for addr in cluster["ps"] + (cluster["worker"] if kind == "chief" else []):
     host, port = addr.rsplit(":", 1)
-    s = socket.create_connection((host, int(port)), timeout=10)
+    s = connect(host, port)
     s.sendall(("value %d from %s %d" % (10 * index + 7, kind, index)).encode())
     print(kind, index, "<-", s.recv(100).decode(), flush=True)
     s.close()
