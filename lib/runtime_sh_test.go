@@ -180,10 +180,43 @@ func serve(t *testing.T, addr string, answer func(net.Conn)) *net.TCPAddr {
 	return l.Addr().(*net.TCPAddr)
 }
 
-// closedPort is a HOST:PORT nothing listens on.
+// closedPort is a HOST:PORT nothing listens on, for the whole test.
 func closedPort(t *testing.T) string {
 	t.Helper()
-	return fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	addr, _ := reservedPort(t)
+	return addr
+}
+
+// reservedPort is a HOST:PORT that refuses connections until open is
+// called, and then accepts them: a socket bound to it and not listening
+// holds the port, so that no other test's listener can take it in
+// between (a port closed after it was found free could be, and was, on a
+// loaded CI machine).
+func reservedPort(t *testing.T) (addr string, open func()) {
+	t.Helper()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	require.NoError(t, err)
+	file := os.NewFile(uintptr(fd), "reserved-port")
+	t.Cleanup(func() { _ = file.Close() })
+	require.NoError(t, syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}))
+	sa, err := syscall.Getsockname(fd)
+	require.NoError(t, err)
+	addr = fmt.Sprintf("127.0.0.1:%d", sa.(*syscall.SockaddrInet4).Port)
+	return addr, func() {
+		require.NoError(t, syscall.Listen(fd, 128))
+		l, err := net.FileListener(file)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = l.Close() })
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				_ = c.Close()
+			}
+		}()
+	}
 }
 
 // runWaitsForTCP: CMD starts only once every endpoint accepts connections,
@@ -195,14 +228,12 @@ func runWaitsForTCP(tool string) func(t *testing.T, f *fixture) {
 			linkTool(t, f, "grep") // to see whether this nc has -z
 		}
 		up := listen(t)
-		late := closedPort(t)
+		late, open := reservedPort(t)
 		p := f.start("run", "--wait-tcp", up, "--wait-tcp", late, "--", "touch", filepath.Join(f.runDir, "cmd-ran"))
 		p.waitForOutput("trainsonnet: 1 of 2 endpoints answered after ")
 		time.Sleep(1500 * time.Millisecond)
 		require.NoFileExists(t, filepath.Join(f.runDir, "cmd-ran"), "not before every endpoint answers: %s", p.output())
-		l, err := net.Listen("tcp", late)
-		require.NoError(t, err)
-		defer func() { _ = l.Close() }()
+		open()
 		require.Equal(t, 0, p.wait(), p.output())
 		assert.FileExists(t, filepath.Join(f.runDir, "cmd-ran"))
 		assert.Contains(t, p.output(), "trainsonnet: all 2 endpoints reachable after ")
