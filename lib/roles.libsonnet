@@ -224,13 +224,23 @@ local runFlags(cmd) =
 // env where they lack it, and the lead's presence Service; or the one-line
 // error of a relation that cannot work (roles.objects says which).
 local presenceNameOf(p, role) = p.name + '-' + role;
+local presenceOf(proto, p, role) = {
+  apiVersion: 'v1',
+  kind: 'Service',
+  metadata: common.metadata(proto, p, presenceNameOf(p, role), role),
+  spec: {
+    clusterIP: 'None',
+    publishNotReadyAddresses: false,
+    selector: common.selector(proto, p, role),
+  },
+};
 local lifetimeOf(proto, p, all) =
   local runs = [{ r: r, f: runFlags(r.command) } for r in all];
   local running = [x for x in runs if x.f != null];
   local watchers = [x for x in running if std.objectHas(x.f, '--watch')];
   local hearers = [x for x in running if std.objectHas(x.f, '--hear-end')];
   local tellers = [x for x in running if std.objectHas(x.f, '--tell-end')];
-  if watchers == [] && tellers == [] && running == [] then { roles: all, objects: [] }
+  if running == [] then { roles: all, objects: [] }
   else
     local leads = [r for r in all if r.lead];
     local lead = if leads == [] then null else leads[0];
@@ -279,12 +289,7 @@ local lifetimeOf(proto, p, all) =
         else r.env;
       {
         roles: [r + { env: envOf(r) } for r in all],
-        objects: if watchers == [] then [] else [{
-          apiVersion: 'v1',
-          kind: 'Service',
-          metadata: common.metadata(proto, p, leadName, lead.name),
-          spec: { clusterIP: 'None', publishNotReadyAddresses: false, selector: common.selector(proto, p, lead.name) },
-        }],
+        objects: if watchers == [] then [] else [presenceOf(proto, p, lead.name)],
       };
 
 // needLifetime: p, when it has the Job lifetime parameters that the Job
@@ -541,17 +546,8 @@ local queued(p, ws) =
   // reports Ready=False while the phase is still Running and the later
   // change of phase alone does not make the controller look again (seen on
   // Kubernetes 1.34).
-  presenceName(p, role):: p.name + '-' + role,
-  presence(proto, p, role):: {
-    apiVersion: 'v1',
-    kind: 'Service',
-    metadata: common.metadata(proto, p, $.presenceName(p, role), role),
-    spec: {
-      clusterIP: 'None',
-      publishNotReadyAddresses: false,
-      selector: common.selector(proto, p, role),
-    },
-  },
+  presenceName(p, role):: presenceNameOf(p, role),
+  presence(proto, p, role):: presenceOf(proto, p, role),
 
   // The job's lifetime as a relation between its roles, read from the
   // roles' commands (lib/runtime.libsonnet's run): a role whose command
