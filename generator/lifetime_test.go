@@ -134,3 +134,62 @@ func TestLifetimeRelation(t *testing.T) {
 		})
 	}
 }
+
+// TestGroupRelation: a role that runs as a static group (runtime.run's
+// group) gets the Job rule that makes its ended pods again without a
+// retry spent, and a group that is not its role's pods behind the job's
+// Service, led by index 0, is refused in one line.
+func TestGroupRelation(t *testing.T) {
+	const group = `local g(over={}, group={}) = rt + { name: 'worker', kind: 'IndexedJob', count: p.workers, dns: true, lead: true,
+      retryPerIndex: true, image: 'ray:2', command: runtime.run(['train'], group={ service: p.name, count: p.workers, lead: p.name + '-worker-0.' + p.name } + group) } + over;
+    `
+	res, err := renderRay(t, group+`[config] + roles.objects('ray', p, [g()])`, "backoffLimit", 2)
+	require.NoError(t, err)
+	var job struct {
+		Kind string
+		Spec struct {
+			PodFailurePolicy struct {
+				Rules []struct {
+					Action      string
+					OnExitCodes *struct {
+						ContainerName, Operator string
+						Values                  []int
+					}
+				}
+			}
+		}
+	}
+	found := false
+	for _, o := range res.Objects {
+		require.NoError(t, json.Unmarshal(o.JSON(), &job))
+		if job.Kind != "Job" {
+			continue
+		}
+		found = true
+		rules := job.Spec.PodFailurePolicy.Rules
+		require.Len(t, rules, 3, "the disruptions' two, then the group's")
+		assert.Equal(t, "Ignore", rules[2].Action)
+		require.NotNil(t, rules[2].OnExitCodes)
+		assert.Equal(t, "worker", rules[2].OnExitCodes.ContainerName)
+		assert.Equal(t, []int{75}, rules[2].OnExitCodes.Values)
+	}
+	assert.True(t, found, "the group's Job")
+
+	for name, c := range map[string]struct{ render, want string }{
+		"a group of a Job": {`[config] + roles.objects('ray', p, [g({kind: 'Job', retryPerIndex: false})])`,
+			"roles.objects: role worker runs as a static group (runtime.run's group), which is the pods of one IndexedJob with dns: true, index 0 leading"},
+		"a group without names": {`[config] + roles.objects('ray', p, [g({dns: false})])`,
+			"which is the pods of one IndexedJob with dns: true"},
+		"a miscounted group": {`[config] + roles.objects('ray', p, [g(group={count: 3})])`,
+			`roles.objects: role worker runs as a static group (runtime.run's group), which is {"count":"2","lead":"r-worker-0.r","service":"r"} here (the job's Service, the role's count, its index 0), not {"count":"3","lead":"r-worker-0.r","service":"r"}`},
+		"a group led by another": {`[config] + roles.objects('ray', p, [g(group={lead: 'r-worker-1.r'})])`,
+			`not {"count":"2","lead":"r-worker-1.r","service":"r"}`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := renderRay(t, group+c.render, "backoffLimit", 2)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), c.want)
+			assert.NotContains(t, err.Error(), "\n", "one line")
+		})
+	}
+}

@@ -82,8 +82,8 @@ func TestMigrateWholeObject(t *testing.T) {
 	assert.Equal(t, "Always", string(c.ImagePullPolicy), ":latest, as Kubernetes pulls it")
 	assert.Equal(t, "2", c.Resources.Limits.Name("nvidia.com/gpu", "").String())
 	// python3 once per pod, as the operator ran it: torchrun, one process
-	assert.Contains(t, c.Command[2], "--nproc_per_node=1 ")
-	assert.True(t, strings.HasSuffix(c.Command[2], " /opt/mnist.py --epochs 1"), c.Command[2])
+	assert.Contains(t, c.Command[len(c.Command)-1], "--nproc_per_node=1 ")
+	assert.True(t, strings.HasSuffix(c.Command[len(c.Command)-1], " /opt/mnist.py --epochs 1"), c.Command[len(c.Command)-1])
 	assert.Contains(t, strings.Join(warnings, "\n"), "job.yaml: spec.pytorchReplicaSpecs.Master.template.spec.containers[pytorch].command: the operator ran python3 once in each pod")
 	assert.Contains(t, strings.Join(warnings, "\n"), "restarted failed pods without limit")
 	assert.Equal(t, int32(6), *j.Spec.BackoffLimitPerIndex)
@@ -92,7 +92,7 @@ func TestMigrateWholeObject(t *testing.T) {
 	j, _, err = renderJob(t, g, generator.NewParams("pytorch").AddFile("job.yaml", []byte(pytorchJob(`torchrun, /opt/mnist.py`))).SetText("workers", "2", "--workers"))
 	require.NoError(t, err)
 	assert.Equal(t, int32(2), *j.Spec.Completions)
-	assert.Contains(t, j.Spec.Template.Spec.Containers[0].Command[2], "--nproc_per_node=2 ", "torchrun: one process per GPU")
+	assert.Contains(t, last(j.Spec.Template.Spec.Containers[0].Command), "--nproc_per_node=2 ", "torchrun: one process per GPU")
 }
 
 // TestMigrateNeeds: what an object cannot give (the script an image's
@@ -115,8 +115,8 @@ func TestMigrateNeeds(t *testing.T) {
 	} {
 		j, _, err := renderJob(t, g, p)
 		require.NoError(t, err)
-		assert.True(t, strings.HasSuffix(j.Spec.Template.Spec.Containers[0].Command[2], " /opt/mnist.py --epochs 1"))
-		assert.Contains(t, j.Spec.Template.Spec.Containers[0].Command[2], "--nproc_per_node=1 ", "the ENTRYPOINT ran once per pod")
+		assert.True(t, strings.HasSuffix(last(j.Spec.Template.Spec.Containers[0].Command), " /opt/mnist.py --epochs 1"))
+		assert.Contains(t, last(j.Spec.Template.Spec.Containers[0].Command), "--nproc_per_node=1 ", "the ENTRYPOINT ran once per pod")
 	}
 }
 
@@ -187,3 +187,6 @@ func TestMigrateExportedObject(t *testing.T) {
 	assert.NotContains(t, string(out), "last-applied-configuration")
 	assert.NotContains(t, strings.Join(res.Warnings, "\n"), "metadata.annotations")
 }
+
+// last is a command's last word: the script of its sh -c.
+func last(command []string) string { return command[len(command)-1] }

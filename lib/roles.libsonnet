@@ -240,6 +240,7 @@ local lifetimeOf(proto, p, all) =
   local watchers = [x for x in running if std.objectHas(x.f, '--watch')];
   local hearers = [x for x in running if std.objectHas(x.f, '--hear-end')];
   local tellers = [x for x in running if std.objectHas(x.f, '--tell-end')];
+  local groups = [x for x in running if std.objectHas(x.f, '--group')];
   if running == [] then { roles: all, objects: [] }
   else
     local leads = [r for r in all if r.lead];
@@ -259,7 +260,17 @@ local lifetimeOf(proto, p, all) =
     local deaf = [x for x in hearers if x.f['--hear-end'] != endPort];
     local unmounted = [x for x in running if [v for v in x.r.volumes if v.name == runtime.volumeName] == [] || [m for m in x.r.mounts if m.name == runtime.volumeName] == []];
     local names(xs) = std.join(', ', [x.r.name for x in xs]);
-    if strayWatch != [] then
+    // a static group: one Indexed Job with dns, all of its pods, led by
+    // index 0, behind the job's Service
+    local groupWant(r) = { service: p.name, count: std.toString(r.count), lead: p.name + '-' + r.name + '-0.' + p.name };
+    local groupHas(x) = { service: std.split(x.f['--group'], ':')[0], count: std.split(x.f['--group'], ':')[1], lead: x.f['--group-lead'] };
+    local badGroup = [x for x in groups if x.r.kind != 'IndexedJob' || !x.r.dns || groupHas(x) != groupWant(x.r)];
+    if badGroup != [] then
+      local x = badGroup[0];
+      fail('role ' + x.r.name + ' runs as a static group (runtime.run\'s group), '
+           + (if x.r.kind != 'IndexedJob' || !x.r.dns then 'which is the pods of one IndexedJob with dns: true, index 0 leading'
+              else 'which is ' + std.manifestJsonMinified(groupWant(x.r)) + ' here (the job\'s Service, the role\'s count, its index 0), not ' + std.manifestJsonMinified(groupHas(x))))
+    else if strayWatch != [] then
       local w = strayWatch[0].f['--watch'];
       local owner = [r.name for r in all if presenceNameOf(p, r.name) == w];
       fail('role ' + strayWatch[0].r.name + ' follows ' + w + ' (runtime.run\'s watch), '
@@ -287,8 +298,18 @@ local lifetimeOf(proto, p, all) =
         else if have[0].value != std.toString(followers) then
           fail('role ' + r.name + '\'s env says TS_FOLLOWERS=' + have[0].value + ', and ' + followers + ' pods hear the end (' + names(hearers) + '): leave the end\'s env to roles.objects')
         else r.env;
+      // a group's pods that end because another went are made again,
+      // counting no failure
+      local grouped = [x.r.name for x in groups];
+      local ignoreEnd(r) = {
+        action: 'Ignore',
+        onExitCodes: { containerName: r.name, operator: 'In', values: [runtime.groupEndCode] },
+      };
+      local jobOf(r) =
+        if !std.member(grouped, r.name) then r.job
+        else r.job + { podFailurePolicy: batch.podFailurePolicy([ignoreEnd(r)] + std.get(std.get(r.job, 'podFailurePolicy', {}), 'rules', [])) };
       {
-        roles: [r + { env: envOf(r) } for r in all],
+        roles: [r + { env: envOf(r), job: jobOf(r) } for r in all],
         objects: if watchers == [] then [] else [presenceOf(proto, p, lead.name)],
       };
 

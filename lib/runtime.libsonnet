@@ -7,7 +7,8 @@
 //           its own, mounts volume(its name) in the roles that run it.
 // Declares: no parameter.
 // Returns:  files (the ConfigMap entry), bytes (its size), volume(name),
-//           mount, dir and path, run(cmd, waits, watch, tellEnd, hearEnd):
+//           mount, dir and path, run(cmd, waits, watch, tellEnd, hearEnd,
+//           group):
 //           a role's command under the runtime, and for a lead that says
 //           when the job is over, endPort(port) and endEnv(...).
 //
@@ -28,6 +29,12 @@
 // Deployment, ports that do not meet, a role without the runtime's
 // volume), and the render refuses pods whose ConfigMap it does not make.
 //
+// A static group (torchrun's static rendezvous: every pod or none) runs
+// with group={service, count, lead}: the job's headless Service, its pods,
+// index 0's name. When a pod of it goes, the others end their command and
+// exit groupEndCode, which roles.objects has the Job ignore (no retry
+// spent: the pods are made again and meet again).
+//
 // The ssh roles source the same script from mpi.sh (lib/sshjob.libsonnet).
 
 local ts = import 'trainsonnet.libsonnet';
@@ -44,6 +51,9 @@ local tcp = importstr 'assets/tcp.py';
   // files: the entries of the ConfigMap, the script and its python3
   // helper, found beside it (their text stays in Go).
   files:: { 'runtime.sh': ts.asset('assets/runtime.sh', script), 'tcp.py': ts.asset('assets/tcp.py', tcp) },
+  // scriptFile: the script alone, for roles that neither wait on TCP nor
+  // tell an end (a static group's).
+  scriptFile:: { 'runtime.sh': ts.asset('assets/runtime.sh', script) },
   // bytes: their size, for a ConfigMap's size check.
   bytes:: ts.assetBytes('assets/runtime.sh', script) + ts.assetBytes('assets/tcp.py', tcp),
 
@@ -56,14 +66,18 @@ local tcp = importstr 'assets/tcp.py';
   // watch has gone (TS_WATCH_GRACE); the role ends with cmd's exit code.
   // tellEnd: once cmd has ended, say so on that port (a lead); hearEnd
   // (with watch): stop once watch's pod says so on that port.
-  run(cmd, waits=[], watch=null, tellEnd=null, hearEnd=null)::
+  run(cmd, waits=[], watch=null, tellEnd=null, hearEnd=null, group=null)::
     if hearEnd != null && watch == null then ts.fail('runtime.run: hearEnd reads the end port of the pod that watch names: give watch too')
+    else if group != null && watch != null then ts.fail('runtime.run: a group watches its own lead: give group or watch, not both')
     else ['sh', $.path, 'run']
          + std.join([], [['--wait-tcp', w] for w in waits])
          + (if watch != null then ['--watch', watch] else [])
          + (if hearEnd != null then ['--hear-end', std.toString(hearEnd)] else [])
          + (if tellEnd != null then ['--tell-end', std.toString(tellEnd)] else [])
+         + (if group != null then ['--group', group.service + ':' + group.count, '--group-lead', group.lead] else [])
          + ['--'] + cmd,
+  // groupEndCode: the exit code of a pod whose group has ended (75).
+  groupEndCode:: 75,
   // endPort: the end port of a lead whose command serves port: the next
   // one (the one before at 65535), free once its command has ended.
   endPort(port):: if port < 65535 then port + 1 else port - 1,

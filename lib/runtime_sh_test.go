@@ -49,6 +49,13 @@ var runtimeCases = []scriptCase{
 	{"run/hear_end_stops_cmd_at_once", true, runHearEndStopsCmdAtOnce},
 	{"run/lead_and_follower", true, runLeadAndFollower},
 	{"run/end_port_usage_errors", false, runEndPortUsageErrors},
+	{"run/group_lead_ends_when_a_pod_goes", true, runGroupLeadEndsWhenAPodGoes},
+	{"run/group_lead_waits_for_the_group_to_settle", false, runGroupLeadWaitsForTheGroupToSettle},
+	{"run/group_lead_outlives_one_short_answer", false, runGroupLeadOutlivesOneShortAnswer},
+	{"run/group_ends_as_it_succeeds", false, runGroupEndsAsItSucceeds},
+	{"run/group_follower_ends_when_the_lead_is_made_again", true, runGroupFollowerEndsWhenTheLeadIsMadeAgain},
+	{"run/group_follower_cut_off", false, runGroupFollowerCutOff},
+	{"run/group_usage_errors", false, runGroupUsageErrors},
 }
 
 // TestRuntimeScript runs the cases of runtime.sh's run command.
@@ -513,4 +520,144 @@ func runEndPortUsageErrors(t *testing.T, f *fixture) {
 	code, p := f.run("run", "--tell-end", "2223", "--", "true")
 	assert.Equal(t, 2, code, p.output())
 	assert.Contains(t, p.output(), "TS_FOLLOWERS must be a whole number, got 'many'")
+}
+
+// The static group (--group): train, an Indexed Job of three pods behind
+// the headless Service "train"; index 0, train-worker-0.train, leads.
+const (
+	groupService = "train"
+	groupLead    = "train-worker-0.train"
+)
+
+func groupArgs(cmd ...string) []string {
+	return append([]string{"run", "--group", groupService + ":3", "--group-lead", groupLead, "--"}, cmd...)
+}
+
+// addresses makes the getent stub resolve name to addrs ("getent ahosts"
+// gives them all, "getent hosts" the first).
+func (f *fixture) addresses(name string, addrs ...string) {
+	f.write(filepath.Join(f.stub, "dns", name), strings.Join(addrs, "\n")+"\n", 0o644)
+}
+
+// groupLeadUp starts the lead of a settled group of three and returns it.
+func groupLeadUp(t *testing.T, f *fixture, cmd ...string) *proc {
+	f.env["JOB_COMPLETION_INDEX"] = "0"
+	f.env["TS_GROUP_SETTLE"] = "1"
+	if f.env["TS_GROUP_GRACE"] == "" {
+		f.env["TS_GROUP_GRACE"] = "1"
+	}
+	f.addresses(groupService, "10.0.0.1", "10.0.0.2", "10.0.0.3")
+	p := f.start(groupArgs(cmd...)...)
+	p.waitForOutput("trainsonnet: the group's 3 pods are up (train): it ends if one of them goes\n")
+	return p
+}
+
+// A pod of the group gone (failed, deleted, cut off and replaced): the
+// lead stops CMD after the grace and exits 75, which the Job's
+// podFailurePolicy ignores, so that the group meets again.
+func runGroupLeadEndsWhenAPodGoes(t *testing.T, f *fixture) {
+	p := groupLeadUp(t, f, termCommand(f)...)
+	f.addresses(groupService, "10.0.0.1", "10.0.0.3", "10.0.0.9")
+	gone := time.Now()
+	require.Equal(t, 75, p.wait(), p.output())
+	assert.Less(t, time.Since(gone), 4*time.Second+slack, "two answers and the grace")
+	assert.Equal(t, "got-term\n", readFile(t, filepath.Join(f.runDir, "cmd-term")), "CMD got SIGTERM")
+	assert.Contains(t, p.output(), "trainsonnet: train no longer has 10.0.0.2, of the group's 3 pods: the group cannot go on without it; sh has 1s to end\n")
+	assert.Contains(t, p.output(), "trainsonnet: exiting 75: the Job makes this pod again, with the group, and counts no failure\n")
+	assert.Contains(t, p.output(), "trainsonnet: tiers: wait=- serve-end=- hear-end=- watch=getent\n")
+	messagesArePrefixed(t, p.output())
+}
+
+// Until the group is whole and its answer has held for TS_GROUP_SETTLE,
+// pods come and go freely: one replaced while the group forms (a pod of
+// the last attempt still ending) ends nothing.
+func runGroupLeadWaitsForTheGroupToSettle(t *testing.T, f *fixture) {
+	f.env["JOB_COMPLETION_INDEX"] = "0"
+	f.env["TS_GROUP_SETTLE"] = "3"
+	f.addresses(groupService, "10.0.0.1", "10.0.0.2")
+	p := f.start(groupArgs(termCommand(f)...)...)
+	p.waitForOutput("trainsonnet: watching train: sh stops once a pod of the group of 3 (train) has gone\n")
+	f.addresses(groupService, "10.0.0.1", "10.0.0.2", "10.0.0.3")
+	time.Sleep(1500 * time.Millisecond) // whole, not yet settled
+	f.addresses(groupService, "10.0.0.1", "10.0.0.4", "10.0.0.3")
+	p.waitForOutput("trainsonnet: the group's 3 pods are up (train): it ends if one of them goes\n")
+	require.False(t, p.exited(), p.output())
+	f.addresses(groupService, "10.0.0.1", "10.0.0.3")
+	require.Equal(t, 75, p.wait(), p.output())
+	assert.Contains(t, p.output(), "train no longer has 10.0.0.4, of the group's 3 pods")
+}
+
+// One answer without a pod (a DNS server's partial answer) is not a pod
+// gone: it takes two in a row.
+func runGroupLeadOutlivesOneShortAnswer(t *testing.T, f *fixture) {
+	p := groupLeadUp(t, f, termCommand(f)...)
+	before := len(f.lines("getent.log"))
+	f.addresses(groupService, "10.0.0.1", "10.0.0.2")
+	p.waitFor("one short answer", func() bool { return len(f.lines("getent.log")) > before })
+	f.addresses(groupService, "10.0.0.1", "10.0.0.2", "10.0.0.3")
+	time.Sleep(3 * time.Second)
+	require.False(t, p.exited(), p.output())
+	assert.NotContains(t, p.output(), "no longer has")
+}
+
+// A job that succeeds ends pod by pod: the lead sees a pod go as its own
+// CMD ends, and exits 0 with it, not 75.
+func runGroupEndsAsItSucceeds(t *testing.T, f *fixture) {
+	f.env["TS_GROUP_GRACE"] = "5"
+	done := filepath.Join(f.runDir, "done")
+	p := groupLeadUp(t, f, "sh", "-c", `while [ ! -e "$0" ]; do sleep 1; done`, done)
+	f.addresses(groupService, "10.0.0.1", "10.0.0.3")
+	p.waitForOutput("sh has 5s to end\n")
+	f.touch(done)
+	require.Equal(t, 0, p.wait(), p.output())
+	assert.Contains(t, p.output(), "trainsonnet: sh exited with code 0\n")
+}
+
+// A follower watches the lead's name: the lead made again (its address
+// changed) is a new group, which this pod must join anew.
+func runGroupFollowerEndsWhenTheLeadIsMadeAgain(t *testing.T, f *fixture) {
+	f.env["JOB_COMPLETION_INDEX"] = "2"
+	f.env["TS_GROUP_GRACE"] = "1"
+	f.addresses(groupLead, "10.0.0.1")
+	p := f.start(groupArgs(termCommand(f)...)...)
+	p.waitForOutput("trainsonnet: " + groupLead + " resolves\n")
+	time.Sleep(2 * time.Second)
+	require.False(t, p.exited(), p.output())
+	f.addresses(groupLead, "10.0.0.8")
+	require.Equal(t, 75, p.wait(), p.output())
+	assert.Equal(t, "got-term\n", readFile(t, filepath.Join(f.runDir, "cmd-term")), "CMD got SIGTERM")
+	assert.Contains(t, p.output(), "trainsonnet: "+groupLead+", the group's lead, is now 10.0.0.8, not 10.0.0.1: it was made again: the group cannot go on without it; sh has 1s to end\n")
+}
+
+// A follower that resolves nothing is cut off: 69, a failure of its own.
+func runGroupFollowerCutOff(t *testing.T, f *fixture) {
+	f.env["JOB_COMPLETION_INDEX"] = "1"
+	f.env["TS_LOST_GRACE"] = "1"
+	f.addresses(groupLead, "10.0.0.1")
+	p := f.start(groupArgs(termCommand(f)...)...)
+	p.waitForOutput("trainsonnet: " + groupLead + " resolves\n")
+	f.resolvable(groupLead, false)
+	f.resolvable(dnsProbe, false)
+	require.Equal(t, 69, p.wait(), p.output())
+	assert.Contains(t, p.output(), "this pod has lost the cluster's DNS")
+}
+
+func runGroupUsageErrors(t *testing.T, f *fixture) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--group", "train:3"}, "--group and --group-lead go together"},
+		{[]string{"--group-lead", groupLead}, "--group and --group-lead go together"},
+		{[]string{"--group", "train", "--group-lead", groupLead}, "--group wants SERVICE:COUNT, got 'train'"},
+		{[]string{"--group", "train:03", "--group-lead", groupLead}, "--group wants SERVICE:COUNT, got 'train:03'"},
+		{[]string{"--group", "tr ain:3", "--group-lead", groupLead}, "--group wants SERVICE:COUNT, got 'tr ain:3'"},
+		{[]string{"--group", "train:3", "--group-lead", groupLead, "--watch", groupLead}, "--group watches the group's lead: not with --watch"},
+		{[]string{"--group", "train:3", "--group-lead", groupLead}, "--group needs JOB_COMPLETION_INDEX, the pod's index in its Indexed Job, got ''"},
+	} {
+		code, p := f.run(append(append([]string{"run"}, c.args...), "--", "touch", filepath.Join(f.runDir, "cmd-ran"))...)
+		assert.Equal(t, 2, code, p.output())
+		assert.Contains(t, p.output(), "trainsonnet: "+c.want+"\n", c.args)
+	}
+	assert.NoFileExists(t, filepath.Join(f.runDir, "cmd-ran"))
 }

@@ -50,5 +50,5 @@ func TestTierTableNamesTests(t *testing.T) {
 			}
 		}
 	}
-	assert.Equal(t, 6, rows, "the table's roles: launcher, worker, the launcher as worker 0 and its workers, lead, follower")
+	assert.Equal(t, 7, rows, "the table's roles: launcher, worker, the launcher as worker 0 and its workers, lead, follower, a static group")
 }

@@ -8,6 +8,7 @@ local batch = import 'batch.libsonnet';
 local common = import 'common.libsonnet';
 local kubeflow = import 'kubeflow.libsonnet';
 local roles = import 'roles.libsonnet';
+local runtime = import 'runtime.libsonnet';
 local storage = import 'storage.libsonnet';
 local ts = import 'trainsonnet.libsonnet';
 
@@ -45,7 +46,7 @@ local params_ = common.params('train', defaultImage) + batch.params('each worker
   backoffLimit+: {
     doc: 'Retries of each worker pod (the Job\'s backoffLimitPerIndex; the PyTorchJob\'s runPolicy.backoffLimit). A worker that fails more often fails the job, unless elastic training can go on without it (elastic.minNodes). With retries, delete the job (kubectl delete -f, or its Job) before its namespace: Kubernetes 1.33 and later delete a namespace\'s pods first, and keep a failed pod with retries left until its replacement exists, which a terminating namespace refuses.',
     replaces: 'runPolicy.backoffLimit',
-    replacesNote: 'the operator counted the restarts of all pods together; backoffLimit retries each pod on its own (backoffLimitPerIndex), and a failure that stops every pod costs each of them one retry',
+    replacesNote: 'the operator counted the restarts of all pods together; backoffLimit retries each pod on its own (backoffLimitPerIndex): a pod that fails spends its own retry, the pods that a static job stops because one went spend none, and an error that fails the training in every pod at once costs each of them one',
   },
   activeDeadlineSeconds+: { replaces: 'runPolicy.activeDeadlineSeconds' },
   ttlSecondsAfterFinished+: {
@@ -124,8 +125,25 @@ local ownEnv(p) = [
   { name: 'TRAIN_DIR', value: trainDir(p) },
 ];
 
+// A static rendezvous is every pod or none: torchrun runs under the
+// runtime as a group (lib/assets/runtime.sh run --group), which ends every
+// pod's torchrun once one of them has gone (failed, deleted, cut off), for
+// the Job to make them again, no retry spent, and meet again at once,
+// rather than wait for the training's own timeout and torchrun's exit
+// barrier (5 minutes in PyTorch 1.13). Elastic training handles its pods
+// coming and going itself.
+local grouped(p) = !elastic(p) && p.workers > 1;
+local configName(p) = p.name + '-config';
+local config(p) = {
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: common.metadata(proto, p, configName(p)),
+  data: runtime.scriptFile,
+};
+
 local worker(p) =
   local store = storage.pod(p, component, [trainDir(p)]);
+  local group = if grouped(p) then [runtime.volume(configName(p))] else [];
   {
     name: component,
     kind: 'IndexedJob',
@@ -137,13 +155,15 @@ local worker(p) =
     image: p.image,
     imagePullPolicy: p.imagePullPolicy,
     ports: [{ name: 'rendezvous', port: p.port }],
-    command: ['sh', '-c', torchrun(p)],
+    command:
+      if grouped(p) then runtime.run(['sh', '-c', torchrun(p)], group={ service: p.name, count: p.workers, lead: master(p) })
+      else ['sh', '-c', torchrun(p)],
     env: ownEnv(p) + common.env({ PYTHONUNBUFFERED: '1' } + p.env),
     resources: roles.resources(cpu=p.cpu, memory=p.memory, gpu=p.gpu, gpuResource=p.gpuResource),
     nodeSelector: p.nodeSelector,
     tolerations: p.tolerations,
-    volumes: store.volumes + roles.shm(p).volumes,
-    mounts: store.mounts + roles.shm(p).mounts,
+    volumes: store.volumes + roles.shm(p).volumes + group,
+    mounts: store.mounts + roles.shm(p).mounts + (if grouped(p) then [runtime.mount] else []),
     job: {
       // the training goes on without a pod that failed for good only
       // while elastic training has enough pods left
@@ -319,7 +339,7 @@ local fromPyTorchJob(o) =
       if std.member(ownPET + operatorEnv, k)
     ] + [
       if backoff != null then
-        'spec.runPolicy.backoffLimit ' + backoff + ': the operator counted the restarts of all pods together; here each pod is retried ' + std.min(backoff, 100) + ' times on its own (backoffLimitPerIndex), and a failure that stops every pod costs each of them one retry'
+        'spec.runPolicy.backoffLimit ' + backoff + ': the operator counted the restarts of all pods together; here each pod is retried ' + std.min(backoff, 100) + ' times on its own (backoffLimitPerIndex): a pod that fails spends its own retry, the pods that a static job stops because one went spend none, and an error that fails the training in every pod at once costs each of them one'
       else if restart != 'Never' then
         at + '.' + leadName + '.restartPolicy ' + restart + ' and no runPolicy.backoffLimit: the operator restarted failed pods without limit; here each pod is retried 6 times (backoffLimit), disruptions not counted: set backoffLimit to change it',
       if restart == 'ExitCode' then
@@ -371,7 +391,9 @@ ts.prototype({
     restarting the training maxRestarts times when a process fails or a pod comes or goes.
 
     Each pod is retried on its own, backoffLimit times (backoffLimitPerIndex); disruptions
-    (preemption, a node drain) do not count. A pod that fails for good fails the job (elastic:
+    (preemption, a node drain) do not count. A static rendezvous is every pod or none: once
+    a pod has gone (failed, deleted, cut off), the others' torchrun is stopped (exit 75, which
+    the Job ignores) and all meet again, in seconds rather than after the training's timeout. A pod that fails for good fails the job (elastic:
     once fewer than minNodes are left). The job ends when worker 0, rank 0, ends: it
     completes then, and the other pods still running are stopped. /dev/shm is a memory
     volume (shmSize). TRAIN_DIR is trainDir on the shared storage (storage.*: a claim, NFS or
@@ -425,5 +447,6 @@ ts.prototype({
   render(p):: [
     common.networkPolicy(proto, p),
     storage.secret(proto, p, component),
+    if grouped(p) then config(p),
   ] + roles.objects(proto, p, [worker(p)]),
 })

@@ -2,7 +2,8 @@
 # trainsonnet: the lifecycle of a job's pods, whatever their role.
 #
 #   sh runtime.sh run [--wait-tcp HOST:PORT]... [--watch NAME [--hear-end PORT]]
-#                     [--tell-end PORT] -- CMD [ARG]...
+#                     [--tell-end PORT] [--group SERVICE:COUNT --group-lead NAME]
+#                     -- CMD [ARG]...
 #     Waits until every HOST:PORT accepts TCP connections, runs CMD, exits
 #     with its code. SIGTERM and SIGINT go on to CMD as SIGTERM (sh starts a
 #     background command with SIGINT ignored); the script then exits 128+n.
@@ -22,6 +23,15 @@
 #     could have; then exit with CMD's code. Not after a signal, nor after
 #     a failure with TS_END_ON_FAILURE=0 (the Job retries the lead: its
 #     followers must stay for the retry).
+#     --group SERVICE:COUNT --group-lead NAME: CMD is one of COUNT pods (an
+#     Indexed Job's, behind the headless Service SERVICE; NAME is index
+#     0's) that go on together or not at all (torchrun's static rendezvous).
+#     Index 0 reads SERVICE: once its COUNT addresses have held for
+#     TS_GROUP_SETTLE, one missing from two answers ends the group; the
+#     others read NAME: another address (index 0 made again), or none for
+#     TS_WATCH_GRACE, ends it. CMD then has TS_GROUP_GRACE to end (a success
+#     ends pod by pod), then SIGTERM, exit 75: the Job ignores that code and
+#     makes the pod again. A pod that resolves nothing is lost (69).
 #     (The wait alone, for an init container: run --wait-tcp ... -- true.)
 #   . "${TS_CONFIG_DIR:-/etc/trainsonnet}/runtime.sh"
 #     the functions below, for the role scripts (mpi.sh, s3.sh): a script
@@ -33,7 +43,7 @@
 # most SWEEP_RATE started a second); without it, one bash (/dev/tcp) or
 # nc (with -z) per endpoint, TS_PARALLEL at a time. TS_TCP_TOOL (python3,
 # bash or nc) picks one of those in PATH.
-# --watch needs getent.
+# --watch and --group need getent.
 #
 # Environment, whole seconds [default]: TS_INIT_TIMEOUT [300] bounds every
 # start-up wait; TS_WATCH_TIMEOUT [TS_INIT_TIMEOUT] bounds the wait for
@@ -46,8 +56,11 @@
 # [kubernetes.default.svc]: a name every pod resolves, asked once a watched
 # name has not for TS_LOST_GRACE [90] (or its grace; empty: never asked).
 #
+# TS_GROUP_SETTLE [10], TS_GROUP_GRACE [15]: --group's, above.
+#
 # Exit codes: 0 done; 1 runtime failure; 2 usage or configuration error;
 # 69 this pod lost the cluster's DNS (cut off): its Job should replace it;
+# 75 a pod of --group's went: its Job should make this one again too;
 # 124 a start-up wait ran out of time (the message names what never
 # answered); 127 a needed program is missing; 128+n a signal (143 SIGTERM,
 # 130 SIGINT); else CMD's own code.
@@ -61,11 +74,12 @@
 # The scripts' own variables (runtime.sh's and mpi.sh's) start unset,
 # whatever the pod's environment says: a user's env reaches it.
 unset BANNER_TOOL BOUNDED_PID CHILD_NAME CHILD_PID END_BY END_EVERY END_SERVER \
-    END_FILE END_MAX END_NEXT END_NONE END_RATE GOT_SIGNAL HAVE_TIMEOUT HOSTS \
+    END_FILE END_MAX END_NEXT END_NONE END_RATE GOT_SIGNAL GROUP_AT GROUP_BASE \
+    GROUP_LEAD GROUP_MISS GROUP_NEXT GROUP_SEEN GROUP_SIZE GROUP_WHY HAVE_TIMEOUT HOSTS \
     LANE_PIDS LISTEN_PID NAP_PID SESSION SIGNAL_EXIT SSHD \
     SSHD_CONFIG SSHD_PID SSH_CONFIG SSH_DIR STOP_BANNER STOP_BOUND STOP_PORT \
     SWEEP_PID SWEEP_WATCH TCP_TOOL USER_NAME WAIT_DEADLINE WAIT_PORT WATCH \
-    WATCH_EARLY WATCH_EVERY WATCH_FOR WATCH_NEXT WATCH_OUT WATCH_SEEN
+    WATCH_DB WATCH_EARLY WATCH_EVERY WATCH_FOR WATCH_NEXT WATCH_OUT WATCH_SEEN
 PROG=trainsonnet
 PROBE_MAX=10  # seconds one probe may take, even with time to spare
 KILL_AFTER=30 # seconds a stopped CMD has before SIGKILL
@@ -119,7 +133,10 @@ runtime_config() {
     TS_WATCH_TIMEOUT=${TS_WATCH_TIMEOUT:-$TS_INIT_TIMEOUT}
     TS_DNS_PROBE=${TS_DNS_PROBE-kubernetes.default.svc}
     TS_LOST_GRACE=${TS_LOST_GRACE:-90}
-    seconds TS_INIT_TIMEOUT TS_WATCH_GRACE TS_POLL_INTERVAL TS_PARALLEL TS_WATCH_TIMEOUT TS_LOST_GRACE
+    TS_GROUP_SETTLE=${TS_GROUP_SETTLE:-10}
+    TS_GROUP_GRACE=${TS_GROUP_GRACE:-15}
+    seconds TS_INIT_TIMEOUT TS_WATCH_GRACE TS_POLL_INTERVAL TS_PARALLEL TS_WATCH_TIMEOUT TS_LOST_GRACE \
+        TS_GROUP_SETTLE TS_GROUP_GRACE
     [ "$TS_PARALLEL" -gt 0 ] || die 2 "TS_PARALLEL must be at least 1"
     case ${TS_TCP_TOOL:-} in
     '' | python3 | bash | nc) ;;
@@ -540,7 +557,7 @@ watch_check() {
     WATCH_NEXT=$((_wk_now + WATCH_EVERY))
     [ -n "$WATCH_SEEN" ] || WATCH_NEXT=$((_wk_now + WATCH_EARLY))
     # Bounded: a slow DNS server must not stall the caller's other checks.
-    if run_bounded "$PROBE_MAX" getent hosts "$WATCH_NAME" >"${WATCH_OUT:-/dev/null}" 2>/dev/null; then
+    if run_bounded "$PROBE_MAX" getent "$WATCH_DB" "$WATCH_NAME" >"${WATCH_OUT:-/dev/null}" 2>/dev/null; then
         [ -n "$WATCH_SEEN" ] || log "$WATCH_NAME resolves"
         WATCH_SEEN=$_wk_now
         WATCH=ok
@@ -554,6 +571,54 @@ watch_check() {
         [ -z "${TS_DNS_PROBE:-}" ] || { [ "$WATCH" != gone ] && [ "$WATCH_FOR" -lt "$TS_LOST_GRACE" ]; } ||
             run_bounded "$PROBE_MAX" getent hosts "$TS_DNS_PROBE" >/dev/null 2>&1 || WATCH=lost
     fi
+}
+
+# group_check: after a watch_check, GROUP_WHY says why the group ended, if
+# it has. GROUP_BASE: the lead's address a follower first resolved; the
+# lead's, the group's addresses once settled (GROUP_NEXT, since GROUP_AT).
+group_check() {
+    [ "$WATCH_SEEN" != "$GROUP_SEEN" ] || return 0
+    GROUP_SEEN=$WATCH_SEEN
+    if [ "$GROUP_LEAD" != self ]; then
+        [ "$WATCH_ADDR" = "${GROUP_BASE:=$WATCH_ADDR}" ] ||
+            GROUP_WHY="$WATCH_NAME, the group's lead, is now $WATCH_ADDR, not $GROUP_BASE: it was made again"
+        return 0
+    fi
+    _gc_set=" $(awk '!seen[$1]++ { printf "%s ", $1 }' "$WATCH_OUT")"
+    if [ -z "$GROUP_BASE" ]; then
+        # shellcheck disable=SC2086 # addresses: split on purpose
+        set -- $_gc_set
+        if [ "$#" != "$GROUP_SIZE" ]; then
+            GROUP_NEXT=''
+        elif [ -z "$GROUP_NEXT" ] || [ -n "$(not_in "$_gc_set" "$GROUP_NEXT")" ]; then
+            GROUP_NEXT=$_gc_set GROUP_AT=$WATCH_SEEN
+        elif [ $((WATCH_SEEN - GROUP_AT)) -ge "$TS_GROUP_SETTLE" ]; then
+            GROUP_BASE=$_gc_set
+            log "the group's $GROUP_SIZE pods are up ($WATCH_NAME): it ends if one of them goes"
+        fi
+        return 0
+    fi
+    _gc_gone=$(not_in "$GROUP_BASE" "$_gc_set")
+    GROUP_MISS=$((GROUP_MISS + 1))
+    [ -n "$_gc_gone" ] || GROUP_MISS=0
+    [ "$GROUP_MISS" -lt 2 ] || GROUP_WHY="$WATCH_NAME no longer has$_gc_gone, of the group's $GROUP_SIZE pods"
+}
+
+# not_in A B: the words of A that are not in B.
+not_in() { awk -v a="$1" -v b="$2" 'BEGIN { n = split(b, w); for (i = 1; i <= n; i++) in_b[w[i]]
+    n = split(a, w); for (i = 1; i <= n; i++) if (!(w[i] in in_b)) printf " %s", w[i] }'; }
+
+# group_end NAME: the group has ended: CMD (NAME) has TS_GROUP_GRACE to
+# end, then SIGTERM; exits 0 if it succeeded, else 75 (not its failure).
+group_end() {
+    log "$GROUP_WHY: the group cannot go on without it; $1 has ${TS_GROUP_GRACE}s to end"
+    _ge_until=$(($(now) + TS_GROUP_GRACE))
+    while kill -0 "$CHILD_PID" 2>/dev/null && [ "$(now)" -lt "$_ge_until" ]; do nap 1; done
+    if ! kill -0 "$CHILD_PID" 2>/dev/null && wait_child; then log "$1 exited with code 0" && exit 0; fi
+    [ -z "$CHILD_PID" ] || { log "stopping $1" && terminate "$CHILD_PID" "$KILL_AFTER"; }
+    CHILD_PID=''
+    log "exiting 75: the Job makes this pod again, with the group, and counts no failure"
+    exit 75
 }
 
 # lost_message NAME: what a pod that has lost DNS says.
@@ -612,7 +677,7 @@ stop_helpers() {
 
 # usage: this script's; mpi.sh and s3.sh define their own after sourcing it.
 usage() {
-    echo "usage: sh runtime.sh run [--wait-tcp HOST:PORT]... [--watch NAME [--hear-end PORT]] [--tell-end PORT] -- CMD [ARG]..."
+    echo "usage: sh runtime.sh run [--wait-tcp HOST:PORT]... [--watch NAME [--hear-end PORT]] [--tell-end PORT] [--group SERVICE:COUNT --group-lead NAME] -- CMD [ARG]..."
 }
 
 # usage_error MESSAGE: exits 2 after MESSAGE and the script's usage.
@@ -623,13 +688,21 @@ usage_error() {
 }
 
 cmd_run() {
-    _cr_tcp='' _cr_watch='' _cr_hear='' _cr_tell=''
+    _cr_tcp='' _cr_watch='' _cr_hear='' _cr_tell='' _cr_group=''
     while [ "$#" -gt 0 ]; do
         case $1 in
-        --wait-tcp | --watch | --hear-end | --tell-end) [ -n "${2:-}" ] || usage_error "$1 needs a value" ;;
+        --wait-tcp | --watch | --hear-end | --tell-end | --group | --group-lead) [ -n "${2:-}" ] || usage_error "$1 needs a value" ;;
         esac
         case $1 in
         --watch) _cr_watch=$2 ;;
+        --group-lead) GROUP_LEAD=$2 ;;
+        --group)
+            case $2 in
+            *[!A-Za-z0-9.:-]* | :* | *:*:* | *:*[!0-9]* | *:0*) usage_error "--group wants SERVICE:COUNT, got '$2'" ;;
+            *:?*) _cr_group=${2%:*} GROUP_SIZE=${2##*:} ;;
+            *) usage_error "--group wants SERVICE:COUNT, got '$2'" ;;
+            esac
+            ;;
         --wait-tcp)
             case $2 in
             :* | *: | *[!A-Za-z0-9.:-]* | *:*[!0-9]* | *:*:*) usage_error "--wait-tcp wants HOST:PORT, got '$2'" ;;
@@ -651,6 +724,18 @@ cmd_run() {
     done
     [ "$#" -gt 0 ] || usage_error "no command after --"
     [ -z "$_cr_hear" ] || [ -n "$_cr_watch" ] || usage_error "--hear-end reads the end port of --watch's NAME: give --watch too"
+    _cr_pods=''
+    if [ -n "$_cr_group$GROUP_LEAD" ]; then
+        { [ -n "$_cr_group" ] && [ -n "$GROUP_LEAD" ]; } || usage_error "--group and --group-lead go together"
+        [ -z "$_cr_watch" ] || usage_error "--group watches the group's lead: not with --watch"
+        # torchrun bounds the wait for its peers; index 0 alone asks for all
+        TS_WATCH_TIMEOUT=0 WATCH_OUT=$END_FILE.addr
+        case ${JOB_COMPLETION_INDEX:-} in
+        '' | *[!0-9]*) die 2 "--group needs JOB_COMPLETION_INDEX, the pod's index in its Indexed Job, got '${JOB_COMPLETION_INDEX:-}'" ;;
+        0) GROUP_LEAD=self _cr_watch=$_cr_group WATCH_DB=ahosts _cr_pods=1 ;;
+        *) _cr_watch=$GROUP_LEAD _cr_pods=$((GROUP_SIZE - 1)) ;;
+        esac
+    fi
     trap 'stop_helpers; rm -f "$END_FILE.out" "$END_FILE.read" "$END_FILE.addr"' EXIT
     trap_signals
     runtime_config
@@ -673,7 +758,7 @@ cmd_run() {
         rm -f "$_cr_f" "$_cr_f.ok" "$_cr_f.pending"
         [ "$_cr_rc" = 0 ] || exit 124
     fi
-    watch_init "$_cr_watch" "$TS_WATCH_GRACE" "$TS_FOLLOWERS" "$END_EVERY"
+    watch_init "$_cr_watch" "$TS_WATCH_GRACE" "${_cr_pods:-$TS_FOLLOWERS}" "$END_EVERY"
     if [ -n "$_cr_hear" ]; then
         if banner_tool; then
             WATCH_OUT=$END_FILE.addr
@@ -687,14 +772,19 @@ cmd_run() {
     tier_line "${_cr_tcp:+$TCP_TOOL}" "$_cr_serve" "${_cr_hear:+$BANNER_TOOL}" "${_cr_watch:+getent}"
     log "running $*"
     start_child "$1" "$@"
-    if [ -n "$_cr_hear" ]; then
+    if [ -n "$_cr_group" ]; then
+        log "watching $_cr_watch: $1 stops once a pod of the group of $GROUP_SIZE ($_cr_group) has gone"
+    elif [ -n "$_cr_hear" ]; then
         log "watching $_cr_watch: $1 stops once it says on its port $_cr_hear that the job is over (read every ${END_EVERY}s with $BANNER_TOOL), or once it has not resolved for ${TS_WATCH_GRACE}s"
     elif [ -n "$_cr_watch" ]; then
         log "watching $_cr_watch: $1 stops once it has not resolved for ${TS_WATCH_GRACE}s"
     fi
     while [ -n "$_cr_watch" ] && kill -0 "$CHILD_PID" 2>/dev/null; do
         watch_check
-        [ "$WATCH" = ok ] || break
+        [ -z "$_cr_group" ] || [ "$WATCH" != gone ] || GROUP_WHY="$_cr_watch has not resolved for ${TS_WATCH_GRACE}s"
+        [ "$WATCH" = ok ] || [ -n "$GROUP_WHY" ] || break
+        [ -z "$_cr_group" ] || group_check
+        [ -z "$GROUP_WHY" ] || group_end "$1"
         if [ -n "$_cr_hear" ] && end_heard "$WATCH_ADDR" "$_cr_hear" "$_cr_token"; then
             WATCH=over
             break
@@ -735,7 +825,8 @@ cmd_run() {
 BOUNDED_PID='' NAP_PID='' CHILD_PID='' CHILD_NAME='' GOT_SIGNAL='' HAVE_TIMEOUT='' LANE_PIDS=''
 SWEEP_PID='' SWEEP_WATCH='' LISTEN_PID='' TCP_TOOL='' BANNER_TOOL='' WAIT_PORT=''
 END_EVERY=2 END_NEXT=0 END_BY='' END_NONE='' END_FILE=${TMPDIR:-/tmp}/trainsonnet-end.$$ END_SERVER=end_server_python
-WATCH=ok WATCH_NAME='' WATCH_ADDR=''
+WATCH=ok WATCH_NAME='' WATCH_ADDR='' WATCH_DB=hosts
+GROUP_LEAD='' GROUP_SIZE='' GROUP_BASE='' GROUP_NEXT='' GROUP_AT=0 GROUP_SEEN='' GROUP_MISS=0 GROUP_WHY=''
 TS_CONFIG_DIR=${TS_CONFIG_DIR:-/etc/trainsonnet}
 TCP_PY=$TS_CONFIG_DIR/tcp.py
 

@@ -208,14 +208,20 @@ func oursPyTorch(t *testing.T, res *generator.Result) []aspects {
 	require.NotNil(t, job.Spec.Completions, "no Indexed Job")
 	spec := job.Spec.Template.Spec
 	c := spec.Containers[0]
-	require.Equal(t, []string{"sh", "-c"}, c.Command[:2])
+	command := c.Command
+	// a static group runs torchrun under the runtime (runtime.sh run
+	// --group ... -- sh -c ...), which runs it as it is
+	if len(command) > 2 && command[1] == "/etc/trainsonnet/runtime.sh" {
+		command = command[slices.Index(command, "--")+1:]
+	}
+	require.Equal(t, []string{"sh", "-c"}, command[:2])
 	var out []aspects
 	for i := range int(*job.Spec.Completions) {
 		// what the kubelet, then sh, make of the command in pod i: the
 		// pod's env (RANK is its index), the variables sh expands
 		env := envMap(c.Env)
 		env["RANK"] = strconv.Itoa(i)
-		text := kubeletExpand(c.Command[2], env)
+		text := kubeletExpand(command[2], env)
 		repl := []string{`"$JOB_COMPLETION_INDEX"`, strconv.Itoa(i),
 			`$((JOB_COMPLETION_INDEX == 0))`, map[bool]string{true: "1", false: "0"}[i == 0]}
 		for k, v := range env {
