@@ -100,6 +100,17 @@ func TestLifetimeRelation(t *testing.T) {
 		}
 	}
 	assert.Contains(t, services, "r-submitter", "the lead's presence Service, which the followers watch")
+
+	// a follower by a runtime of its own (mpi.sh's workers) declares it
+	res, err = renderRay(t, `[config] + roles.objects('ray', p, [rs[0] + {command: ['ray'], follows: 'submitter'}, rs[2] + {command: ['ray']}])`)
+	require.NoError(t, err)
+	services = nil
+	for _, o := range res.Objects {
+		if o.Kind == "Service" {
+			services = append(services, o.Name)
+		}
+	}
+	assert.Contains(t, services, "r-submitter", "follows: the lead's presence Service")
 	for _, job := range []string{"r-head", "r-worker", "r-submitter"} {
 		assert.Equal(t, "3", env[job]["TS_FOLLOWERS"], "%s: the head and 2 workers hear the end", job)
 		assert.Equal(t, "r-submitter", env[job]["TS_END_TOKEN"], job)
@@ -115,6 +126,8 @@ func TestLifetimeRelation(t *testing.T) {
 			"roles.objects: role head follows r-head (runtime.run's watch), role head's, which is not the lead: a follower watches the lead, roles.presenceName(p, 'submitter')"},
 		"a follower of a role that is not the lead": {`[config] + roles.objects('ray', p, [rs[0], rs[1], rs[2] + {kind: 'Deployment', lead: false}, {name: 'x', image: 'x', lead: true}])`,
 			"roles.objects: role head follows r-submitter (runtime.run's watch), role submitter's, which is not the lead"},
+		"a declared follower of a role that is not the lead": {`[config] + roles.objects('ray', p, [rs[0] + {command: ['ray'], follows: 'worker'}, rs[1] + {command: ['ray']}, rs[2] + {command: ['ray']}])`,
+			"roles.objects: role head follows r-worker (follows: worker), role worker's, which is not the lead: a follower follows the lead, follows: 'submitter'"},
 		"a lead that is a Deployment": {`[config] + roles.objects('ray', p, [rs[0], rs[1], rs[2] + {kind: 'Deployment', command: ['ray']}])`,
 			"roles.objects: role submitter is followed (head, worker watch it) and is a Deployment, which never ends: the lead that followers stop with is a Job"},
 		"an end port that collides": {`[config] + roles.objects('ray', p, [rs[0], rs[1], rs[2] + {sidecars: [{name: 'dash', image: 'ray:2', ports: [{name: 'dashboard', containerPort: 8300}]}]}])`,

@@ -54,6 +54,10 @@
 //                   replace a lost pod as often (an Indexed Job per index),
 //                   for the lead's next attempt; every Job gets p's
 //                   deadline and TTL (batch.libsonnet)
+//   follows         the lead's name, for a role whose pods stop with it by a
+//                   runtime of their own (mpi.sh's workers): as a command
+//                   under runtime.run with watch=roles.presenceName(p,
+//                   lead), the relation roles.objects reads and makes
 //   retryPerIndex   the lead, an IndexedJob, retries each index on its own:
 //                   backoffLimitPerIndex p.backoffLimit, the Job's own
 //                   limit left to the API
@@ -85,6 +89,7 @@ local defaults = {
   count: 1,
   dns: self.kind != 'Deployment',
   lead: false,
+  follows: null,
   retryPerIndex: false,
   job: {},
   strategy: null,
@@ -237,11 +242,12 @@ local presenceOf(proto, p, role) = {
 local lifetimeOf(proto, p, all) =
   local runs = [{ r: r, f: runFlags(r.command) } for r in all];
   local running = [x for x in runs if x.f != null];
-  local watchers = [x for x in running if std.objectHas(x.f, '--watch')];
+  local declared = [{ r: r, f: { '--watch': presenceNameOf(p, r.follows) } } for r in all if r.follows != null];
+  local watchers = [x for x in running if std.objectHas(x.f, '--watch')] + declared;
   local hearers = [x for x in running if std.objectHas(x.f, '--hear-end')];
   local tellers = [x for x in running if std.objectHas(x.f, '--tell-end')];
   local groups = [x for x in running if std.objectHas(x.f, '--group')];
-  if running == [] then { roles: all, objects: [] }
+  if running == [] && declared == [] then { roles: all, objects: [] }
   else
     local leads = [r for r in all if r.lead];
     local lead = if leads == [] then null else leads[0];
@@ -273,9 +279,10 @@ local lifetimeOf(proto, p, all) =
     else if strayWatch != [] then
       local w = strayWatch[0].f['--watch'];
       local owner = [r.name for r in all if presenceNameOf(p, r.name) == w];
-      fail('role ' + strayWatch[0].r.name + ' follows ' + w + ' (runtime.run\'s watch), '
+      fail('role ' + strayWatch[0].r.name + ' follows ' + w + (if strayWatch[0].r.follows != null then ' (follows: ' + strayWatch[0].r.follows + ')' else ' (runtime.run\'s watch)') + ', '
            + (if owner == [] then 'the presence name of no role of this job' else 'role ' + owner[0] + '\'s, which is not the lead')
            + (if lead == null then ': a follower watches the lead, and no role says lead: true'
+              else if strayWatch[0].r.follows != null then ': a follower follows the lead, follows: \'' + lead.name + '\''
               else ': a follower watches the lead, roles.presenceName(p, \'' + lead.name + '\')'))
     else if watchers != [] && lead.kind == 'Deployment' then
       fail('role ' + lead.name + ' is followed (' + names(watchers) + ' watch it) and is a Deployment, which never ends: the lead that followers stop with is a Job')

@@ -338,6 +338,9 @@ local contract(what, r, ok, own, known, needs, refused={}) =
         name: 'worker',
         kind: 'IndexedJob',
         count: w.count,
+        // the workers stop with the launcher (mpi.sh's watchdog, its
+        // presence Service, which roles.objects makes)
+        follows: if w.followsLauncher then l.name,
         command: $.command(w.init, 'worker'),
         env: $.scriptEnv(jj.port, jj.initTimeout) + $.watchEnv(p, l.name, w.followsLauncher)
              + (if w.waitForGPUDriver then [{ name: 'TS_WAIT_FOR_GPU_DRIVER', value: '1' }] else [])
@@ -388,7 +391,7 @@ local contract(what, r, ok, own, known, needs, refused={}) =
       if l.rankHost == null then ts.fail('sshjob.jobs: j.launcherAsWorker: the launcher is worker 0, a rank: give j.launcher.rankHost, the first hostfile entry')
       else if l.kind != 'Job' then ts.fail('sshjob.jobs: j.launcherAsWorker: the launcher is worker 0, a Job\'s pod, not a ' + l.kind)
       else roles.objects(proto, p, [indexed])
-    else [roles.presence(proto, p, l.name)] + roles.objects(proto, p, rs),
+    else roles.objects(proto, p, rs),
 
   // launcherRequests: what the launcher asks for unless its cpu or memory
   // is set: it runs ssh and a launcher, little, but never BestEffort.
