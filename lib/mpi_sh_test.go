@@ -33,6 +33,7 @@ var mpiCases = []scriptCase{
 	{"launcher/exits_143_on_SIGTERM_while_waiting", true, launcherExits143OnSIGTERMWhileWaiting},
 	{"indexed/index_0_launches_and_tells_no_end", false, indexedLaunchesAndTellsNoEnd},
 	{"indexed/a_worker_hears_no_end_and_waits_for_the_job_controller", false, indexedWorkerWaitsForTheJobController},
+	{"indexed/a_worker_is_lost_only_when_cut_off", false, indexedWorkerIsLostWhenCutOff},
 	{"worker/serves_ssh_until_stop_file", true, workerServesSSHUntilStopFile},
 	{"worker/restart_in_same_pod", false, workerRestartInSamePod},
 	{"worker/ssh_sessions_get_TS_SSH_ENV", true, workerSSHSessionsGetEnv},
@@ -489,14 +490,33 @@ func indexedWorkerWaitsForTheJobController(t *testing.T, f *fixture) {
 	f.env["JOB_COMPLETION_INDEX"] = "1"
 	f.env["TS_END_BY"] = "job"
 	f.env["TS_STOP_PORT"] = "2023"
+	f.env["TS_LAUNCHER_GRACE"] = "1"
 	p := f.start("indexed")
 	p.waitForOutput("trainsonnet: tiers: wait=- serve-end=- hear-end=- watch=getent\n")
 	p.waitFor("sshd started", func() bool { return len(f.lines("sshd.log")) >= 2 })
-	time.Sleep(2 * time.Second)
+	// worker 0 gone (retried) ends nothing, whatever the grace: the Job
+	// controller ends the job
+	f.resolvable(launcher, false)
+	time.Sleep(3 * time.Second)
 	require.False(t, p.exited(), p.output())
 	p.signal(syscall.SIGTERM)
 	require.Equal(t, 143, p.wait(), p.output())
 	assert.NotContains(t, p.output(), "port 2023", "no end port read")
+	assert.Contains(t, p.output(), "trainsonnet: the Job controller ends the job; "+launcher+" is asked every 1s only to learn whether this pod is cut off")
+}
+
+// ...unless it resolves nothing at all: then it is cut off, 69.
+func indexedWorkerIsLostWhenCutOff(t *testing.T, f *fixture) {
+	f.resolvable(launcher, true)
+	f.env["JOB_COMPLETION_INDEX"] = "1"
+	f.env["TS_END_BY"] = "job"
+	f.env["TS_LOST_GRACE"] = "1"
+	p := f.start("indexed")
+	p.waitForOutput("trainsonnet: " + launcher + " resolves\n")
+	f.resolvable(launcher, false)
+	f.resolvable(dnsProbe, false)
+	require.Equal(t, 69, p.wait(), p.output())
+	assert.Contains(t, p.output(), "this pod has lost the cluster's DNS")
 }
 
 func workerExits143OnSIGTERM(t *testing.T, f *fixture) {

@@ -377,7 +377,6 @@ local contract(what, r, ok, own, known, needs, refused={}) =
              // Job controller ends the job, and a retried worker 0 comes
              // back.
              { name: 'TS_LAUNCHER', value: l.rankHost },
-             { name: 'TS_LAUNCHER_GRACE', value: '86400' },
            ]
            + (if l.exec != null then [{ name: 'TS_EXEC', value: l.exec }] else [])
            + (if w.waitForGPUDriver then [{ name: 'TS_WAIT_FOR_GPU_DRIVER', value: '1' }] else [])

@@ -33,7 +33,8 @@
 #   TS_INIT_TIMEOUT, TS_POLL_INTERVAL, TS_PARALLEL, TS_TCP_TOOL: runtime.sh's
 #   launcher: TS_EXEC (sh -c; empty: stay up until SIGTERM), TS_SELF (its
 #     own hostfile entry: it serves ssh too), TS_END_ON_FAILURE [1]
-#   both: TS_END_BY=job: the Job controller ends the job, not the end port
+#   both: TS_END_BY=job: the Job controller ends the job, not the end port;
+#     a worker watches TS_LAUNCHER only to learn that it is cut off (69)
 #   worker: TS_LAUNCHER (required), TS_LAUNCHER_GRACE [60; 0: no watchdog],
 #     TS_WAIT_FOR_GPU_DRIVER [0], TS_GPU_DRIVER_FILE [/proc/driver/nvidia/version]
 #
@@ -504,7 +505,9 @@ cmd_worker() {
     end_every "$_cw_n"
     # TS_LAUNCHER_GRACE=0: the worker outlives the launcher, which comes
     # back to it (an interactive cluster, deleted as a whole).
-    if [ "$TS_LAUNCHER_GRACE" = 0 ]; then
+    if [ "${TS_END_BY:-}" = job ] && watch_init "$TS_LAUNCHER" 0 "$_cw_n" "$END_EVERY"; then
+        log "the Job controller ends the job; $TS_LAUNCHER is asked every ${WATCH_EVERY}s only to learn whether this pod is cut off (resolving nothing for ${TS_LOST_GRACE}s)"
+    elif [ "${TS_END_BY:-}" = job ] || [ "$TS_LAUNCHER_GRACE" = 0 ]; then
         watch_init '' 0
         log "launcher watchdog off (TS_LAUNCHER_GRACE=0): this worker serves until it is told to stop or deleted, whether $TS_LAUNCHER is there or not"
     elif watch_init "$TS_LAUNCHER" "$TS_LAUNCHER_GRACE" "$_cw_n" "$END_EVERY"; then

@@ -536,13 +536,14 @@ open_end_port() {
 # resolved, WATCH_ADDR to its first address (with WATCH_OUT, getent's file). DNS is asked every
 # TS_POLL_INTERVAL seconds, or, when PODS pods watch NAME, every PODS/50
 # (at most GRACE/3) seconds: about 50 queries a second in all; until NAME
-# has first resolved, every EARLY seconds if that is sooner. The first
+# has first resolved, every EARLY seconds if that is sooner. GRACE 0: the
+# name gone ends nothing; only a pod that resolves nothing is lost. The first
 # question comes at a random point of the first interval, so that pods
 # started together do not ask together.
 watch_init() {
     WATCH=ok WATCH_NAME=$1 WATCH_GRACE=$2 WATCH_SEEN='' WATCH_FOR=0 WATCH_ADDR='' WATCH_START=$(now)
     WATCH_EVERY=$((${3:-0} / 50))
-    [ "$WATCH_EVERY" -gt $(($2 / 3)) ] && WATCH_EVERY=$(($2 / 3))
+    [ "$2" = 0 ] || [ "$WATCH_EVERY" -le $(($2 / 3)) ] || WATCH_EVERY=$(($2 / 3))
     [ "$WATCH_EVERY" -gt "$TS_POLL_INTERVAL" ] || WATCH_EVERY=$TS_POLL_INTERVAL
     WATCH_EARLY=${4:-$WATCH_EVERY}
     [ "$WATCH_EARLY" -lt "$WATCH_EVERY" ] || WATCH_EARLY=$WATCH_EVERY
@@ -567,7 +568,7 @@ watch_check() {
         [ "$TS_WATCH_TIMEOUT" = 0 ] || [ $((_wk_now - WATCH_START)) -lt "$TS_WATCH_TIMEOUT" ] || WATCH=never
     else
         WATCH_FOR=$((_wk_now - WATCH_SEEN))
-        [ "$WATCH_FOR" -lt "$WATCH_GRACE" ] || WATCH=gone
+        [ "$WATCH_GRACE" = 0 ] || [ "$WATCH_FOR" -lt "$WATCH_GRACE" ] || WATCH=gone
         [ -z "${TS_DNS_PROBE:-}" ] || { [ "$WATCH" != gone ] && [ "$WATCH_FOR" -lt "$TS_LOST_GRACE" ]; } ||
             run_bounded "$PROBE_MAX" getent hosts "$TS_DNS_PROBE" >/dev/null 2>&1 || WATCH=lost
     fi

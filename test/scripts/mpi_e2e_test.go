@@ -281,7 +281,7 @@ func cutOffWorker(t *testing.T, l *scripts.Lab) {
 func launcherAsWorker(t *testing.T, l *scripts.Lab) {
 	env := l.RootEnv(t)
 	w0, w1 := l.Workers[0], l.Workers[1]
-	shape := map[string]string{"TS_END_BY": "job", "TS_LAUNCHER": w0.FQDN, "TS_LAUNCHER_GRACE": "86400"}
+	shape := map[string]string{"TS_END_BY": "job", "TS_LAUNCHER": w0.FQDN}
 	worker := map[string]string{"JOB_COMPLETION_INDEX": "1"}
 	for k, v := range shape {
 		worker[k] = v
