@@ -11,9 +11,20 @@ local ts = import 'trainsonnet.libsonnet';
 local params = ts.params;
 local proto = 'horovod';
 
+local execOf(p) = chart.exec(p.exec, p.driver.args, 'driver.args');
+
+// The driver runs as worker 0 (one Indexed Job that the Job controller
+// ends when worker 0 ends) where its pod would be a worker's: the same
+// image, resources, scheduling, privilege and env, and a command to run
+// (without one it stays up, a Deployment).
+local asWorker(p) = p.driverAsWorker && execOf(p) != null
+                    && chart.roleOf(p, p.driver) == chart.roleOf(p, p.worker) && p.driver.env == p.worker.env;
+// Its pods: the workers, and worker 0 too when the driver is it.
+local pods(p) = p.worker.number + (if asWorker(p) then 1 else 0);
+
 // The hostfile: the driver first (it is a rank), then the workers.
-local driverHost(p) = roles.host(p, p.name + '-driver');
-local hostHead(p) = driverHost(p) + ' slots=' + chart.slotsOf(p, p.driver) + '\n';
+local driverHost(p) = if asWorker(p) then roles.host(p, p.name + '-worker-0') else roles.host(p, p.name + '-driver');
+local hostHead(p) = if asWorker(p) then '' else driverHost(p) + ' slots=' + chart.slotsOf(p, p.driver) + '\n';
 local hostLinePrefix(p) = p.name + '-worker-';
 local hostLineSuffix(p) = '.' + p.name + ' slots=' + chart.slotsOf(p, p.worker);
 
@@ -32,6 +43,7 @@ local params_ = common.params(proto) + batch.params('the driver') + mpi.params +
   ssh+: { params+: {
     port+: { doc: 'Port of sshd in every pod, of the ssh client, the Services and the containerPort; unprivileged by default so it runs without root (the chart used 22). Must not be 22 with useHostNetwork.' },
   } },
+  driverAsWorker: params.bool('Run the driver as worker 0 where its pod would be a worker\'s (the same image, resources, scheduling, privilege and env, and a command: driver.args or exec): one Indexed Job of worker.number + 1 pods, <name>-worker-0 the driver, that the Job controller ends when worker 0 ends (successPolicy), stopping the others itself. false: a driver Job of its own, <name>-driver.', default=true),
   worker: params.group('The workers: ranks 1 to number, in an Indexed Job that ends when the driver does (the chart\'s StatefulSet never ended).', {
     number: params.int('Number of worker pods, at most 5,000 (the largest job the pods\' runtime is tested at). The job has number + 1 ranks\' pods: the driver is one too.', default=3, min=1, max=5000, aliases=['workers']),
     podManagementPolicy: params.enum('How the worker pods start. They always start together (Parallel): an Indexed Job has no OrderedReady.', ['Parallel', 'OrderedReady'], default='Parallel'),
@@ -43,8 +55,6 @@ local params_ = common.params(proto) + batch.params('the driver') + mpi.params +
   } + chart.role('the driver', '(The chart gave master.env to the workers too.)'), replaces='master'),
 };
 
-local execOf(p) = chart.exec(p.exec, p.driver.args, 'driver.args');
-
 // job: the driver and the workers, for mpi.jobs.
 local job(p) =
   local roleOf(r) = chart.roleOf(p, r) + { init: null, env: common.env(p.env + r.env) };
@@ -55,13 +65,14 @@ local job(p) =
     volumes: [{ name: 'trainsonnet-hostfile', configMap: { name: mpi.configName(p), items: [{ key: 'hostfile', path: 'hostfile' }], defaultMode: 292 } }],
     mounts: [{ name: 'trainsonnet-hostfile', mountPath: chartDir, readOnly: true }],
     oneNode: null,  // host network: no two pods of the job on one node
+    launcherAsWorker: asWorker(p),
     launcher: roleOf(p.driver) + {
       role: 'driver',
       rankHost: driverHost(p),
       exec: execOf(p),
     },
     worker: roleOf(p.worker) + {
-      count: p.worker.number,
+      count: pods(p),
       waitForGPUDriver: false,
       initContainers: [],
       sidecars: [],
@@ -88,7 +99,10 @@ ts.prototype({
     it exits 124 naming the workers that never answered), runs driver.args with sh -c (with
     bash -c, as the chart did, when they use bash syntax: a warning says so) and ends with
     its exit code; the workers, an Indexed Job ready once their sshd runs,
-    end with it (the chart's StatefulSet ran until helm delete). ssh keys are generated at
+    end with it (the chart's StatefulSet ran until helm delete). Where the driver's pod would
+    be a worker's (the same image, resources, scheduling, privilege and env), it is worker 0
+    of one Indexed Job of worker.number + 1 pods (driverAsWorker), which the Job controller
+    ends when worker 0 ends, stopping the other workers itself. ssh keys are generated at
     render time (trainsonnet warns that the output holds a private key) or taken from an
     existing Secret (ssh.secret); keys pasted into values are not used. ssh.port is used by
     sshd, the client, the Services and the containerPorts alike. With useHostNetwork every
@@ -126,7 +140,7 @@ ts.prototype({
       'ssh.port': '2022 here, so that sshd needs no privileged port (the chart\'s was 22); the pods\' ssh configuration has it, so mpirun needs no port of its own: set ssh.port: 22 to keep the chart\'s',
     },
     notes: [
-      'the pods are <name>-driver and <name>-worker-<i> (the hostfile lists them, the driver first, with slots = GPUs), where the chart\'s were <name>-master and <name>-<i> with slots always 1',
+      'the pods are <name>-driver and <name>-worker-<i> (the hostfile lists them, the driver first, with slots = GPUs; where the driver\'s pod would be a worker\'s, it is worker 0: driverAsWorker), where the chart\'s were <name>-master and <name>-<i> with slots always 1',
       'driver.env (the chart\'s master.env) is the driver\'s alone: the chart gave master.env to the workers too, by mistake; put what every rank needs in env (every pod) or worker.env',
     ],
   },
@@ -135,7 +149,7 @@ ts.prototype({
     roles.hostNetworkPort('ssh.port', p.ssh.port, p.useHostNetwork, 'the pods share', ' (the chart\'s pods stayed Pending)'),
     ts.check(p.worker.podManagementPolicy == 'Parallel', 'worker.podManagementPolicy',
              'must be Parallel: the workers are an Indexed Job, whose pods always start together; an MPI job needs all of them anyway'),
-    mpi.checkConfigSize(p, 'worker.number', hostLinePrefix(p), hostLineSuffix(p), 0, p.worker.number, hostHead(p)),
+    mpi.checkConfigSize(p, 'worker.number', hostLinePrefix(p), hostLineSuffix(p), 0, pods(p), hostHead(p)),
   ] + chart.gpuChecks(p, ['driver', 'worker']) + mpi.checks(p, { env: p.env, 'worker.env': p.worker.env, 'driver.env': p.driver.env }),
 
   warnings(p):: [
@@ -149,6 +163,6 @@ ts.prototype({
   render(p):: [
     common.networkPolicy(proto, p),
     mpi.sshSecret(proto, p, p.ssh.secret),
-    mpi.config(proto, p, ts.indexedLines(hostLinePrefix(p), hostLineSuffix(p), 0, p.worker.number, hostHead(p))),
+    mpi.config(proto, p, ts.indexedLines(hostLinePrefix(p), hostLineSuffix(p), 0, pods(p), hostHead(p))),
   ] + mpi.jobs(proto, p, job(p)),
 })

@@ -595,6 +595,12 @@ type Horovod struct {
 	// The driver: rank 0, which waits for the workers and runs args. The chart called it
 	// master; Horovod renamed it driver (master.* keys still work, with a warning).
 	Driver HorovodDriver
+	// Run the driver as worker 0 where its pod would be a worker's (the same image,
+	// resources, scheduling, privilege and env, and a command: driver.args or exec): one
+	// Indexed Job of worker.number + 1 pods, <name>-worker-0 the driver, that the Job
+	// controller ends when worker 0 ends (successPolicy), stopping the others itself. false:
+	// a driver Job of its own, <name>-driver. Default true.
+	DriverAsWorker *bool
 	// Command the driver runs with sh -c once every worker answers, as one string: the same
 	// as driver.args, which it replaces when both are set (a warning says so).
 	Exec string
@@ -747,6 +753,9 @@ func (p Horovod) setOn(ps *generator.Params) {
 		ps.Set("cpu", *p.CPU)
 	}
 	p.Driver.setOn(ps)
+	if p.DriverAsWorker != nil {
+		ps.Set("driverAsWorker", *p.DriverAsWorker)
+	}
 	if p.Exec != "" {
 		ps.Set("exec", p.Exec)
 	}

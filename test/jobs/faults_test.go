@@ -181,6 +181,7 @@ var faultJobs = []faultJob{
 	{proto: "pytorch-elastic", start: startFaultPyTorch(true), target: pytorchTarget, log: pytorchLog},
 	{proto: "openmpi", start: startFaultMPI, target: mpiTarget("launcher"), log: mpiLog("launcher")},
 	{proto: "openmpi-as-worker", start: startFaultMPIAsWorker, target: pytorchTarget, log: asWorkerLog},
+	{proto: "horovod-as-worker", start: startFaultHorovodAsWorker, target: pytorchTarget, log: asWorkerLog},
 	{proto: "horovod", start: startFaultHorovod, target: mpiTarget("driver"), log: mpiLog("driver")},
 	{proto: "deepspeed", start: startFaultDeepSpeed, target: pytorchTarget, log: asWorkerLog},
 	{proto: "tf-distributed", start: startFaultTF, target: roleTarget("worker", "worker"), standIn: true},
@@ -189,7 +190,7 @@ var faultJobs = []faultJob{
 	{proto: "eval", start: startFaultEval, target: roleTarget("eval", "eval"), standIn: true},
 }
 
-var everyProto = []string{"pytorch", "pytorch-elastic", "openmpi", "openmpi-as-worker", "horovod", "deepspeed", "tf-distributed", "horovod-dask", "horovod-spark", "eval"}
+var everyProto = []string{"pytorch", "pytorch-elastic", "openmpi", "openmpi-as-worker", "horovod", "horovod-as-worker", "deepspeed", "tf-distributed", "horovod-dask", "horovod-spark", "eval"}
 
 var faults = []fault{
 	{name: "worker pod deleted", ci: everyProto, pod: true,
@@ -548,20 +549,33 @@ func (jc *jobCase) requireNothingRunningWithin(d time.Duration) {
 
 // requireDisruptionUncounted: Job job counted as failures only its pods
 // that failed and are still there: not the pod evicted from it (gone,
-// since an eviction deletes it), which its pod failure policy ignores.
+// since an eviction deletes it), which its pod failure policy ignores,
+// nor the pods of a static group that ended because a pod had gone
+// (exit 75, ignored too).
 func (jc *jobCase) requireDisruptionUncounted(job string) {
 	jc.t.Helper()
 	jb, err := jc.getJob(job)
 	require.NoError(jc.t, err)
 	failed := 0
 	for _, p := range jc.pods("job-name=" + job) {
-		if p.Status.Phase == "Failed" {
+		if p.Status.Phase == "Failed" && !endedWithGroup(p) {
 			failed++
 		}
 	}
 	require.Equal(jc.t, failed, jb.Status.Failed,
 		"Job %s counts as failures only its pods that failed (%d), not the one evicted", job, failed)
 	jc.t.Logf("Job %s: %d failures counted, the eviction not among them", job, jb.Status.Failed)
+}
+
+// endedWithGroup: p's main container exited 75, a static group's pod
+// that ended because another had gone.
+func endedWithGroup(p pod) bool {
+	for _, c := range p.Status.ContainerStatuses {
+		if t := c.State.Terminated; t != nil && t.ExitCode == 75 {
+			return true
+		}
+	}
+	return false
 }
 
 // deletePod deletes the first pod of selector, as a user or a controller
@@ -802,6 +816,27 @@ func startFaultHorovod(jc *jobCase) ([]string, bool) {
 		Set("volumeMounts", []any{progMount, storeMount}))
 	jc.claimDir += "/horovod"
 	return []string{jc.name + "-driver", jc.name + "-worker"}, true
+}
+
+// startFaultHorovodAsWorker: startFaultHorovod's job whose driver's pod
+// is a worker's: the driver is worker 0 of one Indexed Job.
+func startFaultHorovodAsWorker(jc *jobCase) ([]string, bool) {
+	prog, progMount := jc.trainingProgram()
+	store, storeMount := storeVolume()
+	repo, tag, ok := strings.Cut(jc.s.node.Image, ":")
+	require.True(jc.t, ok)
+	example, err := os.ReadFile(chartExample)
+	require.NoError(jc.t, err)
+	args := `mpirun -np 3 --hostfile /horovod/generated/hostfile --mca orte_keep_fqdn_hostnames t --allow-run-as-root` +
+		` -x MASTER_ADDR="$(awk 'NR == 1 { print $1 }' /horovod/generated/hostfile)" -x MASTER_PORT=` + trainingPort +
+		` python3 ` + faultTrain(storePath+"/horovod-w", jc.fault.train)
+	jc.startFaultJob(generator.NewParams("horovod").Set("name", jc.name).
+		AddFile(chartExample, example).
+		AddFile("node.yaml", []byte(fmt.Sprintf(nodeValuesAsWorker, repo, tag, args))).
+		Set("volumes", []any{prog, store}).
+		Set("volumeMounts", []any{progMount, storeMount}))
+	jc.claimDir += "/horovod-w"
+	return []string{jc.name + "-worker"}, true
 }
 
 // standInSeconds: how long the stand-ins' "training" lasts.

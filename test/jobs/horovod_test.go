@@ -54,6 +54,27 @@ master:
   - %[3]q
 `
 
+// nodeValuesAsWorker is nodeValues without the per-role env: the driver's
+// pod is then a worker's (the same image, resources and env), and the
+// driver runs as worker 0 of one Indexed Job (driverAsWorker). %s: the
+// image's repository and tag, and the args.
+const nodeValuesAsWorker = `resources: {}
+ssh:
+  port: 32222
+worker:
+  image:
+    repository: %[1]s
+    tag: %[2]q
+    pullPolicy: Never
+master:
+  image:
+    repository: %[1]s
+    tag: %[2]q
+    pullPolicy: Never
+  args:
+  - %[3]q
+`
+
 // chartArgs is the chart example's master.args with the Keras script
 // replaced: every rank prints its rank, host and ROLE, the ranks on the
 // workers (started over ssh) seeing the workers' own ROLE.

@@ -87,6 +87,7 @@ func TestTraining(t *testing.T) {
 		{"openmpi", testTrainingOpenMPI},
 		{"openmpi-launcher-as-worker", testTrainingOpenMPIAsWorker},
 		{"horovod", testTrainingHorovod},
+		{"horovod-driver-as-worker", testTrainingHorovodAsWorker},
 		{"pytorch-then-eval", testTrainingPyTorchThenEval},
 		{"pytorch-elastic", testTrainingPyTorchElastic},
 		{"deepspeed", testTrainingDeepSpeed},
@@ -315,6 +316,59 @@ func testTrainingHorovod(t *testing.T, s *suite) {
 	jc.requireTrained("horovod", 3, log)
 	require.NotEmpty(t, lineWith(log, "train: rank 0 wrote "+storePath+"/horovod/model.pt"), "rank 0, the driver, writes the checkpoint")
 	jc.requireNothingRunning()
+}
+
+// testTrainingHorovodAsWorker: the chart's first example whose driver's
+// pod is a worker's: the driver runs as worker 0 of one Indexed Job of 3
+// pods, the chart's mpirun line trains on all three, and the Job
+// controller ends the job with worker 0 and stops the other two.
+func testTrainingHorovodAsWorker(t *testing.T, s *suite) {
+	jc := s.start(t, "train-hvdw", kube.Baseline) // root pods, as the chart's
+	jc.createLocalClaim(storeClaim)
+	prog, progMount := jc.trainingProgram()
+	store, storeMount := storeVolume()
+	repo, tag, ok := strings.Cut(s.node.Image, ":")
+	require.True(t, ok, "test image %q has a tag", s.node.Image)
+	example, err := os.ReadFile(chartExample)
+	require.NoError(t, err)
+	args := `mpirun -np 3 --hostfile /horovod/generated/hostfile --mca orte_keep_fqdn_hostnames t --allow-run-as-root` +
+		` -x MASTER_ADDR="$(awk 'NR == 1 { print $1 }' /horovod/generated/hostfile)" -x MASTER_PORT=` + trainingPort +
+		` python3 ` + trainingDir + `/train.py --checkpoint ` + storePath + `/horovod-w`
+	res, err := s.g.Render(jc.ctx, generator.NewParams("horovod").Set("name", jc.name).
+		AddFile(chartExample, example).
+		AddFile("node.yaml", []byte(fmt.Sprintf(nodeValuesAsWorker, repo, tag, args))).
+		Set("volumes", []any{prog, store}).
+		Set("volumeMounts", []any{progMount, storeMount}))
+	require.NoError(t, err)
+	require.False(t, hasObject(res, "Job", jc.name+"-driver"), "the driver is worker 0: no Job of its own")
+	jc.apply(jc.yaml(res))
+
+	job := jc.name + "-worker"
+	require.Equal(t, "Complete", jc.waitJob(job), "the one Job, ended by its success policy")
+	hostfile, err := jc.kubectl(nil, "get", "configmap", jc.name+"-config", "-o", "jsonpath={.data.hostfile}")
+	require.NoError(t, err)
+	require.Equal(t, jc.workerHost(0)+" slots=1\n"+jc.workerHost(1)+" slots=1\n"+jc.workerHost(2)+" slots=1\n", string(hostfile), "hostfile: worker 0, the driver, first")
+	j, err := jc.getJob(job)
+	require.NoError(t, err)
+	var met, complete time.Time
+	for _, c := range j.Status.Conditions {
+		switch c.Type {
+		case "SuccessCriteriaMet":
+			met = c.LastTransitionTime
+		case "Complete":
+			complete = c.LastTransitionTime
+		}
+	}
+	require.False(t, met.IsZero(), "index 0's success met the success policy: %+v", j.Status.Conditions)
+	lead := jc.pods("job-name=" + job + ",batch.kubernetes.io/job-completion-index=0")
+	require.NotEmpty(t, lead)
+	log := jc.logs(lead[len(lead)-1].name(), "worker")
+	t.Logf("worker 0 (the driver) log:\n%s", log)
+	require.NotContains(t, log, "the job is over", "no end port: the Job controller ends the job")
+	jc.requireTrained("horovod", 3, log)
+	jc.requireNothingRunning()
+	t.Logf("horovod driver-as-worker: 3 pods, success policy met %.0f s after the apply, the other workers stopped %.0f s later (Complete)",
+		met.Sub(jc.begin).Seconds(), complete.Sub(met).Seconds())
 }
 
 // testTrainingDeepSpeed: 3 workers of 1 slot; worker 0's deepspeed (the
