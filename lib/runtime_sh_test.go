@@ -49,9 +49,9 @@ var runtimeCases = []scriptCase{
 	{"run/hear_end_stops_cmd_at_once", true, runHearEndStopsCmdAtOnce},
 	{"run/lead_and_follower", true, runLeadAndFollower},
 	{"run/end_port_usage_errors", false, runEndPortUsageErrors},
-	{"run/group_lead_ends_when_a_pod_goes", true, runGroupLeadEndsWhenAPodGoes},
+	{"run/group_lead_ends_when_a_pod_is_made_again", true, runGroupLeadEndsWhenAPodIsMadeAgain},
 	{"run/group_lead_waits_for_the_group_to_settle", false, runGroupLeadWaitsForTheGroupToSettle},
-	{"run/group_lead_outlives_one_short_answer", false, runGroupLeadOutlivesOneShortAnswer},
+	{"run/group_lead_outlives_one_odd_answer", false, runGroupLeadOutlivesOneOddAnswer},
 	{"run/group_ends_as_it_succeeds", false, runGroupEndsAsItSucceeds},
 	{"run/group_follower_ends_when_the_lead_is_made_again", true, runGroupFollowerEndsWhenTheLeadIsMadeAgain},
 	{"run/group_follower_cut_off", false, runGroupFollowerCutOff},
@@ -543,26 +543,23 @@ func (f *fixture) addresses(name string, addrs ...string) {
 func groupLeadUp(t *testing.T, f *fixture, cmd ...string) *proc {
 	f.env["JOB_COMPLETION_INDEX"] = "0"
 	f.env["TS_GROUP_SETTLE"] = "1"
-	if f.env["TS_GROUP_GRACE"] == "" {
-		f.env["TS_GROUP_GRACE"] = "1"
-	}
 	f.addresses(groupService, "10.0.0.1", "10.0.0.2", "10.0.0.3")
 	p := f.start(groupArgs(cmd...)...)
-	p.waitForOutput("trainsonnet: the group's 3 pods are up (train): it ends if one of them goes\n")
+	p.waitForOutput("trainsonnet: the group's 3 pods are up (train): it ends if one of them is made again\n")
 	return p
 }
 
-// A pod of the group gone (failed, deleted, cut off and replaced): the
-// lead stops CMD after the grace and exits 75, which the Job's
+// A pod of the group made again (it failed, was deleted, or was cut off
+// and replaced): the lead stops CMD and exits 75, which the Job's
 // podFailurePolicy ignores, so that the group meets again.
-func runGroupLeadEndsWhenAPodGoes(t *testing.T, f *fixture) {
+func runGroupLeadEndsWhenAPodIsMadeAgain(t *testing.T, f *fixture) {
 	p := groupLeadUp(t, f, termCommand(f)...)
 	f.addresses(groupService, "10.0.0.1", "10.0.0.3", "10.0.0.9")
-	gone := time.Now()
+	again := time.Now()
 	require.Equal(t, 75, p.wait(), p.output())
-	assert.Less(t, time.Since(gone), 4*time.Second+slack, "two answers and the grace")
+	assert.Less(t, time.Since(again), 3*time.Second+slack, "two answers")
 	assert.Equal(t, "got-term\n", readFile(t, filepath.Join(f.runDir, "cmd-term")), "CMD got SIGTERM")
-	assert.Contains(t, p.output(), "trainsonnet: train no longer has 10.0.0.2, of the group's 3 pods: the group cannot go on without it; sh has 1s to end\n")
+	assert.Contains(t, p.output(), "trainsonnet: train has 10.0.0.9, a pod made again in the group of 3 (one failed or was lost): the group cannot go on; stopping sh\n")
 	assert.Contains(t, p.output(), "trainsonnet: exiting 75: the Job makes this pod again, with the group, and counts no failure\n")
 	assert.Contains(t, p.output(), "trainsonnet: tiers: wait=- serve-end=- hear-end=- watch=getent\n")
 	messagesArePrefixed(t, p.output())
@@ -580,44 +577,46 @@ func runGroupLeadWaitsForTheGroupToSettle(t *testing.T, f *fixture) {
 	f.addresses(groupService, "10.0.0.1", "10.0.0.2", "10.0.0.3")
 	time.Sleep(1500 * time.Millisecond) // whole, not yet settled
 	f.addresses(groupService, "10.0.0.1", "10.0.0.4", "10.0.0.3")
-	p.waitForOutput("trainsonnet: the group's 3 pods are up (train): it ends if one of them goes\n")
+	p.waitForOutput("trainsonnet: the group's 3 pods are up (train): it ends if one of them is made again\n")
 	require.False(t, p.exited(), p.output())
-	f.addresses(groupService, "10.0.0.1", "10.0.0.3")
+	f.addresses(groupService, "10.0.0.1", "10.0.0.3", "10.0.0.5")
 	require.Equal(t, 75, p.wait(), p.output())
-	assert.Contains(t, p.output(), "train no longer has 10.0.0.4, of the group's 3 pods")
+	assert.Contains(t, p.output(), "train has 10.0.0.5, a pod made again")
 }
 
-// One answer without a pod (a DNS server's partial answer) is not a pod
-// gone: it takes two in a row.
-func runGroupLeadOutlivesOneShortAnswer(t *testing.T, f *fixture) {
+// One answer with a stranger (a DNS server's odd answer) is not a pod made
+// again: it takes two in a row.
+func runGroupLeadOutlivesOneOddAnswer(t *testing.T, f *fixture) {
 	p := groupLeadUp(t, f, termCommand(f)...)
 	before := len(f.lines("getent.log"))
-	f.addresses(groupService, "10.0.0.1", "10.0.0.2")
-	p.waitFor("one short answer", func() bool { return len(f.lines("getent.log")) > before })
+	f.addresses(groupService, "10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.9")
+	p.waitFor("one odd answer", func() bool { return len(f.lines("getent.log")) > before })
 	f.addresses(groupService, "10.0.0.1", "10.0.0.2", "10.0.0.3")
 	time.Sleep(3 * time.Second)
 	require.False(t, p.exited(), p.output())
-	assert.NotContains(t, p.output(), "no longer has")
+	assert.NotContains(t, p.output(), "made again in")
 }
 
-// A job that succeeds ends pod by pod: the lead sees a pod go as its own
-// CMD ends, and exits 0 with it, not 75.
+// A job that succeeds ends pod by pod: the lead sees pods go, none made
+// again, and its CMD ends as it will.
 func runGroupEndsAsItSucceeds(t *testing.T, f *fixture) {
-	f.env["TS_GROUP_GRACE"] = "5"
 	done := filepath.Join(f.runDir, "done")
 	p := groupLeadUp(t, f, "sh", "-c", `while [ ! -e "$0" ]; do sleep 1; done`, done)
 	f.addresses(groupService, "10.0.0.1", "10.0.0.3")
-	p.waitForOutput("sh has 5s to end\n")
+	time.Sleep(2 * time.Second)
+	f.addresses(groupService, "10.0.0.1")
+	time.Sleep(2 * time.Second)
+	require.False(t, p.exited(), p.output())
 	f.touch(done)
 	require.Equal(t, 0, p.wait(), p.output())
 	assert.Contains(t, p.output(), "trainsonnet: sh exited with code 0\n")
+	assert.NotContains(t, p.output(), "cannot go on")
 }
 
 // A follower watches the lead's name: the lead made again (its address
 // changed) is a new group, which this pod must join anew.
 func runGroupFollowerEndsWhenTheLeadIsMadeAgain(t *testing.T, f *fixture) {
 	f.env["JOB_COMPLETION_INDEX"] = "2"
-	f.env["TS_GROUP_GRACE"] = "1"
 	f.addresses(groupLead, "10.0.0.1")
 	p := f.start(groupArgs(termCommand(f)...)...)
 	p.waitForOutput("trainsonnet: " + groupLead + " resolves\n")
@@ -626,7 +625,7 @@ func runGroupFollowerEndsWhenTheLeadIsMadeAgain(t *testing.T, f *fixture) {
 	f.addresses(groupLead, "10.0.0.8")
 	require.Equal(t, 75, p.wait(), p.output())
 	assert.Equal(t, "got-term\n", readFile(t, filepath.Join(f.runDir, "cmd-term")), "CMD got SIGTERM")
-	assert.Contains(t, p.output(), "trainsonnet: "+groupLead+", the group's lead, is now 10.0.0.8, not 10.0.0.1: it was made again: the group cannot go on without it; sh has 1s to end\n")
+	assert.Contains(t, p.output(), "trainsonnet: "+groupLead+", the group's lead, is now 10.0.0.8, not 10.0.0.1: it was made again: the group cannot go on; stopping sh\n")
 }
 
 // A follower that resolves nothing is cut off: 69, a failure of its own.

@@ -127,8 +127,9 @@ local ownEnv(p) = [
 
 // A static rendezvous is every pod or none: torchrun runs under the
 // runtime as a group (lib/assets/runtime.sh run --group), which ends every
-// pod's torchrun once one of them has gone (failed, deleted, cut off), for
-// the Job to make them again, no retry spent, and meet again at once,
+// pod's torchrun once one of them has been made again (it failed, was
+// deleted or cut off), for the Job to make them again, no retry spent, and
+// meet again at once,
 // rather than wait for the training's own timeout and torchrun's exit
 // barrier (5 minutes in PyTorch 1.13). Elastic training handles its pods
 // coming and going itself.
@@ -392,8 +393,9 @@ ts.prototype({
 
     Each pod is retried on its own, backoffLimit times (backoffLimitPerIndex); disruptions
     (preemption, a node drain) do not count. A static rendezvous is every pod or none: once
-    a pod has gone (failed, deleted, cut off), the others' torchrun is stopped (exit 75, which
-    the Job ignores) and all meet again, in seconds rather than after the training's timeout. A pod that fails for good fails the job (elastic:
+    a pod is made again (it failed, was deleted or cut off), the others' torchrun is stopped
+    (exit 75, which the Job ignores) and all meet again, in seconds rather than after the
+    training's timeout. A pod that fails for good fails the job (elastic:
     once fewer than minNodes are left). The job ends when worker 0, rank 0, ends: it
     completes then, and the other pods still running are stopped. /dev/shm is a memory
     volume (shmSize). TRAIN_DIR is trainDir on the shared storage (storage.*: a claim, NFS or

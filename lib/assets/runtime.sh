@@ -27,11 +27,12 @@
 #     Indexed Job's, behind the headless Service SERVICE; NAME is index
 #     0's) that go on together or not at all (torchrun's static rendezvous).
 #     Index 0 reads SERVICE: once its COUNT addresses have held for
-#     TS_GROUP_SETTLE, one missing from two answers ends the group; the
+#     TS_GROUP_SETTLE, a new one in two answers (a pod made again: one
+#     failed or was lost; a pod that succeeded is not) ends the group; the
 #     others read NAME: another address (index 0 made again), or none for
-#     TS_WATCH_GRACE, ends it. CMD then has TS_GROUP_GRACE to end (a success
-#     ends pod by pod), then SIGTERM, exit 75: the Job ignores that code and
-#     makes the pod again. A pod that resolves nothing is lost (69).
+#     TS_WATCH_GRACE, ends it. CMD then gets SIGTERM, and the script exits
+#     75 (0 if CMD succeeded): the Job ignores 75 and makes the pod again.
+#     A pod that resolves nothing is lost (69).
 #     (The wait alone, for an init container: run --wait-tcp ... -- true.)
 #   . "${TS_CONFIG_DIR:-/etc/trainsonnet}/runtime.sh"
 #     the functions below, for the role scripts (mpi.sh, s3.sh): a script
@@ -56,7 +57,8 @@
 # [kubernetes.default.svc]: a name every pod resolves, asked once a watched
 # name has not for TS_LOST_GRACE [90] (or its grace; empty: never asked).
 #
-# TS_GROUP_SETTLE [10], TS_GROUP_GRACE [15]: --group's, above.
+# TS_GROUP_SETTLE [30]: --group's, above: longer than a pod of the last
+# attempt takes to end (its lead made again: TS_POLL_INTERVAL, SIGTERM).
 #
 # Exit codes: 0 done; 1 runtime failure; 2 usage or configuration error;
 # 69 this pod lost the cluster's DNS (cut off): its Job should replace it;
@@ -75,7 +77,7 @@
 # whatever the pod's environment says: a user's env reaches it.
 unset BANNER_TOOL BOUNDED_PID CHILD_NAME CHILD_PID END_BY END_EVERY END_SERVER \
     END_FILE END_MAX END_NEXT END_NONE END_RATE GOT_SIGNAL GROUP_AT GROUP_BASE \
-    GROUP_LEAD GROUP_MISS GROUP_NEXT GROUP_SEEN GROUP_SIZE GROUP_WHY HAVE_TIMEOUT HOSTS \
+    GROUP_LEAD GROUP_NEWS GROUP_NEXT GROUP_SEEN GROUP_SIZE GROUP_WHY HAVE_TIMEOUT HOSTS \
     LANE_PIDS LISTEN_PID NAP_PID SESSION SIGNAL_EXIT SSHD \
     SSHD_CONFIG SSHD_PID SSH_CONFIG SSH_DIR STOP_BANNER STOP_BOUND STOP_PORT \
     SWEEP_PID SWEEP_WATCH TCP_TOOL USER_NAME WAIT_DEADLINE WAIT_PORT WATCH \
@@ -133,10 +135,8 @@ runtime_config() {
     TS_WATCH_TIMEOUT=${TS_WATCH_TIMEOUT:-$TS_INIT_TIMEOUT}
     TS_DNS_PROBE=${TS_DNS_PROBE-kubernetes.default.svc}
     TS_LOST_GRACE=${TS_LOST_GRACE:-90}
-    TS_GROUP_SETTLE=${TS_GROUP_SETTLE:-10}
-    TS_GROUP_GRACE=${TS_GROUP_GRACE:-15}
-    seconds TS_INIT_TIMEOUT TS_WATCH_GRACE TS_POLL_INTERVAL TS_PARALLEL TS_WATCH_TIMEOUT TS_LOST_GRACE \
-        TS_GROUP_SETTLE TS_GROUP_GRACE
+    TS_GROUP_SETTLE=${TS_GROUP_SETTLE:-30}
+    seconds TS_INIT_TIMEOUT TS_WATCH_GRACE TS_POLL_INTERVAL TS_PARALLEL TS_WATCH_TIMEOUT TS_LOST_GRACE TS_GROUP_SETTLE
     [ "$TS_PARALLEL" -gt 0 ] || die 2 "TS_PARALLEL must be at least 1"
     case ${TS_TCP_TOOL:-} in
     '' | python3 | bash | nc) ;;
@@ -595,29 +595,29 @@ group_check() {
             GROUP_NEXT=$_gc_set GROUP_AT=$WATCH_SEEN
         elif [ $((WATCH_SEEN - GROUP_AT)) -ge "$TS_GROUP_SETTLE" ]; then
             GROUP_BASE=$_gc_set
-            log "the group's $GROUP_SIZE pods are up ($WATCH_NAME): it ends if one of them goes"
+            log "the group's $GROUP_SIZE pods are up ($WATCH_NAME): it ends if one of them is made again"
         fi
         return 0
     fi
-    _gc_gone=$(not_in "$GROUP_BASE" "$_gc_set")
-    GROUP_MISS=$((GROUP_MISS + 1))
-    [ -n "$_gc_gone" ] || GROUP_MISS=0
-    [ "$GROUP_MISS" -lt 2 ] || GROUP_WHY="$WATCH_NAME no longer has$_gc_gone, of the group's $GROUP_SIZE pods"
+    _gc_new=$(not_in "$_gc_set" "$GROUP_BASE")
+    GROUP_NEWS=$((GROUP_NEWS + 1))
+    [ -n "$_gc_new" ] || GROUP_NEWS=0
+    [ "$GROUP_NEWS" -lt 2 ] || GROUP_WHY="$WATCH_NAME has$_gc_new, a pod made again in the group of $GROUP_SIZE (one failed or was lost)"
 }
 
 # not_in A B: the words of A that are not in B.
 not_in() { awk -v a="$1" -v b="$2" 'BEGIN { n = split(b, w); for (i = 1; i <= n; i++) in_b[w[i]]
     n = split(a, w); for (i = 1; i <= n; i++) if (!(w[i] in in_b)) printf " %s", w[i] }'; }
 
-# group_end NAME: the group has ended: CMD (NAME) has TS_GROUP_GRACE to
-# end, then SIGTERM; exits 0 if it succeeded, else 75 (not its failure).
+# group_end NAME: the group has ended: CMD (NAME) gets SIGTERM (SIGKILL
+# after KILL_AFTER); exits 0 if it had succeeded, else 75 (not its failure).
 group_end() {
-    log "$GROUP_WHY: the group cannot go on without it; $1 has ${TS_GROUP_GRACE}s to end"
-    _ge_until=$(($(now) + TS_GROUP_GRACE))
-    while kill -0 "$CHILD_PID" 2>/dev/null && [ "$(now)" -lt "$_ge_until" ]; do nap 1; done
-    if ! kill -0 "$CHILD_PID" 2>/dev/null && wait_child; then log "$1 exited with code 0" && exit 0; fi
-    [ -z "$CHILD_PID" ] || { log "stopping $1" && terminate "$CHILD_PID" "$KILL_AFTER"; }
-    CHILD_PID=''
+    log "$GROUP_WHY: the group cannot go on; stopping $1"
+    kill -TERM "$CHILD_PID" 2>/dev/null
+    { kill_after "$CHILD_PID" "$KILL_AFTER" 1 & } >/dev/null 2>&1
+    _ge_killer=$!
+    wait_child && log "$1 exited with code 0" && exit 0
+    kill "$_ge_killer" 2>/dev/null
     log "exiting 75: the Job makes this pod again, with the group, and counts no failure"
     exit 75
 }
@@ -827,7 +827,7 @@ BOUNDED_PID='' NAP_PID='' CHILD_PID='' CHILD_NAME='' GOT_SIGNAL='' HAVE_TIMEOUT=
 SWEEP_PID='' SWEEP_WATCH='' LISTEN_PID='' TCP_TOOL='' BANNER_TOOL='' WAIT_PORT=''
 END_EVERY=2 END_NEXT=0 END_BY='' END_NONE='' END_FILE=${TMPDIR:-/tmp}/trainsonnet-end.$$ END_SERVER=end_server_python
 WATCH=ok WATCH_NAME='' WATCH_ADDR='' WATCH_DB=hosts
-GROUP_LEAD='' GROUP_SIZE='' GROUP_BASE='' GROUP_NEXT='' GROUP_AT=0 GROUP_SEEN='' GROUP_MISS=0 GROUP_WHY=''
+GROUP_LEAD='' GROUP_SIZE='' GROUP_BASE='' GROUP_NEXT='' GROUP_AT=0 GROUP_SEEN='' GROUP_NEWS=0 GROUP_WHY=''
 TS_CONFIG_DIR=${TS_CONFIG_DIR:-/etc/trainsonnet}
 TCP_PY=$TS_CONFIG_DIR/tcp.py
 
