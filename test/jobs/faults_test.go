@@ -255,11 +255,10 @@ var faults = []fault{
 		inject: func(jc *jobCase, j faultJob) func() {
 			return jc.cutOff(j.target(jc, false))
 		},
-		// The MPI jobs recover in 2-3 minutes (ssh's keepalive ends
-		// mpirun's session to the silent peer in a minute; the cut-off
-		// pod finds itself without DNS in 90 s and is replaced); a static
-		// torchrun waits on its store after the training's gloo timeout,
-		// about 8 minutes. The job's deadline is the bound a user sets.
+		// The jobs recover in 2-3 minutes (ssh's keepalive ends mpirun's
+		// session to the silent peer in a minute; the cut-off pod finds
+		// itself without DNS in 90 s and is replaced, which ends a static
+		// torchrun's group). The job's deadline is the bound a user sets.
 		params: func(_ *jobCase, p *generator.Params) { p.Set("activeDeadlineSeconds", 1800) }},
 	// A pod's fact, which a stand-in shows as well as a framework.
 	{name: "worker unschedulable", ci: []string{"openmpi"}, pod: true,
