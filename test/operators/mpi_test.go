@@ -156,6 +156,14 @@ func operatorMPI(t *testing.T, docs [][]byte) aspects {
 func oursMPI(t *testing.T, res *generator.Result) aspects {
 	t.Helper()
 	a := aspects{}
+	// runLauncherAsWorker: one Indexed Job, whose index 0 is the launcher
+	// and a rank, as the operator's launcher is
+	asWorker := true
+	for _, o := range res.Objects {
+		if o.Kind == "Job" && strings.HasSuffix(o.Name, "-launcher") {
+			asWorker = false
+		}
+	}
 	for _, o := range res.Objects {
 		switch o.Kind {
 		case "Job":
@@ -163,7 +171,15 @@ func oursMPI(t *testing.T, res *generator.Result) aspects {
 			require.NoError(t, json.Unmarshal(o.JSON(), &j))
 			c := j.Spec.Template.Spec.Containers[0]
 			env := envMap(c.Env)
-			if strings.HasSuffix(j.Name, "-launcher") {
+			if asWorker {
+				launcherAspects(a, &c, &j.Spec.Template.Spec, j.Spec.BackoffLimitPerIndex)
+				a["launcher.program"] = strings.Join(shellWords(t, env["TS_EXEC"]), " ")
+				a["launcher.hostfile"] = "default " + strconv.FormatBool(env["OMPI_MCA_orte_default_hostfile"] != "")
+				a["launcher.fqdn"] = env["OMPI_MCA_orte_keep_fqdn_hostnames"]
+				workerAspects(a, &c, &j.Spec.Template.Spec, int(*j.Spec.Completions)-1)
+				a["worker.program"] = "trainsonnet's sshd"
+				a["worker.retries"] = "replaced by the Indexed Job"
+			} else if strings.HasSuffix(j.Name, "-launcher") {
 				launcherAspects(a, &c, &j.Spec.Template.Spec, j.Spec.BackoffLimit)
 				a["launcher.program"] = strings.Join(shellWords(t, env["TS_EXEC"]), " ") // as sh -c runs it
 				a["launcher.hostfile"] = "default " + strconv.FormatBool(env["OMPI_MCA_orte_default_hostfile"] != "")
@@ -178,6 +194,9 @@ func oursMPI(t *testing.T, res *generator.Result) aspects {
 			require.NoError(t, json.Unmarshal(o.JSON(), &cm))
 			if h, ok := cm.Data["hostfile"]; ok {
 				a["hostfile"] = hostfile(h)
+				if asWorker {
+					a["hostfile"] = hostfileAsWorker(h)
+				}
 			}
 		}
 	}
@@ -206,14 +225,40 @@ func workerAspects(a aspects, c *corev1.Container, spec *corev1.PodSpec, n int) 
 }
 
 // hostfile: the hostfile's lines as worker index and slots, whatever
-// each side names the hosts.
+// each side names the hosts (the operator's launcher, a rank with
+// runLauncherAsWorker, as "launcher").
 func hostfile(text string) string {
+	var out []string
+	for i, line := range strings.Split(strings.TrimSpace(text), "\n") {
+		host, slots, _ := strings.Cut(line, " ")
+		if name, _, _ := strings.Cut(host, "."); strings.HasSuffix(name, "-launcher") {
+			out = append(out, "line "+strconv.Itoa(i)+": launcher "+slots)
+			continue
+		}
+		idx := host[strings.LastIndex(host, "-worker-")+len("-worker-"):]
+		idx, _, _ = strings.Cut(idx, ".")
+		out = append(out, "line "+strconv.Itoa(i)+": worker "+idx+" "+slots)
+	}
+	return strings.Join(out, "; ")
+}
+
+// hostfileAsWorker: hostfile, for trainsonnet's launcher-as-worker shape:
+// worker 0 is the launcher, worker i the operator's worker i-1.
+func hostfileAsWorker(text string) string {
 	var out []string
 	for i, line := range strings.Split(strings.TrimSpace(text), "\n") {
 		host, slots, _ := strings.Cut(line, " ")
 		idx := host[strings.LastIndex(host, "-worker-")+len("-worker-"):]
 		idx, _, _ = strings.Cut(idx, ".")
-		out = append(out, "line "+strconv.Itoa(i)+": worker "+idx+" "+slots)
+		n, err := strconv.Atoi(idx)
+		switch {
+		case err != nil:
+			out = append(out, "line "+strconv.Itoa(i)+": "+host+" "+slots)
+		case n == 0:
+			out = append(out, "line "+strconv.Itoa(i)+": launcher "+slots)
+		default:
+			out = append(out, "line "+strconv.Itoa(i)+": worker "+strconv.Itoa(n-1)+" "+slots)
+		}
 	}
 	return strings.Join(out, "; ")
 }
