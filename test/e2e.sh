@@ -24,7 +24,8 @@
 #                  runs the generated jobs to completion, trains, rides out
 #                  the fault cases (the longest step; it mostly waits on pods)
 #   control plane  test/e2e and test/kube under test/cluster/with-cluster.sh
-#                  (which builds kwok) with kwok and Kueue, on a control
+#                  (which builds kwok and JobSet) with kwok, Kueue and the
+#                  JobSet controller, on a control
 #                  plane of its own
 #                  ($TRAINSONNET_STATE-kwok, ports 2xxxx): every golden
 #                  manifest, example overlay and the random sweep applied to
@@ -262,15 +263,17 @@ fi
 
 # The control plane's suites on a cluster of their own, beside the node's.
 cp_state="${TRAINSONNET_STATE:-/tmp/trainsonnet-cluster}-kwok"
-start "control plane" "${low[@]}" env TS_NAME=control-plane WITH_KWOK=1 WITH_KUEUE=1 WITH_NODE=0 \
+start "control plane" "${low[@]}" env TS_NAME=control-plane WITH_KWOK=1 WITH_KUEUE=1 WITH_JOBSET=1 WITH_NODE=0 \
   TRAINSONNET_STATE="$cp_state" \
   TRAINSONNET_ETCD_PORT="${TRAINSONNET_KWOK_ETCD_PORT:-22379}" \
   TRAINSONNET_ETCD_PEER_PORT="${TRAINSONNET_KWOK_ETCD_PEER_PORT:-22380}" \
   TRAINSONNET_API_PORT="${TRAINSONNET_KWOK_API_PORT:-26443}" \
   TRAINSONNET_KUEUE_WEBHOOK_PORT="${TRAINSONNET_KWOK_KUEUE_WEBHOOK_PORT:-29443}" \
   TRAINSONNET_KUEUE_HEALTH_PORT="${TRAINSONNET_KWOK_KUEUE_HEALTH_PORT:-28081}" \
+  TRAINSONNET_JOBSET_WEBHOOK_PORT="${TRAINSONNET_KWOK_JOBSET_WEBHOOK_PORT:-29444}" \
+  TRAINSONNET_JOBSET_HEALTH_PORT="${TRAINSONNET_KWOK_JOBSET_HEALTH_PORT:-28082}" \
   "$cluster/with-cluster.sh" \
-  env TRAINSONNET_E2E=1 TRAINSONNET_E2E_KWOK=1 TRAINSONNET_E2E_KUEUE=1 "${go_test[@]}" "${cluster_suites[@]}"
+  env TRAINSONNET_E2E=1 TRAINSONNET_E2E_KWOK=1 TRAINSONNET_E2E_KUEUE=1 TRAINSONNET_E2E_JOBSET=1 "${go_test[@]}" "${cluster_suites[@]}"
 start scripts "${low[@]}" env TRAINSONNET_E2E=1 "${go_test[@]}" "${host_suites[@]}"
 if [ "$with_check" = 1 ]; then start check "${low[@]}" make check; fi
 

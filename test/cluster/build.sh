@@ -14,10 +14,12 @@
 #   kwok           kwok (go install sigs.k8s.io/kwok/cmd/kwok@version)
 #   kueue          Kueue (go install sigs.k8s.io/kueue/cmd/kueue@version) and
 #                  the manifests up.sh installs it with (CRDs, RBAC, webhooks)
+#   jobset         JobSet (go install sigs.k8s.io/jobset@version) and the
+#                  manifests up.sh installs it with (CRD, RBAC, webhooks)
 #   operators      the Kubeflow training operator and mpi-operator, with their
 #                  CRDs and upstream examples (test/operators/record.sh; not in all)
 #   control-plane  k8s + etcd
-#   all            k8s + etcd + kwok + kueue: everything the e2e suite needs
+#   all            k8s + etcd + kwok + kueue + jobset: everything the e2e suite needs
 #
 # Cache layout (TRAINSONNET_CACHE, default /var/cache/trainsonnet):
 #   k8s-<ver>/{kube-apiserver,kube-controller-manager,kube-scheduler,kubectl,kubelet,kube-proxy}
@@ -25,6 +27,7 @@
 #   kwok-<ver>/kwok
 #   kueue-<ver>/{kueue,crds.yaml,role.yaml,webhooks.yaml}  (role.yaml: the
 #                             manager's ClusterRole and its Role of Secrets)
+#   jobset-<ver>/{jobset,crds.yaml,role.yaml,webhooks.yaml}
 #   training-operator-<ver>/{training-operator,crds.yaml,examples/}
 #   mpi-operator-<ver>/{mpi-operator,crds.yaml,examples/}
 #   build/{k8s,etcd,mpi-operator}-<ver>/   wrapper modules and build logs
@@ -52,15 +55,16 @@ if [ "$#" -eq 0 ]; then
 else
   args=("$@")
 fi
-want_k8s=0 want_etcd=0 want_kwok=0 want_kueue=0 want_operators=0
+want_k8s=0 want_etcd=0 want_kwok=0 want_kueue=0 want_jobset=0 want_operators=0
 for t in "${args[@]}"; do
   case "$t" in
-    all) want_k8s=1 want_etcd=1 want_kwok=1 want_kueue=1 ;;
+    all) want_k8s=1 want_etcd=1 want_kwok=1 want_kueue=1 want_jobset=1 ;;
     control-plane) want_k8s=1 want_etcd=1 ;;
     k8s | kubernetes) want_k8s=1 ;;
     etcd) want_etcd=1 ;;
     kwok) want_kwok=1 ;;
     kueue) want_kueue=1 ;;
+    jobset) want_jobset=1 ;;
     operators) want_operators=1 ;;
     -h | --help) usage; exit 0 ;;
     *) usage; ts_die "unknown target '$t'" ;;
@@ -277,6 +281,43 @@ build_kueue() {
   ts_log "kueue $v: built in $(ts_since "$t0")"
 }
 
+# ------------------------------------------------------------------- jobset
+# The binary (the module's root package, main.go) and what up.sh installs
+# it with, from the same module: the CRD, the manager's ClusterRole and the
+# webhook configurations (their clientConfig and selectors are up.sh's).
+build_jobset() {
+  local v="$TRAINSONNET_JOBSET_VERSION" f
+  local files=(jobset crds.yaml role.yaml webhooks.yaml)
+  local present=1
+  for f in "${files[@]}"; do [ -s "$TS_JOBSET_DIR/$f" ] || present=0; done
+  if [ "$present" = 1 ]; then
+    ts_log "jobset $v: present in $TS_JOBSET_DIR (skip)"
+    return 0
+  fi
+  local t0 log tmp mod work
+  t0="$(date +%s.%N)"
+  work="$TS_BUILD_ROOT/jobset-$v"
+  log="$TS_BUILD_ROOT/jobset-$v.log"
+  mkdir -p "$work"
+  : >"$log"
+  ts_log "jobset $v: building (log: $log)"
+  # A wrapper module, as for the operators: `go install sigs.k8s.io/jobset@v`
+  # asks the proxy for the module's version list, which it refuses (403).
+  printf 'module trainsonnet.local/jobset-build\n\ngo 1.26.0\n\nrequire sigs.k8s.io/jobset %s\n' "$v" >"$work/go.mod"
+  printf '//go:build tools\n\npackage tools\n\nimport _ "sigs.k8s.io/jobset"\n' >"$work/tools.go"
+  new_tmp "$TS_JOBSET_DIR"
+  (cd "$work" && GOFLAGS=-mod=mod logged "$log" go mod tidy)
+  (cd "$work" && GOFLAGS=-mod=mod logged "$log" go build -ldflags "-s -w" -o "$tmp/jobset" sigs.k8s.io/jobset)
+  "$tmp/jobset" --help >/dev/null 2>&1 || ts_die "$tmp/jobset --help failed"
+  mod="$(mod_dir "$work" sigs.k8s.io/jobset)"
+  [ -d "$mod/config/components" ] || ts_die "no config/components in the module sigs.k8s.io/jobset@$v ('$mod')"
+  for f in "$mod"/config/components/crd/bases/*.yaml; do printf -- '---\n'; cat "$f"; done >"$tmp/crds.yaml"
+  cp "$mod/config/components/rbac/role.yaml" "$tmp/role.yaml"
+  cp "$mod/config/components/webhook/manifests.yaml" "$tmp/webhooks.yaml"
+  for f in "${files[@]}"; do mv -f "$tmp/$f" "$TS_JOBSET_DIR/$f"; done
+  ts_log "jobset $v: built in $(ts_since "$t0")"
+}
+
 # ---------------------------------------------------------------- operators
 # The Kubeflow operators, as the reference of what their users' jobs ran
 # (test/operators). Each is built through a wrapper module: the proxy refuses
@@ -334,6 +375,7 @@ build_operators() {
 if [ "$want_etcd" = 1 ]; then locked etcd build_etcd; fi
 if [ "$want_k8s" = 1 ]; then locked k8s build_k8s; fi
 if [ "$want_kueue" = 1 ]; then locked kueue build_kueue; fi
+if [ "$want_jobset" = 1 ]; then locked jobset build_jobset; fi
 if [ "$want_kwok" = 1 ]; then locked kwok build_kwok; fi
 if [ "$want_operators" = 1 ]; then locked operators build_operators; fi
 ts_log "done in $(ts_since "$TS_T0")"

@@ -11,6 +11,7 @@ TS_K8S_BIN="$TS_CACHE/k8s-$TRAINSONNET_K8S_VERSION"
 TS_ETCD_BIN="$TS_CACHE/etcd-$TRAINSONNET_ETCD_VERSION"
 TS_KWOK_BIN="$TS_CACHE/kwok-$TRAINSONNET_KWOK_VERSION"
 TS_KUEUE_DIR="$TS_CACHE/kueue-$TRAINSONNET_KUEUE_VERSION"
+TS_JOBSET_DIR="$TS_CACHE/jobset-$TRAINSONNET_JOBSET_VERSION"
 TS_BUILD_ROOT="$TS_CACHE/build"
 TS_TRAINING_OPERATOR_DIR="$TS_CACHE/training-operator-$TRAINSONNET_TRAINING_OPERATOR_VERSION"
 TS_MPI_OPERATOR_DIR="$TS_CACHE/mpi-operator-$TRAINSONNET_MPI_OPERATOR_VERSION"
@@ -33,5 +34,5 @@ TS_API_PORT="${TRAINSONNET_API_PORT:-16443}"
 TS_PIDS="$TS_STATE/pids"
 
 # The components in stop order; etcd goes last, on its own.
-TS_COMPONENTS=(kueue kwok kube-scheduler kube-controller-manager kube-apiserver etcd)
+TS_COMPONENTS=(jobset kueue kwok kube-scheduler kube-controller-manager kube-apiserver etcd)
 

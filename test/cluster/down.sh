@@ -40,7 +40,7 @@ fi
 rc=0
 # Everything that talks to the API server first, all at once; etcd last so
 # the API server can shut down cleanly.
-ts_stop kueue kwok kube-scheduler kube-controller-manager kube-apiserver || rc=1
+ts_stop jobset kueue kwok kube-scheduler kube-controller-manager kube-apiserver || rc=1
 ts_stop etcd || rc=1
 [ "$rc" = 0 ] || ts_die "some processes could not be stopped; see above"
 ts_log "stopped in $(ts_since "$TS_T0")"

@@ -18,6 +18,10 @@
 #                             and of cluster-scoped kinds), its own identity
 #                             bound to its ClusterRole; the Job, pod and
 #                             Deployment integrations
+#   jobset                    only with WITH_JOBSET=1; its CRD, webhooks at
+#                             https://127.0.0.1:19444 (for the objects of
+#                             namespaces labelled trainsonnet.test/jobset=true),
+#                             its own identity bound to its ClusterRole
 #
 # and wait until the API server is ready and the `default` ServiceAccount
 # exists in namespace `default`.
@@ -38,6 +42,9 @@
 #                                certificate from /etc/kueue/metrics/certs)
 #   TRAINSONNET_KUEUE_WEBHOOK_PORT, TRAINSONNET_KUEUE_HEALTH_PORT
 #                                default 19443 and 18081
+#   WITH_JOBSET=1                also start the JobSet controller
+#   TRAINSONNET_JOBSET_WEBHOOK_PORT, TRAINSONNET_JOBSET_HEALTH_PORT
+#                                default 19444 and 18082
 #   TRAINSONNET_STATE            state dir (default /tmp/trainsonnet-cluster)
 #   TRAINSONNET_CACHE            binary cache (default /var/cache/trainsonnet)
 #   TRAINSONNET_ETCD_PORT        default 12379
@@ -50,7 +57,7 @@
 #   TRAINSONNET_KEEP_DATA=1      keep the etcd data of the previous run (default:
 #                                every start is a fresh, empty cluster; the PKI
 #                                is always kept)
-#   TRAINSONNET_{ETCD,APISERVER,KCM,SCHEDULER,KWOK,KUEUE}_EXTRA_ARGS
+#   TRAINSONNET_{ETCD,APISERVER,KCM,SCHEDULER,KWOK,KUEUE,JOBSET}_EXTRA_ARGS
 #                                extra flags, split on white space
 #
 # Refuses to start (one-line error, exit 1) if a cluster from the same state
@@ -65,6 +72,9 @@ WITH_KWOK="${WITH_KWOK:-0}"
 WITH_KUEUE="${WITH_KUEUE:-0}"
 KUEUE_WEBHOOK_PORT="${TRAINSONNET_KUEUE_WEBHOOK_PORT:-19443}"
 KUEUE_HEALTH_PORT="${TRAINSONNET_KUEUE_HEALTH_PORT:-18081}"
+WITH_JOBSET="${WITH_JOBSET:-0}"
+JOBSET_WEBHOOK_PORT="${TRAINSONNET_JOBSET_WEBHOOK_PORT:-19444}"
+JOBSET_HEALTH_PORT="${TRAINSONNET_JOBSET_HEALTH_PORT:-18082}"
 UP_TIMEOUT="${TRAINSONNET_UP_TIMEOUT:-180}"
 KUBECTL="$TS_K8S_BIN/kubectl"
 KWOK_STAGES="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/kwok-stages.yaml"
@@ -75,6 +85,8 @@ bins=("$TS_ETCD_BIN/etcd" "$TS_K8S_BIN/kube-apiserver" "$TS_K8S_BIN/kube-control
   "$TS_K8S_BIN/kube-scheduler" "$KUBECTL")
 [ "$WITH_KWOK" = 1 ] && bins+=("$TS_KWOK_BIN/kwok")
 [ "$WITH_KUEUE" = 1 ] && bins+=("$TS_KUEUE_DIR/kueue")
+[ "$WITH_JOBSET" = 1 ] && bins+=("$TS_JOBSET_DIR/jobset")
+[ "$WITH_JOBSET" != 1 ] || command -v python3 >/dev/null || ts_die "python3 is needed to install JobSet's webhooks (apt-get install python3)"
 if [ "$WITH_KUEUE" = 1 ]; then
   command -v python3 >/dev/null || ts_die "python3 is needed to install Kueue's webhooks (apt-get install python3)"
   [ "$(id -u)" = 0 ] || ts_die "WITH_KUEUE=1 needs root: Kueue reads its metrics certificate from /etc/kueue/metrics/certs"
@@ -103,11 +115,12 @@ rm -f "$TS_STATE"/pids/*.pid # stale records of processes that are gone
 busy=()
 ports=("etcd:$TS_ETCD_PORT" "etcd-peer:$TS_ETCD_PEER_PORT" "kube-apiserver:$TS_API_PORT")
 [ "$WITH_KUEUE" = 1 ] && ports+=("kueue-webhook:$KUEUE_WEBHOOK_PORT" "kueue-health:$KUEUE_HEALTH_PORT")
+[ "$WITH_JOBSET" = 1 ] && ports+=("jobset-webhook:$JOBSET_WEBHOOK_PORT" "jobset-health:$JOBSET_HEALTH_PORT")
 for p in "${ports[@]}"; do
   if ts_port_in_use "${p#*:}"; then busy+=("127.0.0.1:${p#*:} (${p%%:*})"); fi
 done
 [ "${#busy[@]}" -eq 0 ] ||
-  ts_die "port in use: ${busy[*]}; stop its owner or set TRAINSONNET_{ETCD,ETCD_PEER,API,KUEUE_WEBHOOK,KUEUE_HEALTH}_PORT"
+  ts_die "port in use: ${busy[*]}; stop its owner or set TRAINSONNET_{ETCD,ETCD_PEER,API,KUEUE_WEBHOOK,KUEUE_HEALTH,JOBSET_WEBHOOK,JOBSET_HEALTH}_PORT"
 
 mkdir -p "$TS_STATE"/{pki,pids,logs}
 
@@ -121,7 +134,7 @@ on_exit() {
   exec 2>&8
   if [ "$rc" -ne 0 ] && [ "$started" = 1 ]; then
     ts_log "start-up failed; stopping what was started (logs: $TS_STATE/logs)"
-    ts_stop kueue kwok kube-scheduler kube-controller-manager kube-apiserver || true
+    ts_stop jobset kueue kwok kube-scheduler kube-controller-manager kube-apiserver || true
     ts_stop etcd || true
   fi
 }
@@ -455,6 +468,73 @@ json.dump({"apiVersion": "v1", "kind": "List", "items": objs}, sys.stdout)
   ts_log "kueue: installed and serving its webhooks $(ts_since "$t") after the control plane (total $(ts_since "$TS_T0"))"
 fi
 
+# ------------------------------------------------------------------- jobset
+# The JobSet controller as a host process, as Kueue above: its webhooks at
+# 127.0.0.1 with a certificate of our CA (its certificate management off),
+# its own identity bound to its ClusterRole, no leader election, and its
+# webhooks (the JobSet's, and the pod webhook that places a JobSet's pods)
+# see only the objects of namespaces labelled trainsonnet.test/jobset=true.
+jobset_healthy() {
+  local resp
+  # shellcheck disable=SC2016 # $1 is expanded by the inner bash
+  resp="$(timeout 2 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1" &&
+    printf "GET /readyz HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n" >&3 && cat <&3' _ "$JOBSET_HEALTH_PORT")" || return 1
+  [[ "$resp" == "HTTP/1."?" 200"* ]]
+}
+read -r -a jobset_extra <<<"${TRAINSONNET_JOBSET_EXTRA_ARGS:-}"
+if [ "$WITH_JOBSET" = 1 ]; then
+  t=$(date +%s.%N)
+  jdir="$TS_STATE/jobset"
+  mkdir -p "$jdir/certs"
+  ts_retry "$UP_TIMEOUT" "jobset: its CRD" kc apply --server-side --force-conflicts -f "$TS_JOBSET_DIR/crds.yaml" >/dev/null
+  ts_retry "$UP_TIMEOUT" "jobset: its CRD established" \
+    kc wait --for condition=established --timeout="${UP_TIMEOUT}s" -f "$TS_JOBSET_DIR/crds.yaml" >/dev/null
+  [ -s "$PKI/jobset.crt" ] || issue jobset "/CN=trainsonnet:jobset" clientAuth
+  [ -s "$PKI/jobset-webhook.crt" ] || issue jobset-webhook "/CN=jobset-webhook" serverAuth "IP:127.0.0.1"
+  kubeconfig "$jdir/kubeconfig" jobset trainsonnet:jobset
+  cp "$PKI/jobset-webhook.crt" "$jdir/certs/tls.crt"
+  cp "$PKI/jobset-webhook.key" "$jdir/certs/tls.key"
+  {
+    sed -e 's/^  name: manager-role$/  name: trainsonnet-jobset/' "$TS_JOBSET_DIR/role.yaml"
+    printf -- '---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\n'
+    printf 'metadata: {name: trainsonnet-jobset}\n'
+    printf 'roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: trainsonnet-jobset}\n'
+    printf 'subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: "trainsonnet:jobset"}]\n'
+  } >"$jdir/rbac.yaml"
+  ts_retry "$UP_TIMEOUT" "jobset: its RBAC" kc apply -f "$jdir/rbac.yaml" >/dev/null
+  cat >"$jdir/config.yaml" <<EOF
+apiVersion: config.jobset.x-k8s.io/v1alpha1
+kind: Configuration
+health: {healthProbeBindAddress: "127.0.0.1:$JOBSET_HEALTH_PORT"}
+metrics: {bindAddress: "0"}
+webhook: {host: 127.0.0.1, port: $JOBSET_WEBHOOK_PORT, certDir: "$jdir/certs"}
+leaderElection: {leaderElect: false}
+internalCertManagement: {enable: false}
+EOF
+  start jobset "$TS_JOBSET_DIR/jobset" --config="$jdir/config.yaml" --kubeconfig="$jdir/kubeconfig" \
+    --zap-log-level=2 "${jobset_extra[@]}"
+  wait_ready jobset "jobset (127.0.0.1:$JOBSET_HEALTH_PORT/readyz)" jobset_healthy
+  ts_retry "$UP_TIMEOUT" "jobset: reading its webhooks" \
+    kc create --dry-run=client -o json -f "$TS_JOBSET_DIR/webhooks.yaml" >"$jdir/webhooks.json"
+  python3 -c '
+import base64, json, sys
+port, ca, label = sys.argv[1], open(sys.argv[2], "rb").read(), sys.argv[3]
+text, objs, i = sys.stdin.read(), [], 0
+while text[i:].strip():  # one JSON object per document
+    o, i = json.JSONDecoder().raw_decode(text, len(text) - len(text[i:].lstrip()))
+    objs.append(o)
+for o in objs:
+    o["metadata"]["name"] = "trainsonnet-jobset-" + o["metadata"]["name"]
+    for w in o["webhooks"]:
+        path = w["clientConfig"]["service"]["path"]
+        w["clientConfig"] = {"url": "https://127.0.0.1:%s%s" % (port, path), "caBundle": base64.b64encode(ca).decode()}
+        w["namespaceSelector"] = {"matchLabels": {label: "true"}}
+json.dump({"apiVersion": "v1", "kind": "List", "items": objs}, sys.stdout)
+' "$JOBSET_WEBHOOK_PORT" "$PKI/ca.crt" trainsonnet.test/jobset <"$jdir/webhooks.json" >"$jdir/webhooks-local.json"
+  ts_retry "$UP_TIMEOUT" "jobset: its webhooks" kc apply -f "$jdir/webhooks-local.json" >/dev/null
+  ts_log "jobset: installed and serving its webhooks $(ts_since "$t") after the control plane (total $(ts_since "$TS_T0"))"
+fi
+
 # ----------------------------------------------------------------- env file
 {
   printf '# written by test/cluster/up.sh; source it\n'
@@ -466,6 +546,7 @@ fi
   printf 'export TRAINSONNET_K8S_BIN=%q\n' "$(readlink -f "$TS_K8S_BIN")"
   printf 'export TRAINSONNET_KWOK=%q\n' "$WITH_KWOK"
   printf 'export TRAINSONNET_KUEUE=%q\n' "$WITH_KUEUE"
+  printf 'export TRAINSONNET_JOBSET=%q\n' "$WITH_JOBSET"
 } >"$TS_STATE/env.tmp"
 mv -f "$TS_STATE/env.tmp" "$TS_STATE/env"
 

@@ -17,6 +17,11 @@ TRAINSONNET_KWOK_VERSION=v0.7.0
 # v0.17.0 builds with `go install` (no replace directives) and supports
 # Kubernetes 1.29 and newer.
 TRAINSONNET_KUEUE_VERSION=v0.17.0
+# JobSet (one object per job: the form of every prototype that --jobset
+# renders): a host process with its CRD, RBAC and webhooks from the same
+# module (build.sh jobset). v0.12.0 is go 1.26.0, and what Kueue v0.19.2
+# and the Kubeflow Trainer v2.3.0 are built on.
+TRAINSONNET_JOBSET_VERSION=v0.12.0
 # The Kubeflow operators whose output test/operators records as the
 # reference of the migration tests (build.sh operators; not part of `all`:
 # CI compares with the committed recordings and never builds them).

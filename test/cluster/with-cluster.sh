@@ -15,7 +15,8 @@
 # exit, Ctrl-C or SIGTERM (the node first), and exits with CMD's status
 # (130/143 when interrupted), or 1 if CMD passed but the teardown failed.
 # With WITH_KWOK=1 kwok is built and started too (fake nodes, beside the
-# real one if there is one), and with WITH_KUEUE=1 Kueue (up.sh).
+# real one if there is one), with WITH_KUEUE=1 Kueue, and with WITH_JOBSET=1
+# the JobSet controller (up.sh).
 #
 # Existing cluster: with KUBECONFIG set and TRAINSONNET_USE_EXISTING_CLUSTER=1,
 # nothing is built, started or stopped; CMD runs against that cluster. KUBECTL
@@ -49,6 +50,7 @@ fi
 targets=(control-plane)
 if [ "${WITH_KWOK:-0}" = 1 ]; then targets+=(kwok); fi
 if [ "${WITH_KUEUE:-0}" = 1 ]; then targets+=(kueue); fi
+if [ "${WITH_JOBSET:-0}" = 1 ]; then targets+=(jobset); fi
 "$here/build.sh" "${targets[@]}"
 if [ "$with_node" = 1 ]; then "$node/build.sh"; fi
 
