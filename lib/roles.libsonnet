@@ -84,6 +84,10 @@ local params = import 'params.libsonnet';
 local runtime = import 'runtime.libsonnet';
 local ts = import 'trainsonnet.libsonnet';
 
+// podNameOf: the host name of a role's pod, <name>-<role>, and of an
+// IndexedJob's pod i, <name>-<role>-<i>; the one place that spells them.
+local podNameOf(p, role, index=null) = p.name + '-' + role + (if index == null then '' else '-' + index);
+
 local defaults = {
   kind: 'Job',
   count: 1,
@@ -204,8 +208,8 @@ local podSpecOf(p, r) =
     [if r.hostPID then 'hostPID']: true,
     [if r.affinity != null then 'affinity']: r.affinity,
     [if r.dns && (r.kind == 'Job' || r.kind == 'Deployment') then 'hostname']:
-      if r.kind == 'Deployment' && r.count != 1 then ts.fail('role ' + r.name + ': a Deployment with dns has one replica (its pod\'s host name is ' + p.name + '-' + r.name + '): set count: 1, or dns: false')
-      else p.name + '-' + r.name,
+      if r.kind == 'Deployment' && r.count != 1 then ts.fail('role ' + r.name + ': a Deployment with dns has one replica (its pod\'s host name is ' + podNameOf(p, r.name) + '): set count: 1, or dns: false')
+      else podNameOf(p, r.name),
     [if r.dns then 'subdomain']: p.name,
     [if r.kind != 'Deployment' then 'restartPolicy']: 'Never',
     [if r.nodeSelector != {} then 'nodeSelector']: r.nodeSelector,
@@ -268,7 +272,7 @@ local lifetimeOf(proto, p, all) =
     local names(xs) = std.join(', ', [x.r.name for x in xs]);
     // a static group: one Indexed Job with dns, all of its pods, led by
     // index 0, behind the job's Service
-    local groupWant(r) = { service: p.name, count: std.toString(r.count), lead: p.name + '-' + r.name + '-0.' + p.name };
+    local groupWant(r) = { service: p.name, count: std.toString(r.count), lead: podNameOf(p, r.name, 0) + '.' + p.name };
     local groupHas(x) = { service: std.split(x.f['--group'], ':')[0], count: std.split(x.f['--group'], ':')[1], lead: x.f['--group-lead'] };
     local badGroup = [x for x in groups if x.r.kind != 'IndexedJob' || !x.r.dns || groupHas(x) != groupWant(x.r)];
     if badGroup != [] then
@@ -536,6 +540,15 @@ local queued(p, ws) =
   // host: the DNS name of a pod through the job's headless Service, short
   // enough to work in any namespace: <host name>.<name>.
   host(p, hostname):: hostname + '.' + p.name,
+  // podName(p, role, index): the host name of role's pod, <name>-<role>,
+  // or of pod index of an IndexedJob, <name>-<role>-<index>; podHost: its
+  // DNS name (host); podPrefix: what an IndexedJob's names start with,
+  // for ts.indexedLines and ts.indexedList. Prototypes name pods by these
+  // alone, so that a form that names them otherwise (a JobSet's) changes
+  // them in one place.
+  podName(p, role, index=null):: podNameOf(p, role, index),
+  podHost(p, role, index=null):: $.host(p, podNameOf(p, role, index)),
+  podPrefix(p, role):: podNameOf(p, role) + '-',
 
   // container(p, r): the main container of role r.
   container(p, r):: containerOf(common.need(p, 'roles.container'), role(r)),

@@ -20,10 +20,10 @@ local maxWorkers = 1024;
 
 // The hostfile DeepSpeed reads: one line per worker, "<host> slots=<n>".
 local slots(p) = if p.slots != null then p.slots else if p.gpu > 0 then p.gpu else 1;
-local hostLinePrefix(p) = p.name + '-worker-';
+local hostLinePrefix(p) = roles.podPrefix(p, 'worker');
 local hostLineSuffix(p) = '.' + p.name + ' slots=' + slots(p);
 // Worker 0 is rank 0: the rendezvous of torch.distributed (MASTER_ADDR).
-local masterAddr(p) = roles.host(p, p.name + '-worker-0');
+local masterAddr(p) = roles.podHost(p, 'worker', 0);
 
 // pdsh's ssh, as DeepSpeed's runner calls it (PDSH_RCMD_TYPE=ssh): the
 // job's ssh configuration (port, key, options), %u and %h filled by pdsh.

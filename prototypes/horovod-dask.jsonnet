@@ -84,7 +84,7 @@ local workerOf(p) =
 
 // The ring: the workers, one per line, slots = their GPUs (the chart's
 // were always 1).
-local hostLinePrefix(p) = p.name + '-worker-';
+local hostLinePrefix(p) = roles.podPrefix(p, 'worker');
 local hostLineSuffix(p) = '.' + p.name + ' slots=' + chart.slotsOf(p, workerOf(p));
 
 local execOf(p) = chart.exec(p.exec, p.scheduler.args, 'scheduler.args');

@@ -106,7 +106,7 @@ local slots(p) = p.worker.number * std.floor(cores(p) / p.taskCpus);
 local configName(p) = p.name + '-spark';
 local masterService(p) = p.name + '-master';
 local masterURL(p) = 'spark://' + masterService(p) + ':' + p.master.port;
-local driverHost(p) = roles.host(p, p.name + '-driver');
+local driverHost(p) = roles.podHost(p, 'driver');
 
 // spark-defaults.conf, rendered: every pod reads it through SPARK_CONF_DIR.
 local ownConf(p) = {

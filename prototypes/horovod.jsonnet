@@ -23,9 +23,9 @@ local asWorker(p) = p.driverAsWorker && execOf(p) != null
 local pods(p) = p.worker.number + (if asWorker(p) then 1 else 0);
 
 // The hostfile: the driver first (it is a rank), then the workers.
-local driverHost(p) = if asWorker(p) then roles.host(p, p.name + '-worker-0') else roles.host(p, p.name + '-driver');
+local driverHost(p) = if asWorker(p) then roles.podHost(p, 'worker', 0) else roles.podHost(p, 'driver');
 local hostHead(p) = if asWorker(p) then '' else driverHost(p) + ' slots=' + chart.slotsOf(p, p.driver) + '\n';
-local hostLinePrefix(p) = p.name + '-worker-';
+local hostLinePrefix(p) = roles.podPrefix(p, 'worker');
 local hostLineSuffix(p) = '.' + p.name + ' slots=' + chart.slotsOf(p, p.worker);
 
 // The chart mounted its hostfile at /horovod/generated/hostfile, and its

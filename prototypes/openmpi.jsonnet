@@ -31,7 +31,7 @@ local staging(p) = p.s3.downloadFrom != null || p.s3.uploadFrom != null;
 
 // The hostfile: one line per worker, "<name>-worker-<i>.<name> slots=<n>".
 local slots(p) = if p.slots != null then p.slots else if p.gpu > 0 then p.gpu else 1;
-local hostLinePrefix(p) = p.name + '-worker-';
+local hostLinePrefix(p) = roles.podPrefix(p, 'worker');
 local hostLineSuffix(p) = '.' + p.name + ' slots=' + slots(p);
 
 // The Kubeflow prototype's hostfile, which its users wrote into exec and
@@ -89,7 +89,7 @@ local job(p) =
       imagePullPolicy: p.imagePullPolicy,
       init: p.init,
       exec: p.exec,
-      rankHost: if p.launcherAsWorker then hostLinePrefix(p) + '0.' + p.name,
+      rankHost: if p.launcherAsWorker then roles.podHost(p, 'worker', 0),
       env: common.env(p.env + p.launcher.env),
       resources: roles.resources(cpu=p.launcher.cpu, memory=p.launcher.memory, gpu=p.launcher.gpu, gpuResource=p.gpuResource),
       nodeSelector: p.launcher.nodeSelector,

@@ -88,7 +88,7 @@ local procs(p) =
   else if n == 'cpu' || n == 'auto' then null
   else std.parseInt(n);
 local trainDir(p) = storage.dir(p, 'trainDir');
-local master(p) = roles.host(p, p.name + '-' + component + '-0');
+local master(p) = roles.podHost(p, component, 0);
 
 // torchrun's options. Static: every pod knows its node rank (the completion
 // index) and worker 0 hosts the store. Elastic (c10d): the rendezvous hands

@@ -95,7 +95,7 @@ local count(p, r) = p[r].number;
 // A role's hosts, <name>-<role>-<i>.<name>:<port> (the chief's and the
 // evaluator's are Jobs of one pod, <name>-<role>).
 local indexed(r) = r == 'ps' || r == 'worker';
-local hostPrefix(p, r) = p.name + '-' + r + (if indexed(r) then '-' else '');
+local hostPrefix(p, r) = if indexed(r) then roles.podPrefix(p, r) else roles.podName(p, r);
 local hostSuffix(p) = '.' + p.name + ':' + p.grpcPort;
 local hostList(p, r, quote) =
   local q = if quote then '"' else '';
@@ -183,7 +183,7 @@ local command(p, r) =
   local endPort = if lead(p) == 'chief' then runtime.endPort(p.grpcPort);
   runtime.run(
     if execOf(p, r) != null then ['sh', '-c', execOf(p, r)] else defaultCommand(p),
-    waits=if r == 'ps' then [] else [p.name + '-ps-' + i + hostSuffix(p) for i in std.range(0, p.ps.number - 1)],
+    waits=if r == 'ps' then [] else [hostPrefix(p, 'ps') + i + hostSuffix(p) for i in std.range(0, p.ps.number - 1)],
     watch=if watched then roles.presenceName(p, lead(p)),
     tellEnd=if r == 'chief' then endPort,
     hearEnd=if watched && r != 'evaluator' then endPort,
