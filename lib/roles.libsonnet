@@ -87,6 +87,9 @@ local ts = import 'trainsonnet.libsonnet';
 // podNameOf: the host name of a role's pod, <name>-<role>, and of an
 // IndexedJob's pod i, <name>-<role>-<i>; the one place that spells them.
 local podNameOf(p, role, index=null) = p.name + '-' + role + (if index == null then '' else '-' + index);
+// groupOf: the static group of an IndexedJob role of count pods: the
+// job's Service, its pods, its index 0 (runtime.run's group).
+local groupOf(p, role, count) = { service: p.name, count: std.toString(count), lead: podNameOf(p, role, 0) + '.' + p.name };
 
 local defaults = {
   kind: 'Job',
@@ -272,7 +275,7 @@ local lifetimeOf(proto, p, all) =
     local names(xs) = std.join(', ', [x.r.name for x in xs]);
     // a static group: one Indexed Job with dns, all of its pods, led by
     // index 0, behind the job's Service
-    local groupWant(r) = { service: p.name, count: std.toString(r.count), lead: podNameOf(p, r.name, 0) + '.' + p.name };
+    local groupWant(r) = groupOf(p, r.name, r.count);
     local groupHas(x) = { service: std.split(x.f['--group'], ':')[0], count: std.split(x.f['--group'], ':')[1], lead: x.f['--group-lead'] };
     local badGroup = [x for x in groups if x.r.kind != 'IndexedJob' || !x.r.dns || groupHas(x) != groupWant(x.r)];
     if badGroup != [] then
@@ -549,6 +552,9 @@ local queued(p, ws) =
   podName(p, role, index=null):: podNameOf(p, role, index),
   podHost(p, role, index=null):: $.host(p, podNameOf(p, role, index)),
   podPrefix(p, role):: podNameOf(p, role) + '-',
+  // group(p, role, count): runtime.run's group for an IndexedJob role of
+  // count pods (dns: true), led by its index 0; roles.objects checks it.
+  group(p, role, count):: groupOf(p, role, count),
 
   // container(p, r): the main container of role r.
   container(p, r):: containerOf(common.need(p, 'roles.container'), role(r)),

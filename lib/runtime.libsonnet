@@ -31,8 +31,9 @@
 //
 // A static group (torchrun's static rendezvous: every pod or none) runs
 // with group={service, count, lead}: the job's headless Service, its pods,
-// index 0's name. When a pod of it goes, the others end their command and
-// exit groupEndCode, which roles.objects has the Job ignore (no retry
+// index 0's name (roles.group makes it). When a pod of it is made again
+// (one failed or was lost), the others end their command and exit
+// groupEndCode, which roles.objects has the Job ignore (no retry
 // spent: the pods are made again and meet again).
 //
 // The ssh roles source the same script from mpi.sh (lib/sshjob.libsonnet).

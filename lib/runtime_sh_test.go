@@ -573,7 +573,7 @@ func runGroupLeadWaitsForTheGroupToSettle(t *testing.T, f *fixture) {
 	f.env["TS_GROUP_SETTLE"] = "3"
 	f.addresses(groupService, "10.0.0.1", "10.0.0.2")
 	p := f.start(groupArgs(termCommand(f)...)...)
-	p.waitForOutput("trainsonnet: watching train: sh stops once a pod of the group of 3 (train) has gone\n")
+	p.waitForOutput("trainsonnet: watching train: sh stops once a pod of the group of 3 (train) is made again\n")
 	f.addresses(groupService, "10.0.0.1", "10.0.0.2", "10.0.0.3")
 	time.Sleep(1500 * time.Millisecond) // whole, not yet settled
 	f.addresses(groupService, "10.0.0.1", "10.0.0.4", "10.0.0.3")

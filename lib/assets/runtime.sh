@@ -62,7 +62,7 @@
 #
 # Exit codes: 0 done; 1 runtime failure; 2 usage or configuration error;
 # 69 this pod lost the cluster's DNS (cut off): its Job should replace it;
-# 75 a pod of --group's went: its Job should make this one again too;
+# 75 a pod of --group's was made again: its Job should make this one again too;
 # 124 a start-up wait ran out of time (the message names what never
 # answered); 127 a needed program is missing; 128+n a signal (143 SIGTERM,
 # 130 SIGINT); else CMD's own code.
@@ -774,7 +774,7 @@ cmd_run() {
     log "running $*"
     start_child "$1" "$@"
     if [ -n "$_cr_group" ]; then
-        log "watching $_cr_watch: $1 stops once a pod of the group of $GROUP_SIZE ($_cr_group) has gone"
+        log "watching $_cr_watch: $1 stops once a pod of the group of $GROUP_SIZE ($_cr_group) is made again"
     elif [ -n "$_cr_hear" ]; then
         log "watching $_cr_watch: $1 stops once it says on its port $_cr_hear that the job is over (read every ${END_EVERY}s with $BANNER_TOOL), or once it has not resolved for ${TS_WATCH_GRACE}s"
     elif [ -n "$_cr_watch" ]; then
