@@ -294,22 +294,17 @@ build_jobset() {
     ts_log "jobset $v: present in $TS_JOBSET_DIR (skip)"
     return 0
   fi
-  local t0 log tmp mod work
+  local t0 log work tmp mod
   t0="$(date +%s.%N)"
   work="$TS_BUILD_ROOT/jobset-$v"
   log="$TS_BUILD_ROOT/jobset-$v.log"
   mkdir -p "$work"
   : >"$log"
   ts_log "jobset $v: building (log: $log)"
-  # A wrapper module, as for the operators: `go install sigs.k8s.io/jobset@v`
-  # asks the proxy for the module's version list, which it refuses (403).
-  printf 'module trainsonnet.local/jobset-build\n\ngo 1.26.0\n\nrequire sigs.k8s.io/jobset %s\n' "$v" >"$work/go.mod"
-  printf '//go:build tools\n\npackage tools\n\nimport _ "sigs.k8s.io/jobset"\n' >"$work/tools.go"
-  new_tmp "$TS_JOBSET_DIR"
-  (cd "$work" && GOFLAGS=-mod=mod logged "$log" go mod tidy)
-  (cd "$work" && GOFLAGS=-mod=mod logged "$log" go build -ldflags "-s -w" -o "$tmp/jobset" sigs.k8s.io/jobset)
+  # In a wrapper module: `go install sigs.k8s.io/jobset@v` asks the proxy
+  # for the module's version list, which it refuses (403).
+  wrapped jobset sigs.k8s.io/jobset "$v" sigs.k8s.io/jobset "$TS_JOBSET_DIR" 1.26.0 "$work" "$log"
   "$tmp/jobset" --help >/dev/null 2>&1 || ts_die "$tmp/jobset --help failed"
-  mod="$(mod_dir "$work" sigs.k8s.io/jobset)"
   [ -d "$mod/config/components" ] || ts_die "no config/components in the module sigs.k8s.io/jobset@$v ('$mod')"
   for f in "$mod"/config/components/crd/bases/*.yaml; do printf -- '---\n'; cat "$f"; done >"$tmp/crds.yaml"
   cp "$mod/config/components/rbac/role.yaml" "$tmp/role.yaml"
@@ -326,6 +321,22 @@ build_jobset() {
 # and the upstream examples the recordings are of.
 mod_dir() { (cd "$1" && go list -m -json "$2" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p'); }
 
+# wrapped NAME MODULE VERSION PKG DIR GO_LINE WORK LOG: builds PKG of
+# MODULE@VERSION into $tmp/NAME (a new temporary directory of DIR) through
+# a wrapper module in WORK that requires it, and sets mod to the module's
+# source directory (its manifests, examples). What the proxy serves only
+# by exact version needs this: `go install MODULE@VERSION` asks for the
+# module's version list first.
+wrapped() {
+  local name="$1" module="$2" v="$3" pkg="$4" dir="$5" go_line="$6" work="$7" log="$8"
+  printf 'module trainsonnet.local/%s-build\n\ngo %s\n\nrequire %s %s\n' "$name" "$go_line" "$module" "$v" >"$work/go.mod"
+  printf '//go:build tools\n\npackage tools\n\nimport _ "%s"\n' "$pkg" >"$work/tools.go"
+  new_tmp "$dir"
+  (cd "$work" && GOFLAGS=-mod=mod logged "$log" go mod tidy)
+  (cd "$work" && GOFLAGS=-mod=mod logged "$log" go build -ldflags "-s -w" -o "$tmp/$name" "$pkg")
+  mod="$(mod_dir "$work" "$module")"
+}
+
 build_operator() {
   local name="$1" module="$2" v="$3" pkg="$4" dir="$5" go_line="$6"; shift 6
   if [ -x "$dir/$name" ] && [ -s "$dir/crds.yaml" ] && [ -d "$dir/examples" ]; then
@@ -339,12 +350,7 @@ build_operator() {
   mkdir -p "$work"
   : >"$log"
   ts_log "$name $v: building (log: $log; cold: about 5 min on 2 cores)"
-  printf 'module trainsonnet.local/%s-build\n\ngo %s\n\nrequire %s %s\n' "$name" "$go_line" "$module" "$v" >"$work/go.mod"
-  printf '//go:build tools\n\npackage tools\n\nimport _ "%s"\n' "$pkg" >"$work/tools.go"
-  new_tmp "$dir"
-  (cd "$work" && GOFLAGS=-mod=mod logged "$log" go mod tidy)
-  (cd "$work" && GOFLAGS=-mod=mod logged "$log" go build -ldflags "-s -w" -o "$tmp/$name" "$pkg")
-  mod="$(mod_dir "$work" "$module")"
+  wrapped "$name" "$module" "$v" "$pkg" "$dir" "$go_line" "$work" "$log"
   [ -d "$mod" ] || ts_die "no module directory for $module@$v ('$mod')"
   for f in "$@"; do
     [ -s "$mod/$f" ] || ts_die "no $f in $module@$v"

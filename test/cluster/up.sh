@@ -86,9 +86,9 @@ bins=("$TS_ETCD_BIN/etcd" "$TS_K8S_BIN/kube-apiserver" "$TS_K8S_BIN/kube-control
 [ "$WITH_KWOK" = 1 ] && bins+=("$TS_KWOK_BIN/kwok")
 [ "$WITH_KUEUE" = 1 ] && bins+=("$TS_KUEUE_DIR/kueue")
 [ "$WITH_JOBSET" = 1 ] && bins+=("$TS_JOBSET_DIR/jobset")
-[ "$WITH_JOBSET" != 1 ] || command -v python3 >/dev/null || ts_die "python3 is needed to install JobSet's webhooks (apt-get install python3)"
+[ "$WITH_KUEUE$WITH_JOBSET" = 00 ] || command -v python3 >/dev/null ||
+  ts_die "python3 is needed to install the webhooks of Kueue and JobSet (local_webhooks; apt-get install python3)"
 if [ "$WITH_KUEUE" = 1 ]; then
-  command -v python3 >/dev/null || ts_die "python3 is needed to install Kueue's webhooks (apt-get install python3)"
   [ "$(id -u)" = 0 ] || ts_die "WITH_KUEUE=1 needs root: Kueue reads its metrics certificate from /etc/kueue/metrics/certs"
 fi
 for b in "${bins[@]}"; do
@@ -373,6 +373,39 @@ wait_ready kube-controller-manager "default ServiceAccount" kc -n default get se
 wait_ready kube-controller-manager "kube-root-ca.crt ConfigMap" kc -n default get configmap kube-root-ca.crt
 check_alive
 
+# readyz PORT: 127.0.0.1:PORT/readyz answers 200 (a host process's health
+# endpoint: Kueue's, JobSet's).
+readyz() {
+  local resp
+  # shellcheck disable=SC2016 # $1 is expanded by the inner bash
+  resp="$(timeout 2 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1" &&
+    printf "GET /readyz HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n" >&3 && cat <&3' _ "$1")" || return 1
+  [[ "$resp" == "HTTP/1."?" 200"* ]]
+}
+
+# local_webhooks NAME PORT LABEL <module.json >local.json: a controller's
+# webhook configurations (kubectl's JSON of its module's manifests) served
+# by the host process at https://127.0.0.1:PORT with the harness CA, named
+# trainsonnet-NAME-..., and seen only by namespaces labelled LABEL=true
+# (and cluster-scoped objects).
+local_webhooks() {
+  python3 -c '
+import base64, json, sys
+name, port, ca, label = sys.argv[1], sys.argv[2], open(sys.argv[3], "rb").read(), sys.argv[4]
+text, objs, i = sys.stdin.read(), [], 0
+while text[i:].strip():  # one JSON object per document
+    o, i = json.JSONDecoder().raw_decode(text, len(text) - len(text[i:].lstrip()))
+    objs.append(o)
+for o in objs:
+    o["metadata"]["name"] = "trainsonnet-%s-%s" % (name, o["metadata"]["name"])
+    for w in o["webhooks"]:
+        path = w["clientConfig"]["service"]["path"]
+        w["clientConfig"] = {"url": "https://127.0.0.1:%s%s" % (port, path), "caBundle": base64.b64encode(ca).decode()}
+        w["namespaceSelector"] = {"matchLabels": {label: "true"}}
+json.dump({"apiVersion": "v1", "kind": "List", "items": objs}, sys.stdout)
+' "$1" "$2" "$PKI/ca.crt" "$3"
+}
+
 # -------------------------------------------------------------------- kueue
 # Kueue as a host process, installed as its module's manifests say but for
 # what a process outside the cluster needs: its webhooks served at
@@ -382,13 +415,6 @@ check_alive
 # objects of namespaces labelled trainsonnet.test/kueue=true (and
 # cluster-scoped ones, such as ClusterQueues), so the suites that do not
 # test queues never depend on it.
-kueue_healthy() {
-  local resp
-  # shellcheck disable=SC2016 # $1 is expanded by the inner bash
-  resp="$(timeout 2 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1" &&
-    printf "GET /readyz HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n" >&3 && cat <&3' _ "$KUEUE_HEALTH_PORT")" || return 1
-  [[ "$resp" == "HTTP/1."?" 200"* ]]
-}
 if [ "$WITH_KUEUE" = 1 ]; then
   t=$(date +%s.%N)
   kdir="$TS_STATE/kueue"
@@ -445,25 +471,11 @@ EOF
   # VisibilityOnDemand off: it would serve an aggregated API on :8082.
   start kueue "$TS_KUEUE_DIR/kueue" --config="$kdir/config.yaml" --kubeconfig="$kdir/kubeconfig" \
     --feature-gates=VisibilityOnDemand=false --zap-log-level=2 "${kueue_extra[@]}"
-  wait_ready kueue "kueue (127.0.0.1:$KUEUE_HEALTH_PORT/readyz)" kueue_healthy
+  wait_ready kueue "kueue (127.0.0.1:$KUEUE_HEALTH_PORT/readyz)" readyz "$KUEUE_HEALTH_PORT"
   # Only now the webhooks (failurePolicy Fail), pointed at the process.
   ts_retry "$UP_TIMEOUT" "kueue: reading its webhooks" \
     kc create --dry-run=client -o json -f "$TS_KUEUE_DIR/webhooks.yaml" >"$kdir/webhooks.json"
-  python3 -c '
-import base64, json, sys
-port, ca, label = sys.argv[1], open(sys.argv[2], "rb").read(), sys.argv[3]
-text, objs, i = sys.stdin.read(), [], 0
-while text[i:].strip():  # one JSON object per document
-    o, i = json.JSONDecoder().raw_decode(text, len(text) - len(text[i:].lstrip()))
-    objs.append(o)
-for o in objs:
-    o["metadata"]["name"] = "trainsonnet-kueue-" + o["metadata"]["name"]
-    for w in o["webhooks"]:
-        path = w["clientConfig"]["service"]["path"]
-        w["clientConfig"] = {"url": "https://127.0.0.1:%s%s" % (port, path), "caBundle": base64.b64encode(ca).decode()}
-        w["namespaceSelector"] = {"matchLabels": {label: "true"}}
-json.dump({"apiVersion": "v1", "kind": "List", "items": objs}, sys.stdout)
-' "$KUEUE_WEBHOOK_PORT" "$PKI/ca.crt" trainsonnet.test/kueue <"$kdir/webhooks.json" >"$kdir/webhooks-local.json"
+  local_webhooks kueue "$KUEUE_WEBHOOK_PORT" trainsonnet.test/kueue <"$kdir/webhooks.json" >"$kdir/webhooks-local.json"
   ts_retry "$UP_TIMEOUT" "kueue: its webhooks" kc apply -f "$kdir/webhooks-local.json" >/dev/null
   ts_log "kueue: installed and serving its webhooks $(ts_since "$t") after the control plane (total $(ts_since "$TS_T0"))"
 fi
@@ -474,13 +486,6 @@ fi
 # its own identity bound to its ClusterRole, no leader election, and its
 # webhooks (the JobSet's, and the pod webhook that places a JobSet's pods)
 # see only the objects of namespaces labelled trainsonnet.test/jobset=true.
-jobset_healthy() {
-  local resp
-  # shellcheck disable=SC2016 # $1 is expanded by the inner bash
-  resp="$(timeout 2 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1" &&
-    printf "GET /readyz HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n" >&3 && cat <&3' _ "$JOBSET_HEALTH_PORT")" || return 1
-  [[ "$resp" == "HTTP/1."?" 200"* ]]
-}
 read -r -a jobset_extra <<<"${TRAINSONNET_JOBSET_EXTRA_ARGS:-}"
 if [ "$WITH_JOBSET" = 1 ]; then
   t=$(date +%s.%N)
@@ -513,24 +518,10 @@ internalCertManagement: {enable: false}
 EOF
   start jobset "$TS_JOBSET_DIR/jobset" --config="$jdir/config.yaml" --kubeconfig="$jdir/kubeconfig" \
     --zap-log-level=2 "${jobset_extra[@]}"
-  wait_ready jobset "jobset (127.0.0.1:$JOBSET_HEALTH_PORT/readyz)" jobset_healthy
+  wait_ready jobset "jobset (127.0.0.1:$JOBSET_HEALTH_PORT/readyz)" readyz "$JOBSET_HEALTH_PORT"
   ts_retry "$UP_TIMEOUT" "jobset: reading its webhooks" \
     kc create --dry-run=client -o json -f "$TS_JOBSET_DIR/webhooks.yaml" >"$jdir/webhooks.json"
-  python3 -c '
-import base64, json, sys
-port, ca, label = sys.argv[1], open(sys.argv[2], "rb").read(), sys.argv[3]
-text, objs, i = sys.stdin.read(), [], 0
-while text[i:].strip():  # one JSON object per document
-    o, i = json.JSONDecoder().raw_decode(text, len(text) - len(text[i:].lstrip()))
-    objs.append(o)
-for o in objs:
-    o["metadata"]["name"] = "trainsonnet-jobset-" + o["metadata"]["name"]
-    for w in o["webhooks"]:
-        path = w["clientConfig"]["service"]["path"]
-        w["clientConfig"] = {"url": "https://127.0.0.1:%s%s" % (port, path), "caBundle": base64.b64encode(ca).decode()}
-        w["namespaceSelector"] = {"matchLabels": {label: "true"}}
-json.dump({"apiVersion": "v1", "kind": "List", "items": objs}, sys.stdout)
-' "$JOBSET_WEBHOOK_PORT" "$PKI/ca.crt" trainsonnet.test/jobset <"$jdir/webhooks.json" >"$jdir/webhooks-local.json"
+  local_webhooks jobset "$JOBSET_WEBHOOK_PORT" trainsonnet.test/jobset <"$jdir/webhooks.json" >"$jdir/webhooks-local.json"
   ts_retry "$UP_TIMEOUT" "jobset: its webhooks" kc apply -f "$jdir/webhooks-local.json" >/dev/null
   ts_log "jobset: installed and serving its webhooks $(ts_since "$t") after the control plane (total $(ts_since "$TS_T0"))"
 fi

@@ -2,7 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
-	"strings"
+	"fmt"
 	"testing"
 	"time"
 
@@ -27,6 +27,8 @@ func jobSetTest(t *testing.T) *kube.Kubectl {
 	return k
 }
 
+// handJobSet: %[1]s the success policy's replicated job, %[2]s and %[3]s
+// the pool's label and value (its nodes and their taint).
 const handJobSet = `apiVersion: jobset.x-k8s.io/v1alpha2
 kind: JobSet
 metadata:
@@ -36,7 +38,7 @@ spec:
     enableDNSHostnames: true
   successPolicy:
     operator: All
-    targetReplicatedJobs: [%s]
+    targetReplicatedJobs: [%[1]s]
   failurePolicy:
     maxRestarts: 2
   replicatedJobs:
@@ -81,13 +83,13 @@ func TestKwokJobSet(t *testing.T) {
 
 	// refused by the validating webhook: a success policy naming no
 	// replicated job of the set
-	bad := strings.NewReplacer("%s", "nope", "%[2]s", poolLabel, "%[3]s", pool).Replace(handJobSet)
+	bad := fmt.Sprintf(handJobSet, "nope", poolLabel, pool)
 	out, err := k.Run(ctx, []byte(bad), "apply", "-n", ns, "-f", "-")
 	require.Error(t, err, "a JobSet whose success policy names no replicated job: %s", out)
 	require.Contains(t, err.Error(), "nope", "the webhook names what is wrong")
 
 	begin := time.Now()
-	good := strings.NewReplacer("%s", "lead", "%[2]s", poolLabel, "%[3]s", pool).Replace(handJobSet)
+	good := fmt.Sprintf(handJobSet, "lead", poolLabel, pool)
 	require.NoError(t, k.Apply(ctx, ns, []byte(good)))
 	type jsPod struct {
 		Spec   struct{ Hostname, Subdomain string }
