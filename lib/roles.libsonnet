@@ -312,7 +312,7 @@ local lifetimeOf(proto, p, all) =
         else if have[0].value != std.toString(followers) then
           fail('role ' + r.name + '\'s env says TS_FOLLOWERS=' + have[0].value + ', and ' + followers + ' pods hear the end (' + names(hearers) + '): leave the end\'s env to roles.objects')
         else r.env;
-      // a group's pods that end because another went are made again,
+      // a group's pods that end because another was made again are made again,
       // counting no failure
       local grouped = [x.r.name for x in groups];
       local ignoreEnd(r) = {
@@ -323,7 +323,12 @@ local lifetimeOf(proto, p, all) =
         if !std.member(grouped, r.name) then r.job
         else r.job + { podFailurePolicy: batch.podFailurePolicy([ignoreEnd(r)] + std.get(std.get(r.job, 'podFailurePolicy', {}), 'rules', [])) };
       {
-        roles: [r + { env: envOf(r), job: jobOf(r) } for r in all],
+        // only the roles the relation changes are extended: a render reads
+        // every field of every role, through each extension
+        roles: [
+          if std.member(told, r.name) && endEnv != [] || std.member(grouped, r.name) then r + { env: envOf(r), job: jobOf(r) } else r
+          for r in all
+        ],
         objects: if watchers == [] then [] else [presenceOf(proto, p, lead.name)],
       };
 
