@@ -141,7 +141,7 @@ func operatorMPI(t *testing.T, docs [][]byte) aspects {
 		case "ConfigMap":
 			var cm corev1.ConfigMap
 			require.NoError(t, unmarshal(d, &cm))
-			a["hostfile"] = hostfile(cm.Data["hostfile"])
+			a["hostfile"] = hostfile(cm.Data["hostfile"], false)
 		}
 	}
 	require.NotEmpty(t, workers)
@@ -193,10 +193,7 @@ func oursMPI(t *testing.T, res *generator.Result) aspects {
 			var cm corev1.ConfigMap
 			require.NoError(t, json.Unmarshal(o.JSON(), &cm))
 			if h, ok := cm.Data["hostfile"]; ok {
-				a["hostfile"] = hostfile(h)
-				if asWorker {
-					a["hostfile"] = hostfileAsWorker(h)
-				}
+				a["hostfile"] = hostfile(h, asWorker)
 			}
 		}
 	}
@@ -225,40 +222,29 @@ func workerAspects(a aspects, c *corev1.Container, spec *corev1.PodSpec, n int) 
 }
 
 // hostfile: the hostfile's lines as worker index and slots, whatever
-// each side names the hosts (the operator's launcher, a rank with
-// runLauncherAsWorker, as "launcher").
-func hostfile(text string) string {
+// each side names the hosts: the operator's launcher, a rank with
+// runLauncherAsWorker, as "launcher"; and in trainsonnet's
+// launcher-as-worker shape (asWorker) worker 0 is the launcher and worker
+// i the operator's worker i-1.
+func hostfile(text string, asWorker bool) string {
 	var out []string
 	for i, line := range strings.Split(strings.TrimSpace(text), "\n") {
 		host, slots, _ := strings.Cut(line, " ")
-		if name, _, _ := strings.Cut(host, "."); strings.HasSuffix(name, "-launcher") {
-			out = append(out, "line "+strconv.Itoa(i)+": launcher "+slots)
+		name, _, _ := strings.Cut(host, ".")
+		at := "line " + strconv.Itoa(i) + ": "
+		if strings.HasSuffix(name, "-launcher") {
+			out = append(out, at+"launcher "+slots)
 			continue
 		}
-		idx := host[strings.LastIndex(host, "-worker-")+len("-worker-"):]
-		idx, _, _ = strings.Cut(idx, ".")
-		out = append(out, "line "+strconv.Itoa(i)+": worker "+idx+" "+slots)
-	}
-	return strings.Join(out, "; ")
-}
-
-// hostfileAsWorker: hostfile, for trainsonnet's launcher-as-worker shape:
-// worker 0 is the launcher, worker i the operator's worker i-1.
-func hostfileAsWorker(text string) string {
-	var out []string
-	for i, line := range strings.Split(strings.TrimSpace(text), "\n") {
-		host, slots, _ := strings.Cut(line, " ")
-		idx := host[strings.LastIndex(host, "-worker-")+len("-worker-"):]
-		idx, _, _ = strings.Cut(idx, ".")
-		n, err := strconv.Atoi(idx)
-		switch {
-		case err != nil:
-			out = append(out, "line "+strconv.Itoa(i)+": "+host+" "+slots)
-		case n == 0:
-			out = append(out, "line "+strconv.Itoa(i)+": launcher "+slots)
-		default:
-			out = append(out, "line "+strconv.Itoa(i)+": worker "+strconv.Itoa(n-1)+" "+slots)
+		idx := name[strings.LastIndex(name, "-worker-")+len("-worker-"):]
+		if n, err := strconv.Atoi(idx); asWorker && err == nil {
+			if n == 0 {
+				out = append(out, at+"launcher "+slots)
+				continue
+			}
+			idx = strconv.Itoa(n - 1)
 		}
+		out = append(out, at+"worker "+idx+" "+slots)
 	}
 	return strings.Join(out, "; ")
 }
