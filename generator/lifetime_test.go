@@ -206,3 +206,111 @@ func TestGroupRelation(t *testing.T) {
 		})
 	}
 }
+
+// TestJobSetRelation: the same roles, with jobset, make one JobSet whose
+// policies say the relation the Jobs form's pods spoke: the lead's success
+// ends the set, backoffLimit is the set's restarts, and the commands lose
+// the watch, the end port and the group (a command left with nothing to
+// wait for runs bare), the env the end's variables; no presence Service.
+// A role that starts after another orders the set (InOrder). What a
+// JobSet cannot hold is one line.
+func TestJobSetRelation(t *testing.T) {
+	res, err := renderRay(t, `[config] + roles.objects('ray', p, [rs[0] + {after: 'worker'}, rs[1], rs[2] + {env: runtime.endEnv('r-submitter', 3, 0)}])`,
+		"backoffLimit", 2, "jobset", true, "activeDeadlineSeconds", 600)
+	require.NoError(t, err)
+	var kinds []string
+	var set struct {
+		Spec struct {
+			Network       struct{ Subdomain string }
+			SuccessPolicy struct {
+				Operator             string
+				TargetReplicatedJobs []string
+			}
+			FailurePolicy struct {
+				MaxRestarts     int
+				RestartStrategy string
+				Rules           []struct {
+					Action              string
+					OnJobFailureReasons []string
+				}
+			}
+			StartupPolicy  struct{ StartupPolicyOrder string }
+			ReplicatedJobs []struct {
+				Name     string
+				Template struct {
+					Spec struct {
+						BackoffLimit, Completions, ActiveDeadlineSeconds int
+						Template                                         struct {
+							Spec struct {
+								Hostname   string
+								Containers []struct {
+									Command []string
+									Env     []struct{ Name, Value string }
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	for _, o := range res.Objects {
+		kinds = append(kinds, o.Kind)
+		if o.Kind == "JobSet" {
+			require.NoError(t, json.Unmarshal(o.JSON(), &set))
+		}
+	}
+	assert.Equal(t, []string{"ConfigMap", "JobSet"}, kinds, "one JobSet; its Service is the controller's; no presence Service")
+	s := set.Spec
+	assert.Equal(t, "r", s.Network.Subdomain)
+	assert.Equal(t, "All", s.SuccessPolicy.Operator)
+	assert.Equal(t, []string{"submitter"}, s.SuccessPolicy.TargetReplicatedJobs, "the lead's success ends the set")
+	assert.Equal(t, 2, s.FailurePolicy.MaxRestarts, "backoffLimit: the set's restarts")
+	assert.Equal(t, "BlockingRecreate", s.FailurePolicy.RestartStrategy, "no pod of the last attempt beside the next one's, under the same name")
+	require.Len(t, s.FailurePolicy.Rules, 1)
+	assert.Equal(t, "FailJobSet", s.FailurePolicy.Rules[0].Action)
+	assert.Equal(t, []string{"DeadlineExceeded"}, s.FailurePolicy.Rules[0].OnJobFailureReasons, "past its deadline, the set fails for good")
+	assert.Equal(t, "InOrder", s.StartupPolicy.StartupPolicyOrder)
+	var order []string
+	for _, rj := range s.ReplicatedJobs {
+		order = append(order, rj.Name)
+		js := rj.Template.Spec
+		assert.Zero(t, js.BackoffLimit, "%s: the Jobs never retry; the set does", rj.Name)
+		assert.Equal(t, 600, js.ActiveDeadlineSeconds, rj.Name)
+		assert.Empty(t, js.Template.Spec.Hostname, "%s: the Job controller names an Indexed Job's pods", rj.Name)
+		c := js.Template.Spec.Containers[0]
+		for _, arg := range c.Command {
+			assert.NotContains(t, []string{"--watch", "--hear-end", "--tell-end", "--group", "--group-lead"}, arg, "%s: %v", rj.Name, c.Command)
+		}
+		assert.NotEqual(t, "sh", c.Command[0], "%s: nothing left to wait for: the command runs bare (%v)", rj.Name, c.Command)
+		for _, e := range c.Env {
+			assert.NotContains(t, []string{"TS_END_TOKEN", "TS_FOLLOWERS", "TS_END_ON_FAILURE"}, e.Name, rj.Name)
+		}
+	}
+	assert.Equal(t, []string{"worker", "submitter", "head"}, order, "the head starts after the workers")
+
+	// a command that still waits keeps the runtime, without the relation
+	res, err = renderRay(t, `[config] + roles.objects('ray', p, [rs[0], rs[1] + {command: runtime.run(['ray'], waits=['r-head-0-0.r:6379'], watch=watch(p), hearEnd=end)}, rs[2]])`, "jobset", true)
+	require.NoError(t, err)
+	for _, o := range res.Objects {
+		if o.Kind == "JobSet" {
+			assert.Contains(t, string(o.JSON()), `["sh","/etc/trainsonnet/runtime.sh","run","--wait-tcp","r-head-0-0.r:6379","--","ray"]`)
+		}
+	}
+
+	for name, c := range map[string]struct{ render, want string }{
+		"a Deployment": {`[config] + roles.objects('ray', p, [rs[0] + {kind: 'Deployment'}, rs[1], rs[2]])`,
+			"roles.objects: role head is a Deployment, and a JobSet (jobset) holds Jobs"},
+		"after no role": {`[config] + roles.objects('ray', p, [rs[0] + {after: 'nobody'}, rs[1], rs[2]])`,
+			"roles.objects: role head starts after nobody, which is not another role of this job (head, worker, submitter)"},
+		"after itself": {`[config] + roles.objects('ray', p, [rs[0] + {after: 'head'}, rs[1], rs[2]])`,
+			"roles.objects: role head starts after head, which is not another role of this job"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := renderRay(t, c.render, "jobset", true)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), c.want)
+			assert.NotContains(t, err.Error(), "\n", "one line")
+		})
+	}
+}

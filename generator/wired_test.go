@@ -27,9 +27,9 @@ import (
 // a parameter that matters only beside others (storage.nfs.path beside
 // storage.nfs.server, s3.endpoint beside S3 staging) is tried beside what
 // the renders' problems and warnings name: the parameters they mention
-// (at their values), and the directories (a path under one). An enum
-// whose every other value is refused accepts only its default: nothing
-// to wire.
+// (at their values), and the directories (a path under one). An enum or
+// a bool whose every other value is refused accepts only its default
+// (tensorboard's jobset, which names why): nothing to wire.
 func TestEveryParameterIsWired(t *testing.T) {
 	if testing.Short() {
 		t.Skip("renders every prototype a few thousand times")
@@ -113,7 +113,7 @@ func (w *wiring) wired(p *param.Param) bool {
 	queues := [][]map[string]any{{{}}, nil, slices.Clone(w.good), near, far, nil}
 	named := []int{1, 1, 5, 5, 5, 5} // where a context's named ones go
 	visited := map[string]bool{}
-	refused := p.Type == param.TypeEnum
+	refused := p.Type == param.TypeEnum || p.Type == param.TypeBool
 	turn := 2
 	for tried := 0; tried < maxContexts; {
 		// {} and what it names first; then the others in turn
@@ -168,7 +168,7 @@ func (w *wiring) wired(p *param.Param) bool {
 			}
 		}
 		if len(ctx) == 0 && refused {
-			return true // an enum that takes only its default
+			return true // an enum or bool that takes only its default
 		}
 		// What the renders name (but the defaults' own warnings): a
 		// parameter (at its values), or a directory (a path under it, for

@@ -2,12 +2,14 @@
 //
 // Needs:    nothing (plain p fields).
 // Declares: batch.params(lead) — ttlSecondsAfterFinished,
-//           activeDeadlineSeconds, backoffLimit (owned by batch.params).
+//           activeDeadlineSeconds, backoffLimit (owned by batch.params)
+//           and jobset (batch.formParams, which a prototype without Jobs
+//           may declare alone, to refuse it in words of its own).
 // Returns:  batch.spec(p, backoffLimit) the lifetime fields of a Job spec;
 //           batch.podFailurePolicy(rules); batch.declared(p) whether p
 //           has the lifetime parameters; batch.need(p, who) p, or (with
 //           ts.checks) batch.missing(p, who), the error that says what to
-//           add.
+//           add; batch.jobset(p) whether the job is one JobSet.
 //
 // roles.objects applies the lifetime to every Job (and Indexed Job) role
 // by itself: the deadline and the TTL to each, p.backoffLimit to the lead
@@ -37,10 +39,24 @@ local ignoreDisruptions = {
 
 local names = ['activeDeadlineSeconds', 'backoffLimit', 'ttlSecondsAfterFinished'];
 
+// The job's form: its Jobs (the default: no controller but Kubernetes'),
+// or one JobSet (jobset.x-k8s.io/v1alpha2) on a cluster that runs the
+// JobSet controller (roles.objects makes either from the same roles).
+local formParams = ts.declare('batch.formParams', params.common({
+  jobset: params.bool('Make the job one JobSet (jobset.x-k8s.io/v1alpha2) instead of its Jobs, for a cluster that runs the JobSet controller: a replicated Job per role, one status (kubectl get jobset), the lead\'s success ends the set and JobSet stops the other roles, a failure restarts the whole set backoffLimit times, and --queue admits it by Kueue\'s JobSet integration. Pod names gain the replicated Job\'s index (<name>-<role>-0-<i>). Off: plain Jobs, no controller needed.'),
+}));
+
 {
+  // formParams: jobset, the job's form (part of params).
+  formParams:: formParams,
+
+  // jobset(p): whether the job is one JobSet (p.jobset; false where the
+  // prototype does not declare it).
+  jobset(p):: ts.has(p, 'jobset') && p.jobset,
+
   // params(lead): the lifetime parameters; lead names the role whose pod
   // is retried ("the launcher").
-  params(lead):: ts.declare('batch.params', params.common({
+  params(lead):: formParams + ts.declare('batch.params', params.common({
     ttlSecondsAfterFinished: params.seconds('Delete the finished Jobs (and their pods) this long after they end. Unset, they stay until deleted.', min=0),
     activeDeadlineSeconds: params.seconds('Fail the job, and stop all its pods, if it runs longer than this.', min=1),
     backoffLimit: params.int('Retries of ' + lead + '\'s pod before the job fails. With retries the other pods wait for the next attempt, and a lost one is replaced as often; evictions and preemptions are not counted.', default=0, min=0, max=100),

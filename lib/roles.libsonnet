@@ -58,6 +58,10 @@
 //                   runtime of their own (mpi.sh's workers): as a command
 //                   under runtime.run with watch=roles.presenceName(p,
 //                   lead), the relation roles.objects reads and makes
+//   after           another role's name: in a JobSet, this role's Job is made
+//                   once that role's pods are ready (startupPolicy
+//                   InOrder); Jobs start together, and a role that needs
+//                   another waits for it itself (runtime.run's waits)
 //   retryPerIndex   the lead, an IndexedJob, retries each index on its own:
 //                   backoffLimitPerIndex p.backoffLimit, the Job's own
 //                   limit left to the API
@@ -85,8 +89,14 @@ local runtime = import 'runtime.libsonnet';
 local ts = import 'trainsonnet.libsonnet';
 
 // podNameOf: the host name of a role's pod, <name>-<role>, and of an
-// IndexedJob's pod i, <name>-<role>-<i>; the one place that spells them.
-local podNameOf(p, role, index=null) = p.name + '-' + role + (if index == null then '' else '-' + index);
+// IndexedJob's pod i, <name>-<role>-<i>; in a JobSet, where every role is
+// an Indexed Job <name>-<role>-0 (the replicated Job's first and only),
+// <name>-<role>-0-<i> (0 for a Job's one pod). The one place that spells
+// them; podPrefixOf: what an IndexedJob's host names start with.
+local podNameOf(p, role, index=null) =
+  if batch.jobset(p) then p.name + '-' + role + '-0-' + (if index == null then 0 else index)
+  else p.name + '-' + role + (if index == null then '' else '-' + index);
+local podPrefixOf(p, role) = p.name + '-' + role + (if batch.jobset(p) then '-0-' else '-');
 // groupOf: the static group of an IndexedJob role of count pods: the
 // job's Service, its pods, its index 0 (runtime.run's group).
 local groupOf(p, role, count) = { service: p.name, count: std.toString(count), lead: podNameOf(p, role, 0) + '.' + p.name };
@@ -97,6 +107,7 @@ local defaults = {
   dns: self.kind != 'Deployment',
   lead: false,
   follows: null,
+  after: null,
   retryPerIndex: false,
   job: {},
   strategy: null,
@@ -210,7 +221,9 @@ local podSpecOf(p, r) =
     [if r.hostNetwork then 'dnsPolicy']: 'ClusterFirstWithHostNet',
     [if r.hostPID then 'hostPID']: true,
     [if r.affinity != null then 'affinity']: r.affinity,
-    [if r.dns && (r.kind == 'Job' || r.kind == 'Deployment') then 'hostname']:
+    // (in a JobSet every role is an Indexed Job, its pods named by the Job
+    // controller)
+    [if r.dns && (r.kind == 'Job' || r.kind == 'Deployment') && !batch.jobset(p) then 'hostname']:
       if r.kind == 'Deployment' && r.count != 1 then ts.fail('role ' + r.name + ': a Deployment with dns has one replica (its pod\'s host name is ' + podNameOf(p, r.name) + '): set count: 1, or dns: false')
       else podNameOf(p, r.name),
     [if r.dns then 'subdomain']: p.name,
@@ -472,6 +485,117 @@ local queued(p, ws) =
       'queue: Kueue keeps the quota of a failed pod of this job (one pod group of several Jobs) until the pod is deleted, waiting for its Job to replace it: set ttlSecondsAfterFinished to have the Jobs and their pods deleted that long after they end',
     ])] + out[1:];
 
+// The job as one JobSet (batch.jobset(p)): the same roles, and their
+// lifetime relation said as the JobSet's policies instead of a protocol
+// in the pods. Each role is a replicated Job of one Indexed Job
+// <name>-<role>-0 (count pods; a Job role one), its pods named
+// <name>-<role>-0-<i> through the JobSet's headless Service <name>
+// (network: the controller makes it and owns it, publishing pods that
+// are not ready yet, as the Jobs form's does). The lead's success ends the
+// set (successPolicy), and the controller then deletes the other roles'
+// Jobs, so nothing in the pods watches the lead or says the job is over:
+// runtime.run's watch, hearEnd, tellEnd and group go from the commands (a
+// command left with nothing to wait for runs bare), and the end's env
+// from the env. A failed Job fails the set's attempt: the controller
+// deletes every Job and its pods, then makes them again (BlockingRecreate),
+// p.backoffLimit times (failurePolicy.maxRestarts); the Jobs themselves
+// never retry, and ignore disruptions as the Jobs form's do (an evicted
+// or preempted pod is replaced, spending nothing). A Job past
+// activeDeadlineSeconds fails the set for good. A role with after starts
+// once the role it names is ready (startupPolicy InOrder).
+local relationFlags = ['--watch', '--hear-end', '--tell-end', '--group', '--group-lead'];
+local endEnvNames = ['TS_END_TOKEN', 'TS_FOLLOWERS', 'TS_END_ON_FAILURE'];
+local unrelatedCommand(cmd) =
+  if runFlags(cmd) == null then cmd
+  else
+    local n = std.length(cmd);
+    local go(i, kept) =
+      if i >= n || cmd[i] == '--' then { kept: kept, rest: cmd[i + 1:] }
+      else go(i + 2, kept + (if std.member(relationFlags, cmd[i]) then [] else [cmd[i], cmd[i + 1]]));
+    local split = go(3, []);
+    if split.kept == [] then split.rest else cmd[:3] + split.kept + ['--'] + split.rest;
+local unrelated(r) =
+  local cmd = unrelatedCommand(r.command);
+  local env = [e for e in r.env if !std.member(endEnvNames, e.name)];
+  if cmd == r.command && std.length(env) == std.length(r.env) && r.follows == null then r
+  else r + { command: cmd, env: env, follows: null };
+
+// What a JobSet takes of the roles: no Deployment (a JobSet holds Jobs),
+// one lead, after naming another role; or the one-line error.
+local jobsetOK(all) =
+  local leads = [r for r in all if r.lead];
+  local names = [r.name for r in all];
+  local deployments = [r.name for r in all if r.kind == 'Deployment'];
+  local afters = [r for r in all if r.after != null];
+  if deployments != [] then ts.fail('roles.objects: role ' + deployments[0] + ' is a Deployment, and a JobSet (jobset) holds Jobs: the prototype refuses jobset where a role is long-lived')
+  else if leads == [] then ts.fail('roles.objects: none of the roles ' + std.join(', ', names) + ' says lead: true, and a JobSet ends with its lead (successPolicy)')
+  else if [r for r in afters if !std.member(names, r.after) || r.after == r.name] != [] then
+    local r = [r for r in afters if !std.member(names, r.after) || r.after == r.name][0];
+    ts.fail('roles.objects: role ' + r.name + ' starts after ' + r.after + ', which is not another role of this job (' + std.join(', ', names) + ')')
+  else leads[0];
+
+// The restarts of the set (the controller's count on each pod), for a
+// program that resumes: TRAINSONNET_RESTARTS where the Jobs form gives
+// the count of the pod's index.
+local setRestarts = {
+  name: 'TRAINSONNET_RESTARTS',
+  valueFrom: { fieldRef: { fieldPath: "metadata.labels['jobset.sigs.k8s.io/restart-attempt']" } },
+};
+
+local replicatedOf(proto, p, r0) =
+  local perIndex = r0.kind == 'IndexedJob' && (r0.retryPerIndex || !r0.lead && p.backoffLimit > 0);
+  local r = if perIndex then r0 + { env: r0.env + [setRestarts] } else r0;
+  local pods = if r.kind == 'IndexedJob' then r.count else 1;
+  // the per-index fields go: the set's restarts are the retries
+  local own = { [k]: r.job[k] for k in std.objectFields(r.job) if k != 'maxFailedIndexes' && k != 'backoffLimitPerIndex' };
+  {
+    name: r.name,
+    replicas: 1,
+    template: {
+      metadata: { labels: common.labels(proto, p, r.name) },
+      spec: {
+        completionMode: 'Indexed',
+        completions: pods,
+        parallelism: pods,
+        backoffLimit: 0,
+        [if p.activeDeadlineSeconds != null then 'activeDeadlineSeconds']: p.activeDeadlineSeconds,
+        podFailurePolicy: batch.podFailurePolicy(),
+        template: common.podTemplate(proto, p, r.name, podSpecOf(p, r)),
+      } + own,
+    },
+  };
+
+local jobsetOf(proto, p, all) =
+  local lead = jobsetOK(all);
+  local rs = [unrelated(r) for r in all];
+  // a role that starts after another comes after it: InOrder starts the
+  // replicated Jobs in their order, each once the one before is ready
+  local ordered = [r for r in rs if r.after == null] + [r for r in rs if r.after != null];
+  local labels = if p.queue == null then {} else {
+    [kueue + 'queue-name']: p.queue,
+    [if p.workloadPriorityClass != null then kueue + 'priority-class']: p.workloadPriorityClass,
+  };
+  {
+    apiVersion: 'jobset.x-k8s.io/v1alpha2',
+    kind: 'JobSet',
+    metadata: common.metadata(proto, p, p.name) + (if labels == {} then {} else { labels+: labels }),
+    spec: {
+      // Kueue resumes a queued set once it admits all of it, and
+      // suspends it again to evict it
+      [if p.queue != null then 'suspend']: true,
+      [if p.ttlSecondsAfterFinished != null then 'ttlSecondsAfterFinished']: p.ttlSecondsAfterFinished,
+      network: { enableDNSHostnames: true, subdomain: p.name, publishNotReadyAddresses: true },
+      successPolicy: { operator: 'All', targetReplicatedJobs: [lead.name] },
+      failurePolicy: {
+        maxRestarts: p.backoffLimit,
+        restartStrategy: 'BlockingRecreate',
+        rules: [{ name: 'deadline', action: 'FailJobSet', onJobFailureReasons: ['DeadlineExceeded'] }],
+      },
+      startupPolicy: { startupPolicyOrder: if std.length(ordered) != std.length([r for r in rs if r.after == null]) then 'InOrder' else 'AnyOrder' },
+      replicatedJobs: [replicatedOf(proto, p, r) for r in ordered],
+    },
+  };
+
 {
   // The role defaults: every field of a role but name and image.
   defaults:: defaults,
@@ -556,7 +680,7 @@ local queued(p, ws) =
   // them in one place.
   podName(p, role, index=null):: podNameOf(p, role, index),
   podHost(p, role, index=null):: $.host(p, podNameOf(p, role, index)),
-  podPrefix(p, role):: podNameOf(p, role) + '-',
+  podPrefix(p, role):: podPrefixOf(p, role),
   // group(p, role, count): runtime.run's group for an IndexedJob role of
   // count pods (dns: true), led by its index 0; roles.objects checks it.
   group(p, role, count):: groupOf(p, role, count),
@@ -621,7 +745,8 @@ local queued(p, ws) =
   //     that counts other followers than hear the end.
   // objects(proto, p, rs): the job's headless Service (null when no role
   // has dns) and every role's workload, admitted as one by Kueue when p
-  // has a queue (see queued above). One role of a job with Jobs is the
+  // has a queue (see queued above); with jobset (batch.jobset), the one
+  // JobSet of the roles instead (see jobsetOf above), queued by its label. One role of a job with Jobs is the
   // lead (lead: true): when p has backoffLimit, objects refuses a job
   // without one, or with two.
   objects(proto, p, rs)::
@@ -636,6 +761,7 @@ local queued(p, ws) =
       else ts.fail('roles.objects: none of the roles ' + std.join(', ', [r.name for r in all])
                    + ' says lead: true, so backoffLimit (batch.params) would retry nothing: add lead: true to the role whose end ends the job')
     else if ts.checks && jobs != [] && !batch.declared(p) then lifetimeMissing(p, jobs[0])
+    else if batch.jobset(q) then [jobsetOf(proto, q, all)]
     else
       local life = lifetimeOf(proto, q, all);
       local ws = [workloadOf(proto, q, r) for r in life.roles];
@@ -660,17 +786,24 @@ local queued(p, ws) =
   // DNS label (at most 63 characters); the longest is a role's name, or the
   // last host name of an indexed role. A caller that knows which role has
   // the longest names (MPI: the workers) may pass that one alone.
+  // In a JobSet (batch.jobset) the names are longer, <name>-<role>-0-<i>,
+  // and the JobSet webhook holds the pods' own names, those and five
+  // characters more, to 63.
   nameFits(p, rs)::
+    local set = batch.jobset(p);
     local indexed(r) = 'kind' in r && r.kind == 'IndexedJob';
-    local suffix(r) = '-' + r.name + (if indexed(r) then '-' + (r.count - 1) else '');
+    local suffix(r) =
+      if set then '-' + r.name + '-0-' + (if indexed(r) then r.count - 1 else 0)
+      else '-' + r.name + (if indexed(r) then '-' + (r.count - 1) else '');
     local longest = if std.length(rs) == 1 then rs[0]
     else std.foldl(function(a, r) if std.length(suffix(r)) > std.length(suffix(a)) then r else a, rs[1:], rs[0]);
-    local max = 63 - std.length(suffix(longest));
+    local max = 63 - std.length(suffix(longest)) - (if set then 6 else 0);
     local hosts = if 'dns' in longest then longest.dns else !('kind' in longest && longest.kind == 'Deployment');
     ts.check(std.length(p.name) <= max, 'name',
              'must be at most ' + max + ' characters'
              + (if indexed(longest) then ' with ' + longest.count + ' ' + longest.name + 's' else '')
-             + ': ' + (if hosts then 'pod host names' else 'names') + ' such as ' + p.name + suffix(longest) + ' must fit in 63'),
+             + (if set then ' in a JobSet: its pods\' names such as ' + p.name + suffix(longest) + '-abcde must fit in 63'
+                else ': ' + (if hosts then 'pod host names' else 'names') + ' such as ' + p.name + suffix(longest) + ' must fit in 63')),
 
   // hostNetworkPort: a port that host-network pods bind must not be one
   // the node itself uses (22: the node's sshd). who: "the workers share".

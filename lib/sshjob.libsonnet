@@ -69,6 +69,7 @@
 // name and kind itself; a role that sets them, or a field neither roles
 // nor jobs knows, is an error that names it.
 
+local batch = import 'batch.libsonnet';
 local common = import 'common.libsonnet';
 local params = import 'params.libsonnet';
 local roles = import 'roles.libsonnet';
@@ -323,9 +324,13 @@ local contract(what, r, ok, own, known, needs, refused={}) =
         kind: l.kind,
         strategy: if l.kind == 'Deployment' then l.strategy else null,
         lead: true,
+        // in a JobSet, the launcher's pod is made once the workers' sshd
+        // serve (mpi-operator's WaitForWorkersReady)
+        after: if l.kind == 'Job' then 'worker',
         resources: roles.withRequests(l.resources, $.launcherRequests),
         command: $.command(l.init, 'launcher'),
         env: $.scriptEnv(jj.port, jj.initTimeout)
+             + (if batch.jobset(p) then [{ name: 'TS_END_BY', value: 'job' }] else [])
              + (if l.rankHost != null then [{ name: 'TS_SELF', value: l.rankHost }] else [])
              + (if l.exec != null then [{ name: 'TS_EXEC', value: l.exec }] else [])
              + (if p.backoffLimit > 0 then [{ name: 'TS_END_ON_FAILURE', value: '0' }] else [])
@@ -405,11 +410,20 @@ local contract(what, r, ok, own, known, needs, refused={}) =
     else [{ name: 'TS_SSH_ENV', value: std.join(' ', [e.name for e in env] + names) }],
 
   // watchEnv: how a worker (or a sidecar of one) knows the launcher is
-  // gone; with follow false, it does not stop when it is (grace 0).
-  watchEnv(p, role='launcher', follow=true):: [
-    { name: 'TS_LAUNCHER', value: $.launcherServiceName(p, role) },
-    { name: 'TS_LAUNCHER_GRACE', value: if follow then std.toString(p.launcherGrace) else '0' },
-  ],
+  // gone; with follow false, it does not stop when it is (grace 0). In a
+  // JobSet, the JobSet controller ends the workers with the launcher
+  // (TS_END_BY=job): the worker watches the launcher's pod only to learn
+  // that it is cut off itself, and a sidecar waits for its worker alone.
+  watchEnv(p, role='launcher', follow=true, sidecar=false)::
+    if batch.jobset(p) then
+      if sidecar then [] else [
+        { name: 'TS_END_BY', value: 'job' },
+        { name: 'TS_LAUNCHER', value: roles.podHost(p, role) },
+      ]
+    else [
+      { name: 'TS_LAUNCHER', value: $.launcherServiceName(p, role) },
+      { name: 'TS_LAUNCHER_GRACE', value: if follow then std.toString(p.launcherGrace) else '0' },
+    ],
 
   // volumes of every pod. The key files are read-only: 0400 for root,
   // 0440 with the pod's fsGroup for a non-root user, 0444 for a non-root

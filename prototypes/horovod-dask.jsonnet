@@ -361,6 +361,8 @@ ts.prototype({
       roles.hostNetworkPort('ssh.port', p.ssh.port, p.useHostNetwork, 'the pods share', ' (the chart\'s default network)'),
       mpi.checkConfigSize(p, 'worker.number', hostLinePrefix(p), hostLineSuffix(p), 0, p.worker.number, extraBytes=ts.assetBytes('assets/dask.sh', daskScript)),
       roles.nonRootPort(p, 'ssh.port', p.ssh.port, 'sshd'),
+      ts.check(!(p.jobset && interactive(p)), 'jobset',
+               'needs exec (or scheduler.args): without a command the scheduler is a Deployment, a long-lived cluster, and a JobSet holds Jobs that end'),
     ] + [
       local gpus = chart.gpusOf(p, workerOf(p));
       ts.check(daskGPUs(p) <= gpus, 'worker.dask.gpu',

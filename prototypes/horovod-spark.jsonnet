@@ -328,6 +328,8 @@ ts.prototype({
 
   validate(p)::
     storage.validate(p, ['storeDir']) + [
+    ts.check(!(p.jobset && p.longLived), 'jobset',
+             'cannot go with longLived: a long-lived cluster is Deployments, and a JobSet holds Jobs that end'),
     roles.nameFits(p, [{ name: 'worker', kind: 'IndexedJob', count: p.worker.number }, { name: 'master' }, { name: 'driver' }]),
     ts.check(!gpuMode(p) || p.worker.cores == null || p.worker.cores == p.worker.gpu, 'worker.cores',
              'must be ' + p.worker.gpu + ' (worker.gpu) or unset: with GPUs, a worker\'s Spark cores are its GPUs, so that taskCpus counts the GPUs of each Horovod process'),

@@ -116,7 +116,7 @@ local job(p) =
       ],
       sidecars: if p.s3.uploadFrom == null then [] else [
         s3Container('s3-upload', 's3-upload', s3Env({ TS_S3_FROM: p.s3.uploadFrom, TS_S3_TO: p.s3.uploadTo, TS_JOB_NAME: p.name })
-                                              + mpi.watchEnv(p)
+                                              + mpi.watchEnv(p, sidecar=true)
                                               + [
                                                 { name: 'TS_POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
                                                 { name: 'TS_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },

@@ -131,8 +131,9 @@ local ownEnv(p) = [
 // deleted or cut off), for the Job to make them again, no retry spent, and
 // meet again at once, rather than wait for the training's own timeout and torchrun's exit
 // barrier (5 minutes in PyTorch 1.13). Elastic training handles its pods
-// coming and going itself.
-local grouped(p) = !elastic(p) && p.workers > 1;
+// coming and going itself. A JobSet needs no group: a pod that fails
+// fails the set's attempt, and the JobSet controller makes every pod again.
+local grouped(p) = !elastic(p) && p.workers > 1 && !batch.jobset(p);
 local configName(p) = p.name + '-config';
 local config(p) = {
   apiVersion: 'v1',

@@ -2,6 +2,7 @@
 // Service. Replaces the tensorboard chart of the distributed TensorFlow
 // charts (seed 002) and Kubeflow's tensorboard ksonnet prototype.
 
+local batch = import 'batch.libsonnet';
 local common = import 'common.libsonnet';
 local roles = import 'roles.libsonnet';
 local storage = import 'storage.libsonnet';
@@ -21,7 +22,7 @@ local roleParams = roles.params(
   exec='Command TensorBoard\'s container runs with sh -c instead of tensorboard --logdir=<logDir> --port=<targetPort> --bind_all (a wrapper that installs a plugin first, say). It must serve HTTP on targetPort; $LOG_DIR holds logDir.',
 );
 
-local params_ = common.params('train') + storage.params(['logDir'], tfCharts=true) + roleParams + {
+local params_ = common.params('train') + batch.formParams + storage.params(['logDir'], tfCharts=true) + roleParams + {
   runAsUser+: {
     default: 1000,
     doc: 'User id TensorBoard runs as: 1000 by default, so it runs without root (Pod Security restricted); 0 runs it as root. The user need not exist in the image.',
@@ -170,6 +171,8 @@ ts.prototype({
 
   validate(p):: storage.validate(p, ['logDir']) + [
     roles.nameFits(p, [role(p)]),
+    ts.check(!p.jobset, 'jobset',
+             'tensorboard is a long-lived server (a Deployment), and a JobSet holds Jobs that end: render the training job with jobset, and TensorBoard beside it without'),
     ts.check(!(scheme(p) == 's3' && p.exec == null && p.tensorboardImage == defaultImage), 'logDir',
              'an s3:// logDir needs another tensorboardImage: TensorFlow 2.6 and later (this default image) read S3 only through tensorflow-io, which TensorBoard does not load; use an image with tensorboard and boto3 but without TensorFlow, where TensorBoard reads S3 itself'),
   ],

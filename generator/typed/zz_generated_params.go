@@ -298,6 +298,13 @@ type DeepSpeed struct {
 	// exit code 124; also how long a worker waits for the launcher to appear. Default 300.
 	// Whole seconds.
 	InitTimeout *time.Duration
+	// Make the job one JobSet (jobset.x-k8s.io/v1alpha2) instead of its Jobs, for a cluster
+	// that runs the JobSet controller: a replicated Job per role, one status (kubectl get
+	// jobset), the lead's success ends the set and JobSet stops the other roles, a failure
+	// restarts the whole set backoffLimit times, and --queue admits it by Kueue's JobSet
+	// integration. Pod names gain the replicated Job's index (<name>-<role>-0-<i>). Off:
+	// plain Jobs, no controller needed. Default false.
+	Jobset *bool
 	// The launcher pod, with launcherAsWorker false: a Job of its own that waits for the
 	// workers and runs deepspeed. It holds no rank.
 	Launcher DeepSpeedLauncher
@@ -379,6 +386,9 @@ func (p DeepSpeed) setOn(ps *generator.Params) {
 	}
 	if p.InitTimeout != nil {
 		ps.Set("initTimeout", *p.InitTimeout)
+	}
+	if p.Jobset != nil {
+		ps.Set("jobset", *p.Jobset)
 	}
 	p.Launcher.setOn(ps)
 	if p.LauncherAsWorker != nil {
@@ -465,6 +475,13 @@ type Eval struct {
 	// image, environment and volumes: to prepare data into scratchDir. Unset: the chart's
 	// data preparation when prepareData says so.
 	Init string
+	// Make the job one JobSet (jobset.x-k8s.io/v1alpha2) instead of its Jobs, for a cluster
+	// that runs the JobSet controller: a replicated Job per role, one status (kubectl get
+	// jobset), the lead's success ends the set and JobSet stops the other roles, a failure
+	// restarts the whole set backoffLimit times, and --queue admits it by Kueue's JobSet
+	// integration. Pod names gain the replicated Job's index (<name>-<role>-0-<i>). Off:
+	// plain Jobs, no controller needed. Default false.
+	Jobset *bool
 	// Memory limit of the evaluator.
 	Memory *resource.Quantity
 	// Node labels the evaluator must run on.
@@ -544,6 +561,9 @@ func (p Eval) setOn(ps *generator.Params) {
 	if p.Init != "" {
 		ps.Set("init", p.Init)
 	}
+	if p.Jobset != nil {
+		ps.Set("jobset", *p.Jobset)
+	}
 	if p.Memory != nil {
 		ps.Set("memory", *p.Memory)
 	}
@@ -614,6 +634,13 @@ type Horovod struct {
 	// exit code 124; also how long a worker waits for the driver to appear. (The chart tried
 	// 30 times, then restarted the pod.) Default 300. Whole seconds.
 	InitTimeout *time.Duration
+	// Make the job one JobSet (jobset.x-k8s.io/v1alpha2) instead of its Jobs, for a cluster
+	// that runs the JobSet controller: a replicated Job per role, one status (kubectl get
+	// jobset), the lead's success ends the set and JobSet stops the other roles, a failure
+	// restarts the whole set backoffLimit times, and --queue admits it by Kueue's JobSet
+	// integration. Pod names gain the replicated Job's index (<name>-<role>-0-<i>). Off:
+	// plain Jobs, no controller needed. Default false.
+	Jobset *bool
 	// How long a worker waits, once the launcher is gone without telling it to stop, before
 	// it stops on its own. A launcher that is preempted, evicted or retried must be back
 	// within it, or its workers are gone. Default 420. Whole seconds.
@@ -768,6 +795,9 @@ func (p Horovod) setOn(ps *generator.Params) {
 	if p.InitTimeout != nil {
 		ps.Set("initTimeout", *p.InitTimeout)
 	}
+	if p.Jobset != nil {
+		ps.Set("jobset", *p.Jobset)
+	}
 	if p.LauncherGrace != nil {
 		ps.Set("launcherGrace", *p.LauncherGrace)
 	}
@@ -910,6 +940,13 @@ type HorovodDask struct {
 	// exit code 124; also how long a worker waits for the scheduler to appear. (The chart
 	// tried 30 times.) Default 300. Whole seconds.
 	InitTimeout *time.Duration
+	// Make the job one JobSet (jobset.x-k8s.io/v1alpha2) instead of its Jobs, for a cluster
+	// that runs the JobSet controller: a replicated Job per role, one status (kubectl get
+	// jobset), the lead's success ends the set and JobSet stops the other roles, a failure
+	// restarts the whole set backoffLimit times, and --queue admits it by Kueue's JobSet
+	// integration. Pod names gain the replicated Job's index (<name>-<role>-0-<i>). Off:
+	// plain Jobs, no controller needed. Default false.
+	Jobset *bool
 	// How long a worker waits, once the launcher is gone without telling it to stop, before
 	// it stops on its own. A launcher that is preempted, evicted or retried must be back
 	// within it, or its workers are gone. Default 420. Whole seconds.
@@ -1141,6 +1178,9 @@ func (p HorovodDask) setOn(ps *generator.Params) {
 	if p.InitTimeout != nil {
 		ps.Set("initTimeout", *p.InitTimeout)
 	}
+	if p.Jobset != nil {
+		ps.Set("jobset", *p.Jobset)
+	}
 	if p.LauncherGrace != nil {
 		ps.Set("launcherGrace", *p.LauncherGrace)
 	}
@@ -1345,6 +1385,13 @@ type HorovodSpark struct {
 	// they fail with exit code 124; also how long the master and workers wait for the driver
 	// to appear. Default 300. Whole seconds.
 	InitTimeout *time.Duration
+	// Make the job one JobSet (jobset.x-k8s.io/v1alpha2) instead of its Jobs, for a cluster
+	// that runs the JobSet controller: a replicated Job per role, one status (kubectl get
+	// jobset), the lead's success ends the set and JobSet stops the other roles, a failure
+	// restarts the whole set backoffLimit times, and --queue admits it by Kueue's JobSet
+	// integration. Pod names gain the replicated Job's index (<name>-<role>-0-<i>). Off:
+	// plain Jobs, no controller needed. Default false.
+	Jobset *bool
 	// A long-lived cluster for interactive use: the master, the workers and the driver pod
 	// as Deployments that run until deleted. The driver pod runs no script: open a session
 	// in it (kubectl exec -it deploy/<name>-driver -- pyspark), whose executors reach it at
@@ -1501,6 +1548,9 @@ func (p HorovodSpark) setOn(ps *generator.Params) {
 	}
 	if p.InitTimeout != nil {
 		ps.Set("initTimeout", *p.InitTimeout)
+	}
+	if p.Jobset != nil {
+		ps.Set("jobset", *p.Jobset)
 	}
 	if p.LongLived != nil {
 		ps.Set("longLived", *p.LongLived)
@@ -1666,6 +1716,13 @@ type OpenMPI struct {
 	// exit code 124; also how long a worker waits for the launcher to appear. Default 300.
 	// Whole seconds.
 	InitTimeout *time.Duration
+	// Make the job one JobSet (jobset.x-k8s.io/v1alpha2) instead of its Jobs, for a cluster
+	// that runs the JobSet controller: a replicated Job per role, one status (kubectl get
+	// jobset), the lead's success ends the set and JobSet stops the other roles, a failure
+	// restarts the whole set backoffLimit times, and --queue admits it by Kueue's JobSet
+	// integration. Pod names gain the replicated Job's index (<name>-<role>-0-<i>). Off:
+	// plain Jobs, no controller needed. Default false.
+	Jobset *bool
 	// The launcher pod, which waits for the workers and runs exec (the Kubeflow prototype
 	// called it "master"). The top-level cpu, memory, gpu, nodeSelector and tolerations
 	// describe the workers; these describe the launcher.
@@ -1802,6 +1859,9 @@ func (p OpenMPI) setOn(ps *generator.Params) {
 	if p.InitTimeout != nil {
 		ps.Set("initTimeout", *p.InitTimeout)
 	}
+	if p.Jobset != nil {
+		ps.Set("jobset", *p.Jobset)
+	}
 	p.Launcher.setOn(ps)
 	if p.LauncherAsWorker != nil {
 		ps.Set("launcherAsWorker", *p.LauncherAsWorker)
@@ -1920,6 +1980,13 @@ type PyTorch struct {
 	// tagged, else IfNotPresent, as Kubernetes picks it (written out, so the manifest says
 	// it).
 	ImagePullPolicy string
+	// Make the job one JobSet (jobset.x-k8s.io/v1alpha2) instead of its Jobs, for a cluster
+	// that runs the JobSet controller: a replicated Job per role, one status (kubectl get
+	// jobset), the lead's success ends the set and JobSet stops the other roles, a failure
+	// restarts the whole set backoffLimit times, and --queue admits it by Kueue's JobSet
+	// integration. Pod names gain the replicated Job's index (<name>-<role>-0-<i>). Off:
+	// plain Jobs, no controller needed. Default false.
+	Jobset *bool
 	// Memory limit of each worker.
 	Memory *resource.Quantity
 	// Node labels each worker must run on.
@@ -1993,6 +2060,9 @@ func (p PyTorch) setOn(ps *generator.Params) {
 	if p.ImagePullPolicy != "" {
 		ps.Set("imagePullPolicy", p.ImagePullPolicy)
 	}
+	if p.Jobset != nil {
+		ps.Set("jobset", *p.Jobset)
+	}
 	if p.Memory != nil {
 		ps.Set("memory", *p.Memory)
 	}
@@ -2052,6 +2122,13 @@ type TensorBoard struct {
 	// Image pull policy. Unset: Always for an image tagged :latest or not tagged, else
 	// IfNotPresent, as Kubernetes picks it (written out, so the manifest says it).
 	ImagePullPolicy string
+	// Make the job one JobSet (jobset.x-k8s.io/v1alpha2) instead of its Jobs, for a cluster
+	// that runs the JobSet controller: a replicated Job per role, one status (kubectl get
+	// jobset), the lead's success ends the set and JobSet stops the other roles, a failure
+	// restarts the whole set backoffLimit times, and --queue admits it by Kueue's JobSet
+	// integration. Pod names gain the replicated Job's index (<name>-<role>-0-<i>). Off:
+	// plain Jobs, no controller needed. Default false.
+	Jobset *bool
 	// Directory TensorBoard reads (the charts' logdir, Kubeflow's logDir): under
 	// storage.mountPath or a volumeMount, or an s3:// or gs:// URI. Unset:
 	// <storage.mountPath>/train, where training writes its summaries.
@@ -2144,6 +2221,9 @@ func (p TensorBoard) setOn(ps *generator.Params) {
 	}
 	if p.ImagePullPolicy != "" {
 		ps.Set("imagePullPolicy", p.ImagePullPolicy)
+	}
+	if p.Jobset != nil {
+		ps.Set("jobset", *p.Jobset)
 	}
 	if p.LogDir != "" {
 		ps.Set("logDir", p.LogDir)
@@ -2253,6 +2333,13 @@ type TFDistributed struct {
 	// server whose node is still being added by an autoscaler or pulling a multi-GB image.
 	// Default 900. Whole seconds.
 	InitTimeout *time.Duration
+	// Make the job one JobSet (jobset.x-k8s.io/v1alpha2) instead of its Jobs, for a cluster
+	// that runs the JobSet controller: a replicated Job per role, one status (kubectl get
+	// jobset), the lead's success ends the set and JobSet stops the other roles, a failure
+	// restarts the whole set backoffLimit times, and --queue admits it by Kueue's JobSet
+	// integration. Pod names gain the replicated Job's index (<name>-<role>-0-<i>). Off:
+	// plain Jobs, no controller needed. Default false.
+	Jobset *bool
 	// How long the parameter servers (and the evaluator; with a chief, the workers) wait for
 	// the workers (or the chief) to become Ready before they fail with exit code 124. 0, the
 	// default: as long as the job runs, as the chart's parameter servers did, since GPU node
@@ -2509,6 +2596,9 @@ func (p TFDistributed) setOn(ps *generator.Params) {
 	}
 	if p.InitTimeout != nil {
 		ps.Set("initTimeout", *p.InitTimeout)
+	}
+	if p.Jobset != nil {
+		ps.Set("jobset", *p.Jobset)
 	}
 	if p.LeadTimeout != nil {
 		ps.Set("leadTimeout", *p.LeadTimeout)

@@ -173,12 +173,13 @@ func mountPathDefaults(ctx context.Context, g *generator.Generator, pr *generato
 			if err != nil || len(objs) != 1 {
 				continue
 			}
-			spec, _ := podSpecOf(objs[0])
-			for _, kind := range []string{"initContainers", "containers"} {
-				for _, c := range asList(spec[kind]) {
-					for _, m := range asList(asMap(c)["volumeMounts"]) {
-						if mp, ok := asMap(m)["mountPath"].(string); ok {
-							out[mp] = true
+			for _, ps := range podSpecsOf(objs[0]) {
+				for _, kind := range []string{"initContainers", "containers"} {
+					for _, c := range asList(ps.spec[kind]) {
+						for _, m := range asList(asMap(c)["volumeMounts"]) {
+							if mp, ok := asMap(m)["mountPath"].(string); ok {
+								out[mp] = true
+							}
 						}
 					}
 				}

@@ -129,7 +129,14 @@ func (env *caseEnv) check(t testing.TB, key string, want kube.PodSecurityLevel, 
 		t.Logf("%s: Pod Security %s", key, level)
 	}
 
+	sets := jobSetsOf(objs)
+	if len(sets) > 0 {
+		kube.JobSet(t)
+	}
 	ns := env.nss.create(t, "e2e-"+strings.ReplaceAll(key, "/", "-"), level)
+	if len(sets) > 0 {
+		k.JobSetNamespace(t, ns)
+	}
 	manifests := render(t, ns)
 	require.NoErrorf(t, strictDryRun(ctx, k, ns, manifests), "%s: dry run in namespace %s (Pod Security %s)", key, ns, level)
 	require.NoErrorf(t, k.Apply(ctx, ns, manifests), "%s: apply in namespace %s", key, ns)
@@ -137,11 +144,19 @@ func (env *caseEnv) check(t testing.TB, key string, want kube.PodSecurityLevel, 
 	require.NoError(t, err)
 	assert.Lenf(t, live, len(objs), "%s: objects in namespace %s after apply", key, ns)
 	require.NoErrorf(t, k.ReapplyUnchanged(ctx, ns, manifests), "%s: re-apply in namespace %s", key, ns)
+	for _, set := range sets {
+		checkJobSetMade(t, k, ns, set)
+	}
 
-	// The level is the strictest one: the next stricter level refuses it.
+	// The level is the strictest one: the next stricter level refuses it
+	// (a JobSet's pods as its Jobs': Pod Security reads no JobSet).
 	if s := stricter(level); s != "" {
 		pns := env.probe[s]
-		err := strictDryRun(ctx, k, pns, render(t, pns))
+		probe := render(t, pns)
+		if len(sets) > 0 {
+			probe = jobSetJobs(t, probe)
+		}
+		err := strictDryRun(ctx, k, pns, probe)
 		require.Errorf(t, err, "%s: passes Pod Security %s too; run it at that level (podSecurity in its cases.yaml)", key, s)
 		require.ErrorContainsf(t, err, `would violate PodSecurity "`+string(s)+`:latest"`,
 			"%s: refused in a %s namespace for a reason other than Pod Security", key, s)

@@ -20,17 +20,15 @@ import (
 func podSecurityLevel(objs []map[string]any) (kube.PodSecurityLevel, map[kube.PodSecurityLevel][]string) {
 	why := map[kube.PodSecurityLevel][]string{}
 	for _, o := range objs {
-		spec, path := podSpecOf(o)
-		if spec == nil {
-			continue
-		}
-		where := fmt.Sprintf("%v %v: ", o["kind"], nested(o, "metadata", "name"))
-		b, r := checkPodSpec(spec, path)
-		for _, s := range b {
-			why[kube.Baseline] = append(why[kube.Baseline], where+s)
-		}
-		for _, s := range r {
-			why[kube.Restricted] = append(why[kube.Restricted], where+s)
+		for _, ps := range podSpecsOf(o) {
+			where := fmt.Sprintf("%v %v: ", o["kind"], nested(o, "metadata", "name"))
+			b, r := checkPodSpec(ps.spec, ps.path)
+			for _, s := range b {
+				why[kube.Baseline] = append(why[kube.Baseline], where+s)
+			}
+			for _, s := range r {
+				why[kube.Restricted] = append(why[kube.Restricted], where+s)
+			}
 		}
 	}
 	switch {
@@ -42,17 +40,37 @@ func podSecurityLevel(objs []map[string]any) (kube.PodSecurityLevel, map[kube.Po
 	return kube.Restricted, why
 }
 
-// podSpecOf returns the pod spec of a Pod or of a workload's pod template.
-func podSpecOf(o map[string]any) (map[string]any, string) {
+// podSpec is a pod spec and where it sits in its object.
+type podSpec struct {
+	spec map[string]any
+	path string
+}
+
+// podSpecsOf returns the pod spec of a Pod or of a workload's pod
+// template, or those of a JobSet's replicated Jobs.
+func podSpecsOf(o map[string]any) []podSpec {
+	one := func(spec map[string]any, path string) []podSpec {
+		if spec == nil {
+			return nil
+		}
+		return []podSpec{{spec, path}}
+	}
 	switch o["kind"] {
 	case "Pod":
-		return asMap(o["spec"]), "spec"
+		return one(asMap(o["spec"]), "spec")
 	case "Job", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "ReplicationController":
-		return asMap(nested(o, "spec", "template", "spec")), "spec.template.spec"
+		return one(asMap(nested(o, "spec", "template", "spec")), "spec.template.spec")
 	case "CronJob":
-		return asMap(nested(o, "spec", "jobTemplate", "spec", "template", "spec")), "spec.jobTemplate.spec.template.spec"
+		return one(asMap(nested(o, "spec", "jobTemplate", "spec", "template", "spec")), "spec.jobTemplate.spec.template.spec")
+	case "JobSet":
+		var out []podSpec
+		for i, rj := range asList(nested(o, "spec", "replicatedJobs")) {
+			out = append(out, one(asMap(nested(rj, "template", "spec", "template", "spec")),
+				fmt.Sprintf("spec.replicatedJobs[%d].template.spec.template.spec", i))...)
+		}
+		return out
 	}
-	return nil, ""
+	return nil
 }
 
 // Capabilities a baseline container may add, and the volume types a

@@ -284,6 +284,11 @@ func checkTree(o *Object, m map[string]any) ([]Problem, error) {
 			return nil, err
 		}
 		o.Custom = true
+		if gv.Group == jobSetGroup && o.Kind == "JobSet" {
+			if err := checkJobSetJobs(m); err != nil {
+				return nil, err
+			}
+		}
 		problems := fieldProblems(o.ID(), errs)
 		if md, ok := m["metadata"].(map[string]any); ok {
 			if a, ok := md["annotations"].(map[string]any); ok {
@@ -458,6 +463,36 @@ func checkCustom(gv schema.GroupVersion, kind string, raw []byte) (field.ErrorLi
 		errs = append(errs, checkObjectMeta(obj.Metadata, validation.IsDNS1123Subdomain)...)
 	}
 	return errs, nil
+}
+
+// jobSetGroup is the API group of JobSet (sigs.k8s.io/jobset), whose
+// replicated Jobs are batch/v1 Job templates.
+const jobSetGroup = "jobset.x-k8s.io"
+
+// checkJobSetJobs strictly decodes the Job template of each replicated Job
+// of the JobSet m into batch/v1's JobTemplateSpec, as the API server's
+// schema for JobSet holds them: a field of a Job or a pod that is
+// misspelt, or of the wrong type, is the prototype's bug, named. (The pods
+// get the pod check as every custom resource's do.)
+func checkJobSetJobs(m map[string]any) error {
+	spec, _ := m["spec"].(map[string]any)
+	rjobs, _ := spec["replicatedJobs"].([]any)
+	for i, rj := range rjobs {
+		t, _ := rj.(map[string]any)
+		raw, err := json.Marshal(t["template"])
+		if err != nil {
+			return err
+		}
+		var tmpl batchv1.JobTemplateSpec
+		strict, err := sigsjson.UnmarshalStrict(raw, &tmpl)
+		if err == nil && len(strict) > 0 {
+			err = strict[0]
+		}
+		if err != nil {
+			return fmt.Errorf("spec.replicatedJobs[%d].template: %w", i, err)
+		}
+	}
+	return nil
 }
 
 // Problem is one rule a rendered object breaks.

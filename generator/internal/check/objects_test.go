@@ -122,3 +122,35 @@ func TestCustomKinds(t *testing.T) {
 		}
 	}
 }
+
+// TestJobSetJobs: a JobSet's replicated Jobs are batch/v1 Job templates,
+// decoded strictly: a misspelt Job or pod field is the prototype's bug,
+// named with the replicated Job it is in; a good one passes, its pod
+// checked as every custom resource's.
+func TestJobSetJobs(t *testing.T) {
+	set := func(jobSpec map[string]any) any {
+		o := obj("jobset.x-k8s.io/v1alpha2", "JobSet", "", "train")
+		o["spec"] = map[string]any{"replicatedJobs": []any{map[string]any{
+			"name": "worker", "replicas": 1,
+			"template": map[string]any{"spec": jobSpec},
+		}}}
+		return o
+	}
+	pod := map[string]any{"spec": map[string]any{
+		"restartPolicy": "Never",
+		"containers":    []any{map[string]any{"name": "w", "image": "busybox"}},
+	}}
+	if _, _, err := Objects("test", []any{set(map[string]any{"completions": 2, "template": pod})}, nil, false); err != nil {
+		t.Errorf("a good JobSet: %v", err)
+	}
+	for name, spec := range map[string]map[string]any{
+		"a misspelt Job field":      {"completion": 2, "template": pod},
+		"a misspelt pod field":      {"template": map[string]any{"spec": map[string]any{"containers": pod["spec"].(map[string]any)["containers"], "restartPolicyy": "Never"}}},
+		"a field of the wrong type": {"completions": "two", "template": pod},
+	} {
+		_, _, err := Objects("test", []any{set(spec)}, nil, false)
+		if err == nil || !strings.Contains(err.Error(), "spec.replicatedJobs[0].template") {
+			t.Errorf("%s: want an error naming spec.replicatedJobs[0].template, got %v", name, err)
+		}
+	}
+}
