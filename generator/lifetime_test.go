@@ -210,8 +210,8 @@ func TestGroupRelation(t *testing.T) {
 // TestJobSetRelation: the same roles, with jobset, make one JobSet whose
 // policies say the relation the Jobs form's pods spoke: the lead's success
 // ends the set, backoffLimit is the set's restarts, and the commands lose
-// the watch, the end port and the group (a command left with nothing to
-// wait for runs bare), the env the end's variables; no presence Service.
+// the watch, the end port and the group (the runtime stays, for its
+// signals), the env the end's variables; no presence Service.
 // A role that starts after another orders the set (InOrder). What a
 // JobSet cannot hold is one line.
 func TestJobSetRelation(t *testing.T) {
@@ -282,7 +282,8 @@ func TestJobSetRelation(t *testing.T) {
 		for _, arg := range c.Command {
 			assert.NotContains(t, []string{"--watch", "--hear-end", "--tell-end", "--group", "--group-lead"}, arg, "%s: %v", rj.Name, c.Command)
 		}
-		assert.NotEqual(t, "sh", c.Command[0], "%s: nothing left to wait for: the command runs bare (%v)", rj.Name, c.Command)
+		assert.Equal(t, []string{"sh", "/etc/trainsonnet/runtime.sh", "run", "--"}, c.Command[:4],
+			"%s: nothing left to wait for, the runtime still hands SIGTERM on (%v)", rj.Name, c.Command)
 		for _, e := range c.Env {
 			assert.NotContains(t, []string{"TS_END_TOKEN", "TS_FOLLOWERS", "TS_END_ON_FAILURE"}, e.Name, rj.Name)
 		}

@@ -494,9 +494,10 @@ local queued(p, ws) =
 // are not ready yet, as the Jobs form's does). The lead's success ends the
 // set (successPolicy), and the controller then deletes the other roles'
 // Jobs, so nothing in the pods watches the lead or says the job is over:
-// runtime.run's watch, hearEnd, tellEnd and group go from the commands (a
-// command left with nothing to wait for runs bare), and the end's env
-// from the env. A failed Job fails the set's attempt: the controller
+// runtime.run's watch, hearEnd, tellEnd and group go from the commands
+// (the runtime stays: it hands the controller's SIGTERM on to the command,
+// which as the container's first process would ignore it and hold its pod
+// for the grace period), and the end's env from the env. A failed Job fails the set's attempt: the controller
 // deletes every Job and its pods, then makes them again (BlockingRecreate),
 // p.backoffLimit times (failurePolicy.maxRestarts); the Jobs themselves
 // never retry, and ignore disruptions as the Jobs form's do (an evicted
@@ -513,7 +514,7 @@ local unrelatedCommand(cmd) =
       if i >= n || cmd[i] == '--' then { kept: kept, rest: cmd[i + 1:] }
       else go(i + 2, kept + (if std.member(relationFlags, cmd[i]) then [] else [cmd[i], cmd[i + 1]]));
     local split = go(3, []);
-    if split.kept == [] then split.rest else cmd[:3] + split.kept + ['--'] + split.rest;
+    cmd[:3] + split.kept + ['--'] + split.rest;
 local unrelated(r) =
   local cmd = unrelatedCommand(r.command);
   local env = [e for e in r.env if !std.member(endEnvNames, e.name)];

@@ -11,20 +11,20 @@
 #   image          test/node/build.sh packages images: the node's test image
 #                  (debootstrap of Debian packages: mostly waiting on the
 #                  network), started first and left to run beside the builds
-#   build: cluster test/cluster/build.sh etcd k8s kueue: what the node's
-#                  suites need of test/cluster (kwok builds in the control
-#                  plane's step)
+#   build: cluster test/cluster/build.sh etcd k8s kueue jobset: what the
+#                  node's suites need of test/cluster (kwok builds in the
+#                  control plane's step)
 #   build: node    test/node/build.sh coredns netpol tools
 #   compile tests  the node's test binaries, before its cluster starts, so
 #                  that a compile error fails here at once
 #   then, side by side, each suite on a cluster of its own (the node's at
 #   normal priority, the others at nice 19: they take the CPU it leaves):
 #   node           test/node, then test/jobs, under test/node/with-node.sh
-#                  (with Kueue), once the image is built: a real kubelet node
+#                  (with Kueue and JobSet), once the image is built: a real kubelet node
 #                  runs the generated jobs to completion, trains, rides out
 #                  the fault cases (the longest step; it mostly waits on pods)
 #   control plane  test/e2e and test/kube under test/cluster/with-cluster.sh
-#                  (which builds kwok and JobSet) with kwok, Kueue and the
+#                  (which builds kwok) with kwok, Kueue and the
 #                  JobSet controller, on a control
 #                  plane of its own
 #                  ($TRAINSONNET_STATE-kwok, ports 2xxxx): every golden
@@ -234,7 +234,7 @@ fi
 start image "$repo/test/node/build.sh" packages images
 # What the node's suites need, first: they are the longest step. kwok (the
 # control plane's suites only) builds in their step, beside the node's.
-step "build: cluster" "$cluster/build.sh" etcd k8s kueue || true
+step "build: cluster" "$cluster/build.sh" etcd k8s kueue jobset || true
 step "build: node" "$repo/test/node/build.sh" coredns netpol tools || true
 # Compile the node's test binaries before its cluster starts: a compile
 # error fails here at once, and no node waits for the compiler. (The
@@ -254,8 +254,8 @@ start_node() {
   # other package's test is on it.
   # -parallel 64: the node's slots (test/jobs) bound its cases, and weigh
   # them all only if every one of them asks.
-  start node env WITH_KWOK=0 WITH_KUEUE=1 "$repo/test/node/with-node.sh" \
-    env TRAINSONNET_E2E=1 TRAINSONNET_E2E_KUEUE=1 "${go_test[@]}" -p 1 -parallel 64 "${node_suites[@]}"
+  start node env WITH_KWOK=0 WITH_KUEUE=1 WITH_JOBSET=1 "$repo/test/node/with-node.sh" \
+    env TRAINSONNET_E2E=1 TRAINSONNET_E2E_KUEUE=1 TRAINSONNET_E2E_JOBSET=1 "${go_test[@]}" -p 1 -parallel 64 "${node_suites[@]}"
 }
 if [ -s "$logs/.image.end" ]; then
   if finish image; then start_node; else log "the node's image was not built: the node suites do not run"; fi

@@ -17,7 +17,8 @@
 #                             namespaces labelled trainsonnet.test/kueue=true
 #                             and of cluster-scoped kinds), its own identity
 #                             bound to its ClusterRole; the Job, pod and
-#                             Deployment integrations
+#                             Deployment integrations (and JobSet's, with
+#                             WITH_JOBSET=1)
 #   jobset                    only with WITH_JOBSET=1; its CRD, webhooks at
 #                             https://127.0.0.1:19444 (for the objects of
 #                             namespaces labelled trainsonnet.test/jobset=true),
@@ -455,6 +456,10 @@ if [ "$WITH_KUEUE" = 1 ]; then
     done
   } >"$kdir/rbac.yaml"
   ts_retry "$UP_TIMEOUT" "kueue: its RBAC" kc apply -f "$kdir/rbac.yaml" >/dev/null
+  # JobSet's integration where its controller runs (the JobSet CRD comes
+  # after Kueue starts: Kueue sets the integration up once it appears)
+  kueue_jobset=''
+  [ "$WITH_JOBSET" = 1 ] && kueue_jobset=', jobset.x-k8s.io/jobset'
   cat >"$kdir/config.yaml" <<EOF
 apiVersion: config.kueue.x-k8s.io/v1beta2
 kind: Configuration
@@ -466,7 +471,7 @@ leaderElection: {leaderElect: false}
 internalCertManagement: {enable: false}
 manageJobsWithoutQueueName: false
 integrations:
-  frameworks: [batch/job, pod, deployment]
+  frameworks: [batch/job, pod, deployment$kueue_jobset]
 EOF
   # VisibilityOnDemand off: it would serve an aggregated API on :8082.
   start kueue "$TS_KUEUE_DIR/kueue" --config="$kdir/config.yaml" --kubeconfig="$kdir/kubeconfig" \

@@ -63,6 +63,32 @@ var kueueCases = []struct {
 	{"deepspeed", "deepspeed", []string{"--workers", "2", "--gpu", "1"}},
 }
 
+// TestKueueJobSet: the same story for every prototype in the JobSet form
+// (jobset), queued by Kueue's JobSet integration: the JobSet carries the
+// queue and is created suspended; one workload of a PodSet per replicated
+// Job; evicted, the JobSet is suspended (its Jobs' pods deleted, no
+// failure, no restart of the set) and resumed once admitted again.
+func TestKueueJobSet(t *testing.T) {
+	k := kueueTest(t)
+	kube.JobSet(t)
+	for _, c := range kueueCases {
+		args := append(slices.Clone(c.args), "--jobset")
+		switch c.name {
+		case "horovod-dask", "horovod-spark/long-lived", "tensorboard":
+			continue // long-lived: no JobSet form
+		case "horovod":
+			args = append(args, "--exec", "horovodrun python train.py")
+		}
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			q := newKueueQueue(t, k, "js-"+c.name)
+			k.JobSetNamespace(t, q.Namespace)
+			line := q.run(t, c.proto, args)
+			t.Logf("kueue: jobset: %s: %s", c.name, line)
+		})
+	}
+}
+
 func TestKueue(t *testing.T) {
 	k := kueueTest(t)
 	for _, c := range kueueCases {
@@ -191,6 +217,12 @@ func podCount(t *testing.T, manifests []byte) int {
 				p = int(v)
 			}
 			n += p
+		case "JobSet":
+			for _, rj := range asList(spec["replicatedJobs"]) {
+				r, _ := asMap(rj)["replicas"].(float64)
+				p, _ := nested(rj, "template", "spec", "parallelism").(float64)
+				n += int(r) * int(p)
+			}
 		}
 	}
 	return n
@@ -261,9 +293,27 @@ func describePods(pods []kube.Pod) string {
 	return fmt.Sprintf("%d pods: %s", len(pods), b.String())
 }
 
-// requireIntact: the job's Jobs have not failed, nor counted a failure.
+// requireIntact: the job's Jobs have not failed, nor counted a failure;
+// its JobSet, if it is one, has not failed nor restarted.
 func (q *kueueQueue) requireIntact(t *testing.T, job string) {
 	t.Helper()
+	sets, err := q.k.Run(t.Context(), nil, "get", "jobsets.jobset.x-k8s.io", "--namespace", q.Namespace, "-l", "app.kubernetes.io/instance="+job, "-o", "json", "--ignore-not-found")
+	if err == nil && len(sets) > 0 {
+		var list struct {
+			Items []struct {
+				Status struct {
+					Restarts      int
+					TerminalState string
+				}
+			}
+		}
+		require.NoError(t, json.Unmarshal(sets, &list))
+		for _, js := range list.Items {
+			if js.Status.Restarts != 0 || js.Status.TerminalState != "" {
+				t.Fatalf("job %s: its JobSet restarted %d times, terminal state %q: an eviction counted as a failure", job, js.Status.Restarts, js.Status.TerminalState)
+			}
+		}
+	}
 	out, err := q.k.Run(t.Context(), nil, "get", "jobs", "--namespace", q.Namespace, "-l", "app.kubernetes.io/instance="+job, "-o", "json")
 	require.NoError(t, err)
 	var list struct {

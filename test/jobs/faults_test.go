@@ -95,7 +95,7 @@ func faultCases(node bool) []jobTest {
 	var cases []jobTest
 	for _, j := range faultJobs {
 		for _, f := range faults {
-			if f.node != node || !all && !slices.Contains(f.ci, j.proto) {
+			if f.node != node || !all && !slices.Contains(f.ci, j.proto) || j.only != nil && !slices.Contains(j.only, f.name) {
 				continue
 			}
 			if why := j.notFor(f); why != "" {
@@ -125,6 +125,11 @@ type faultJob struct {
 	// standIn: the job runs a stand-in, which only the faults of its pods,
 	// its node and the control plane fit.
 	standIn bool
+	// set: the job is one JobSet (jobset): its end is the set's, whose
+	// controller restarts it whole, backoffLimit times. only: the faults
+	// it runs (none other is a case of it).
+	set  bool
+	only []string
 }
 
 // notFor says why fault f does not fit the job, or "".
@@ -188,9 +193,27 @@ var faultJobs = []faultJob{
 	{proto: "horovod-dask", start: startFaultDask, target: roleTarget("scheduler", "worker"), standIn: true},
 	{proto: "horovod-spark", start: startFaultSpark, target: roleTarget("driver", "worker"), standIn: true},
 	{proto: "eval", start: startFaultEval, target: roleTarget("eval", "eval"), standIn: true},
+	// the JobSet form of the training jobs that lead in each shape
+	{proto: "pytorch-jobset", start: jobSetStart(startFaultPyTorch(false)), target: pytorchTarget, log: pytorchLog, set: true, only: jobSetFaults},
+	{proto: "openmpi-jobset", start: jobSetStart(startFaultMPI), target: mpiTarget("launcher"), log: mpiLog("launcher"), set: true, only: jobSetFaults},
+	{proto: "deepspeed-jobset", start: jobSetStart(startFaultDeepSpeed), target: pytorchTarget, log: asWorkerLog, set: true, only: jobSetFaults},
 }
 
-var everyProto = []string{"pytorch", "pytorch-elastic", "openmpi", "openmpi-as-worker", "horovod", "horovod-as-worker", "deepspeed", "tf-distributed", "horovod-dask", "horovod-spark", "eval"}
+// jobSetFaults are the faults the JobSet form rides out on the node.
+var jobSetFaults = []string{"worker pod deleted", "lead pod deleted", "worker evicted", "kubelet restarted", "API server down 20 s"}
+
+// jobSetStart starts a job of start in the JobSet form: its namespace
+// seen by JobSet's webhooks, jobset set (startFaultJob).
+func jobSetStart(start func(jc *jobCase) ([]string, bool)) func(jc *jobCase) ([]string, bool) {
+	return func(jc *jobCase) ([]string, bool) {
+		jc.s.k.JobSetNamespace(jc.t, jc.ns)
+		jc.jobset = true
+		return start(jc)
+	}
+}
+
+var everyProto = []string{"pytorch", "pytorch-elastic", "openmpi", "openmpi-as-worker", "horovod", "horovod-as-worker", "deepspeed", "tf-distributed", "horovod-dask", "horovod-spark", "eval",
+	"pytorch-jobset", "openmpi-jobset", "deepspeed-jobset"}
 
 var faults = []fault{
 	{name: "worker pod deleted", ci: everyProto, pod: true,
@@ -208,19 +231,19 @@ var faults = []fault{
 	{name: "worker OOM-killed", ci: []string{"pytorch-elastic"}, train: " --oom 1:" + strconv.Itoa(faultAtStep+3),
 		operators: "as a killed process (exit 137): OnFailure restarts it in place, ExitCode retries it",
 		params:    func(_ *jobCase, p *generator.Params) { p.Set("memory", "1Gi") }},
-	{name: "lead pod deleted", ci: []string{"openmpi"}, pod: true,
+	{name: "lead pod deleted", ci: []string{"openmpi", "openmpi-jobset"}, pod: true,
 		operators: "MPIJob: the launcher Job makes a new launcher pod; PyTorchJob: the operator makes the Master pod again",
 		inject: func(jc *jobCase, j faultJob) func() {
 			jc.deletePod(j.target(jc, true))
 			return nil
 		}},
-	{name: "worker evicted", ci: []string{"pytorch"}, pod: true,
+	{name: "worker evicted", ci: []string{"pytorch", "pytorch-jobset"}, pod: true,
 		operators: "as a deleted pod: the operator makes it again",
 		inject: func(jc *jobCase, j faultJob) func() {
 			jc.evict(j.target(jc, false))
 			return nil
 		}},
-	{name: "kubelet restarted", ci: []string{"openmpi"}, node: true,
+	{name: "kubelet restarted", ci: []string{"openmpi", "openmpi-jobset"}, node: true,
 		operators: "nothing: the pods outlive it",
 		inject: func(jc *jobCase, _ faultJob) func() {
 			restartComponent(jc.t, "kubelet", 0)
@@ -232,7 +255,7 @@ var faults = []fault{
 			restartComponent(jc.t, "containerd", 0)
 			return nil
 		}},
-	{name: "API server down 20 s", ci: []string{"openmpi"}, node: true,
+	{name: "API server down 20 s", ci: []string{"openmpi", "openmpi-jobset"}, node: true,
 		operators: "nothing: the controllers resume",
 		inject: func(jc *jobCase, _ faultJob) func() {
 			restartComponent(jc.t, "kube-apiserver", 20)
@@ -321,6 +344,13 @@ func runFault(t *testing.T, s *suite, j faultJob, f fault) {
 	jc.fault, jc.faultProto = &f, j.proto
 	jobs, trains := j.start(jc)
 	lead := jobs[0]
+	if j.set {
+		restarts := func() string {
+			out, _ := jc.kubectl(nil, "get", "jobset", jc.name, "-o", "jsonpath={.status.restarts}")
+			return string(out)
+		}
+		defer func() { t.Logf("the JobSet restarted %s times", cmp.Or(restarts(), "0")) }()
+	}
 	// Once training: its progress on the claim, or the target running;
 	// a fault made by the parameters is there from the start.
 	// A blip of the node or the control plane is one the pods outlive:
@@ -353,8 +383,9 @@ func runFault(t *testing.T, s *suite, j faultJob, f fault) {
 		if detected == 0 && jc.podsChanged(before) {
 			detected = time.Since(at)
 		}
-		jb, err := jc.getJob(lead)
-		if err == nil {
+		if j.set {
+			state = jc.jobSetState()
+		} else if jb, err := jc.getJob(lead); err == nil {
 			state, _ = jb.finished()
 		}
 		if time.Since(at) > bound {
@@ -365,7 +396,13 @@ func runFault(t *testing.T, s *suite, j faultJob, f fault) {
 	}
 	took := time.Since(at)
 	outcome := "recovered"
-	if state == "Failed" {
+	if state == "Failed" && j.set {
+		outcome = "failed clearly"
+		why, err := jc.kubectl(nil, "get", "jobset", jc.name, "-o", `jsonpath={.status.conditions[?(@.type=="Failed")].message}`)
+		require.NoError(t, err)
+		require.NotEmpty(t, why, "the JobSet says why it failed")
+		t.Logf("the JobSet failed: %s", why)
+	} else if state == "Failed" {
 		outcome = "failed clearly"
 		jb, _ := jc.getJob(lead)
 		_, why := jb.finished()
@@ -440,7 +477,10 @@ func faultTable() string {
 		b.WriteString("| " + f.name + " |")
 		for _, j := range faultJobs {
 			r, ok := results.m[[2]string{f.name, j.proto}]
-			if !ok {
+			switch {
+			case !ok && j.only != nil && !slices.Contains(j.only, f.name):
+				r = "—" // not a case of this form
+			case !ok:
 				r = "not run"
 			}
 			if why, ok := strings.CutPrefix(r, notApplicable); ok {
@@ -696,18 +736,20 @@ func startFaultPyTorch(elastic bool) func(jc *jobCase) ([]string, bool) {
 	}
 }
 
+// pytorchTarget: worker 0's pod (the lead), or worker 1's, by the labels
+// both forms give them (a JobSet's Job is <name>-worker-0).
 func pytorchTarget(jc *jobCase, lead bool) string {
 	index := "1"
 	if lead {
 		index = "0"
 	}
-	return "job-name=" + jc.name + "-worker,batch.kubernetes.io/job-completion-index=" + index
+	return instanceLabel + "=" + jc.name + "," + componentLabel + "=worker,batch.kubernetes.io/job-completion-index=" + index
 }
 
 // pytorchLog: the logs of every pod of the job that is still there.
 func pytorchLog(jc *jobCase) string {
 	var b strings.Builder
-	for _, p := range jc.pods("job-name=" + jc.name + "-worker") {
+	for _, p := range jc.pods(instanceLabel + "=" + jc.name + "," + componentLabel + "=worker") {
 		b.WriteString(jc.podLog(p, ""))
 	}
 	return b.String()
@@ -739,7 +781,7 @@ func startFaultMPI(jc *jobCase) ([]string, bool) {
 		` python3 ` + faultTrain(storePath+"/openmpi", jc.fault.train)
 	jc.startFaultJob(generator.NewParams("openmpi").Set("name", jc.name).
 		Set("image", jc.s.node.Image).Set("imagePullPolicy", "Never").Set("workers", 3).
-		Set("exec", afterLauncherResolves(jc.name+"-launcher", exec)).
+		Set("exec", jc.afterLauncherResolves(jc.name+"-launcher", exec)).
 		Set("volumes", []any{prog, store}).Set("volumeMounts", []any{progMount, storeMount}))
 	jc.claimDir += "/openmpi"
 	return []string{jc.name + "-launcher", jc.name + "-worker"}, true
@@ -765,7 +807,7 @@ func startFaultMPIAsWorker(jc *jobCase) ([]string, bool) {
 // still there.
 func asWorkerLog(jc *jobCase) string {
 	var b strings.Builder
-	for _, p := range jc.pods("job-name=" + jc.name + "-worker,batch.kubernetes.io/job-completion-index=0") {
+	for _, p := range jc.pods(pytorchTarget(jc, true)) {
 		b.WriteString(jc.podLog(p, "worker"))
 	}
 	return b.String()
@@ -787,6 +829,9 @@ func startFaultDeepSpeed(jc *jobCase) ([]string, bool) {
 func (jc *jobCase) startFaultJob(p *generator.Params) {
 	jc.t.Helper()
 	p.Set("backoffLimit", faultRetries)
+	if jc.jobset {
+		p.Set("jobset", true)
+	}
 	if jc.fault.params != nil {
 		jc.fault.params(jc, p)
 	}
@@ -918,4 +963,26 @@ func (jc *jobCase) requireTrainedRanks(log string) {
 		shas[m[5]] = true
 	}
 	require.Len(jc.t, shas, 1, "every rank of the last run ends with the same parameters:\n%s", log)
+}
+
+// jobSetState is the JobSet's end as a Job's: Complete, Failed or "".
+func (jc *jobCase) jobSetState() string {
+	out, err := jc.kubectl(nil, "get", "jobset", jc.name, "-o", "jsonpath={.status.terminalState}")
+	if err != nil {
+		return ""
+	}
+	if string(out) == "Completed" {
+		return "Complete"
+	}
+	return string(out)
+}
+
+// afterLauncherResolves is afterLauncherResolves in the Jobs form; in a
+// JobSet nothing watches the launcher, and there is no presence name to
+// wait for.
+func (jc *jobCase) afterLauncherResolves(service, command string) string {
+	if jc.jobset {
+		return command
+	}
+	return afterLauncherResolves(service, command)
 }

@@ -204,6 +204,11 @@ type jobCase struct {
 	fault      *fault
 	faultProto string
 	disrupted  string
+	// second, when set, runs once a queued case's quota is cut to its
+	// job (kueuePreempt): a second job that must wait.
+	second func()
+	// jobset: the case's job is one JobSet (jobset).
+	jobset bool
 }
 
 // start waits for a free slot on the node, then creates a namespace that

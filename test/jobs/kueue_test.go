@@ -30,6 +30,12 @@ import (
 //     at their scheduling gates until the group is admitted again. This
 //     route (pods of Jobs as a pod group) is one Kueue's docs describe for
 //     pods of no Kueue-managed owner; this case pins that it works.
+//   - openmpi-jobset: openmpi as one JobSet (jobset), Kueue's JobSet
+//     integration: one workload of a PodSet per replicated Job; a second
+//     such job, for which the cut quota has no room, waits with none of
+//     its pods running; preempted, the JobSet is suspended (its Jobs'
+//     pods deleted, no failure counted, no restart of the set) and
+//     resumed once admitted again.
 //
 // The queue's CPU quota is cut to what the training job uses, so the
 // preemptor, the same job with a command of about 20 s (a shorter
@@ -37,11 +43,16 @@ import (
 // training's line (TestTraining) and
 //
 //	kueue: <prototype>: preempted at step <D>, requeued, resumed at step <S> (<K> steps redone), completed (the training line above)
+//
+// and openmpi-jobset besides
+//
+//	jobset: kueue: openmpi: one workload of <P> pods; a second waited with 0 of <P> pods running; eviction: requeued intact
 func TestKueuePreemption(t *testing.T) {
 	kube.Kueue(t)
 	runCases(t, []jobTest{
 		{"pytorch", testKueuePreemptPyTorch},
 		{"openmpi", testKueuePreemptOpenMPI},
+		{"openmpi-jobset", testKueuePreemptJobSet},
 	})
 }
 
@@ -108,6 +119,58 @@ func testKueuePreemptOpenMPI(t *testing.T, s *suite) {
 	})
 }
 
+func testKueuePreemptJobSet(t *testing.T, s *suite) {
+	kube.JobSet(t)
+	jc := s.startJobSet(t, "kueue-js", kube.Baseline) // sshd as root
+	q := s.k.KueueQueue(t, jc.ns, nil, nil)
+	claimDir := jc.createLocalClaim(storeClaim)
+	prog, progMount := jc.trainingProgram()
+	store, storeMount := storeVolume()
+	const workers = 3
+	params := func(name, priority, exec string) *generator.Params {
+		return generator.NewParams("openmpi").Set("name", name).Set("jobset", true).
+			Set("image", s.node.Image).Set("imagePullPolicy", "Never").Set("workers", workers).
+			Set("queue", "lq").Set("workloadPriorityClass", priority).Set("exec", exec).
+			Set("volumes", []any{prog, store}).Set("volumeMounts", []any{progMount, storeMount})
+	}
+	exec := `mpirun -x MASTER_ADDR="$(awk 'NR == 1 { print $1 }' /etc/trainsonnet/hostfile)" -x MASTER_PORT=` + trainingPort +
+		` python3 ` + kueueTrain(storePath+"/openmpi-js")
+	train, err := s.g.Render(jc.ctx, params(jc.name, kube.KueueLow, exec))
+	require.NoError(t, err)
+	second, err := s.g.Render(jc.ctx, params("second", kube.KueueLow, "sleep 20"))
+	require.NoError(t, err)
+	preemptor, err := s.g.Render(jc.ctx, params("urgent", kube.KueueHigh, "sleep 20"))
+	require.NoError(t, err)
+	pods := workers + 1
+	jc.second = func() {
+		wls, err := jc.s.k.Workloads(jc.ctx, jc.ns, jc.name)
+		require.NoError(t, err)
+		require.Len(t, wls, 1, "one workload: %s", kube.DescribeWorkloads(wls))
+		require.Equal(t, pods, wls[0].Pods(), "of every pod: %s", kube.DescribeWorkloads(wls))
+		jc.apply(jc.yaml(second))
+		require.Eventually(t, func() bool {
+			wls, err := jc.s.k.Workloads(jc.ctx, jc.ns, "second")
+			return err == nil && len(wls) == 1 && wls[0].Pending()
+		}, 2*time.Minute, pollInterval, "the second job's workload waits")
+		for range 5 {
+			require.Empty(t, jc.pods(instanceLabel+"=second"), "the second job has no pod while it waits")
+			time.Sleep(time.Second)
+		}
+		_, err = jc.kubectl(jc.yaml(second), "delete", "--wait=false", "-f", "-")
+		require.NoError(t, err)
+	}
+	jc.kueuePreempt("openmpi", q, claimDir+"/openmpi-js", train, preemptor, workers, func() string {
+		require.Equal(t, "Completed", jc.waitJobSet(jc.name), "the JobSet")
+		_, log, code := jc.launcherResult()
+		require.Zero(t, code, "launcher exit code")
+		return log
+	})
+	restarts, err := jc.kubectl(nil, "get", "jobset", jc.name, "-o", "jsonpath={.status.restarts}")
+	require.NoError(t, err)
+	require.Contains(t, []string{"", "0"}, string(restarts), "the eviction restarted nothing")
+	t.Logf("jobset: kueue: openmpi: one workload of %d pods; a second waited with 0 of %d pods running; eviction: requeued intact", pods, pods)
+}
+
 // kueuePreempt applies train, waits until its training has done
 // kueueDoneBefore steps (read in progress, in the claim's directory dir),
 // cuts the queue's CPU to what train uses, applies preemptor, and checks
@@ -128,6 +191,9 @@ func (jc *jobCase) kueuePreempt(proto string, q *kube.KueueQueue, dir string, tr
 	usage := wls[0].Usage("cpu")
 	require.False(t, usage.IsZero(), "the training job's workload holds CPU: %s", kube.DescribeWorkloads(wls))
 	require.NoError(t, q.Cut(jc.ctx, map[string]string{"cpu": usage.String()}))
+	if jc.second != nil {
+		jc.second()
+	}
 	done := 0
 	require.Eventually(t, func() bool {
 		b, err := os.ReadFile(filepath.Join(dir, "progress"))
@@ -185,6 +251,11 @@ func (jc *jobCase) noneRunningOf(selector string) bool {
 // failed pod.
 func (jc *jobCase) requireNoFailures(job string) {
 	jc.t.Helper()
+	if jc.jobset {
+		restarts, err := jc.kubectl(nil, "get", "jobset", job, "-o", "jsonpath={.status.restarts}")
+		require.NoError(jc.t, err)
+		require.Contains(jc.t, []string{"", "0"}, string(restarts), "JobSet %s restarted nothing", job)
+	}
 	out, err := jc.kubectl(nil, "get", "jobs", "-l", instanceLabel+"="+job, "-o", "jsonpath={range .items[*]}{.metadata.name} {.status.failed} {.status.conditions[?(@.type==\"Failed\")].status}{\"\\n\"}{end}")
 	require.NoError(jc.t, err)
 	for _, l := range lines(string(out)) {

@@ -72,8 +72,8 @@ if os.path.exists(prepared):
     print("worker", index, "found", open(prepared).read().strip(), flush=True)
 # wait until the parameter servers' watch can see the lead, the workers
 # or the chief (its Service lists it once running), as a real training
-# run would outlast it anyway
-while True:
+# run would outlast it anyway (not in a JobSet, where nothing watches it)
+while os.environ.get("STANDIN_WATCHED", "1") == "1":
     try:
         socket.getaddrinfo(os.environ["STANDIN_JOB"] + "-" + lead, None)
         break

@@ -151,6 +151,7 @@ type Workload struct {
 	Metadata struct {
 		Name            string `json:"name"`
 		OwnerReferences []struct {
+			Kind string `json:"kind"`
 			Name string `json:"name"`
 		} `json:"ownerReferences"`
 	} `json:"metadata"`
@@ -235,7 +236,7 @@ func (k *Kubectl) Workloads(ctx context.Context, ns, job string) ([]*Workload, e
 	for _, w := range list.Items {
 		mine := w.Metadata.Name == job
 		for _, o := range w.Metadata.OwnerReferences {
-			mine = mine || strings.HasPrefix(o.Name, job+"-")
+			mine = mine || strings.HasPrefix(o.Name, job+"-") || o.Kind == "JobSet" && o.Name == job
 		}
 		if mine {
 			wls = append(wls, w)

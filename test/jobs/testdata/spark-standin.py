@@ -132,7 +132,8 @@ def worker(args, c):
 
 def submit(args, c):
     job = os.environ["STANDIN_JOB"]
-    check(c["spark.driver.host"] == "%s-driver.%s" % (job, job), "spark.driver.host " + c["spark.driver.host"])
+    # the driver's pod name in the job's form: <job>-driver, or a JobSet's <job>-driver-0-0
+    check(c["spark.driver.host"] == "%s-driver%s.%s" % (job, os.environ.get("STANDIN_POD_SUFFIX", ""), job), "spark.driver.host " + c["spark.driver.host"])
     check(c["spark.driver.bindAddress"] == "0.0.0.0", "spark.driver.bindAddress")
     num_proc, task_cpus = int(os.environ["NUM_PROC"]), int(c["spark.task.cpus"])
     check(os.environ["HOROVOD_SPARK_START_TIMEOUT"].isdigit(), "HOROVOD_SPARK_START_TIMEOUT")

@@ -1,0 +1,220 @@
+package jobs_test
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/trainsonnet/trainsonnet/generator"
+	"github.com/trainsonnet/trainsonnet/test/kube"
+)
+
+// TestJobSet runs jobs in the JobSet form (jobset) on the real node, with
+// the real JobSet controller (test/cluster/up.sh WITH_JOBSET=1) making
+// their Jobs, Service and pods, and ending them: nothing in the pods
+// watches the lead or says the job is over. pytorch, openmpi and deepspeed
+// train for real (the program and checks of TestTraining);
+// tf-distributed, horovod-dask (a batch run) and horovod-spark run their
+// stand-ins (TestTFDistributed, TestHorovodDask, TestHorovodSpark). Each
+// case logs
+//
+//	jobset: <prototype>: <P> pods, <status> in <s> s, followers stopped in <s> s
+//
+// where the first time runs from the apply to the set's end (its success
+// policy met: the lead done), and the second from then until no other pod
+// of the set runs: the JobSet controller deletes the Jobs of the roles
+// that would run on (parameter servers, sshd workers, the Spark master).
+func TestJobSet(t *testing.T) {
+	kube.JobSet(t)
+	runCases(t, []jobTest{
+		{"pytorch", testJobSetPyTorch},
+		{"openmpi", testJobSetOpenMPI},
+		{"deepspeed", testJobSetDeepSpeed},
+		{"tf-distributed", testJobSetTF},
+		{"horovod-dask", testJobSetDask},
+		{"horovod-spark", testJobSetSpark},
+	})
+}
+
+// startJobSet is start, in a namespace whose objects the JobSet webhooks see.
+func (s *suite) startJobSet(t *testing.T, name string, level kube.PodSecurityLevel) *jobCase {
+	t.Helper()
+	jc := s.start(t, name, level)
+	s.k.JobSetNamespace(t, jc.ns)
+	jc.jobset = true
+	return jc
+}
+
+func testJobSetPyTorch(t *testing.T, s *suite) {
+	jc := s.startJobSet(t, "js-torch", kube.Restricted)
+	res, err := s.g.Render(jc.ctx, jc.pytorchParams().Set("jobset", true).Set("exec", trainingDir+"/train.py"))
+	require.NoError(t, err)
+	log := jc.runJobSet("pytorch", res, "worker", 3)
+	require.NotContains(t, log, "trainsonnet:", "no runtime of ours in the pods")
+	jc.requireTrained("pytorch", 3, log)
+}
+
+func testJobSetOpenMPI(t *testing.T, s *suite) {
+	jc := s.startJobSet(t, "js-mpi", kube.Baseline) // sshd as root
+	prog, progMount := jc.trainingProgram()
+	const workers = 3
+	exec := `mpirun -x MASTER_ADDR="$(awk 'NR == 1 { print $1 }' /etc/trainsonnet/hostfile)" -x MASTER_PORT=` + trainingPort +
+		` python3 ` + trainingDir + `/train.py && ` + mpiAllreduce
+	res, err := s.g.Render(jc.ctx, generator.NewParams("openmpi").
+		Set("name", jc.name).
+		Set("image", s.node.Image).
+		Set("imagePullPolicy", "Never").
+		Set("workers", workers).
+		Set("jobset", true).
+		Set("exec", exec).
+		Set("volumes", []any{prog}).
+		Set("volumeMounts", []any{progMount}))
+	require.NoError(t, err)
+	log := jc.runJobSet("openmpi", res, "launcher", 1)
+	require.Contains(t, log, "serve-end=job", "the launcher tells no end: JobSet ends the job")
+	jc.requireTrained("openmpi", workers, log)
+	jc.requireAllreduce(workers, log)
+}
+
+func testJobSetDeepSpeed(t *testing.T, s *suite) {
+	jc := s.startJobSet(t, "js-ds", kube.Baseline) // sshd as root
+	jc.createLocalClaim(storeClaim)
+	const workers = 3
+	res, err := s.g.Render(jc.ctx, jc.deepspeedParams(workers, trainingDir+"/train.py --checkpoint "+storePath+"/deepspeed").Set("jobset", true))
+	require.NoError(t, err)
+	log := jc.runJobSet("deepspeed", res, "worker", workers)
+	require.NotEmpty(t, lineWith(log, "running TS_EXEC: deepspeed --hostfile /etc/trainsonnet/hostfile --master_addr "+jc.name+"-worker-0-0."+jc.name),
+		"the launcher, worker 0, runs deepspeed with the JobSet's names")
+	jc.requireTrained("deepspeed", workers, log)
+}
+
+func testJobSetTF(t *testing.T, s *suite) {
+	jc := s.startJobSet(t, "js-tf", kube.Restricted)
+	jc.createLocalClaim(storeClaim)
+	res, err := s.g.Render(jc.ctx, jc.tfParams().Set("jobset", true).
+		Set("env", map[string]string{"STANDIN_JOB": jc.name, "STANDIN_WATCHED": "0"}))
+	require.NoError(t, err)
+	log := jc.runJobSet("tf-distributed", res, "worker", 2)
+	for w := range 2 {
+		for ps := range 2 {
+			require.Contains(t, log, "worker-0-"+strconv.Itoa(w), "worker %d's log", w)
+			require.Contains(t, log, "<- ps "+strconv.Itoa(ps)+" has value", "the workers reached ps %d", ps)
+		}
+	}
+}
+
+func testJobSetDask(t *testing.T, s *suite) {
+	jc := s.startJobSet(t, "js-dask", kube.Baseline)
+	res, err := s.g.Render(jc.ctx, jc.daskParams().Set("jobset", true).
+		Set("scheduler.args", []string{daskClient + " && " + ringAllreduce + " && update true"}))
+	require.NoError(t, err)
+	log := jc.runJobSet("horovod-dask", res, "scheduler", 1)
+	jc.requireDaskOutput(log, true)
+}
+
+func testJobSetSpark(t *testing.T, s *suite) {
+	jc := s.startJobSet(t, "js-spark", kube.Restricted)
+	jc.createLocalClaim(storeClaim)
+	res, err := s.g.Render(jc.ctx, jc.sparkParams().Set("runAsUser", sparkUID).Set("jobset", true).
+		Set("env", map[string]string{
+			"STANDIN_JOB":        jc.name,
+			"STANDIN_POD_SUFFIX": "-0-0",
+			"PATH":               "/standin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+		}))
+	require.NoError(t, err)
+	log := jc.runJobSet("horovod-spark", res, "driver", 1)
+	require.Contains(t, log, "driver: 2 processes on executors", "both executors reached the driver at its stable address")
+	require.Contains(t, log, "allreduce of ranks = 1")
+}
+
+// jobSetLabel: the label the JobSet controller gives every pod of a set,
+// and the one of the replicated Job it belongs to.
+const (
+	jobSetLabel        = "jobset.sigs.k8s.io/jobset-name"
+	replicatedJobLabel = "jobset.sigs.k8s.io/replicatedjob-name"
+)
+
+// runJobSet applies the rendered JobSet, follows the logs of its lead's
+// pods (leadPods of replicated Job lead), waits for the set to end and for
+// its other pods to stop, logs the case's line and returns the lead's
+// logs. The set must complete.
+func (jc *jobCase) runJobSet(proto string, res *generator.Result, lead string, leadPods int) string {
+	t := jc.t
+	t.Helper()
+	pods := 0
+	for _, o := range res.Objects {
+		if o.Kind != "JobSet" {
+			continue
+		}
+		var set struct {
+			Spec struct {
+				ReplicatedJobs []struct {
+					Replicas int
+					Template struct{ Spec struct{ Parallelism int } }
+				}
+			}
+		}
+		require.NoError(t, json.Unmarshal(o.JSON(), &set))
+		for _, rj := range set.Spec.ReplicatedJobs {
+			pods += rj.Replicas * rj.Template.Spec.Parallelism
+		}
+	}
+	require.NotZero(t, pods, "the render holds a JobSet")
+	start := time.Now()
+	jc.apply(jc.yaml(res))
+	logs := jc.followLogs(jobSetLabel+"="+jc.name+","+replicatedJobLabel+"="+lead, leadPods)
+
+	state := jc.waitJobSet(jc.name)
+	ended := time.Now()
+	others := func() []string {
+		var run []string
+		for _, p := range jc.pods(jobSetLabel + "=" + jc.name) {
+			if p.Status.Phase == "Running" || p.Status.Phase == "Pending" {
+				run = append(run, p.name()+" "+p.Status.Phase)
+			}
+		}
+		return run
+	}
+	for len(others()) > 0 {
+		select {
+		case <-jc.ctx.Done():
+			t.Fatalf("JobSet %s ended %s, and its pods run on: %v", jc.name, state, others())
+		case <-time.After(pollInterval):
+		}
+	}
+	stopped := time.Since(ended)
+	log := logs()
+	t.Logf("the lead's logs:\n%s", log)
+	out, err := jc.kubectl(nil, "get", "jobset", jc.name)
+	require.NoError(t, err)
+	t.Logf("kubectl get jobset:\n%s", out)
+	require.Equal(t, "Completed", state, "JobSet %s", jc.name)
+	restarts, err := jc.kubectl(nil, "get", "jobset", jc.name, "-o", "jsonpath={.status.restarts}")
+	require.NoError(t, err)
+	require.Contains(t, []string{"", "0"}, strings.TrimSpace(string(restarts)), "no restart of the set")
+	t.Logf("jobset: %s: %d pods, %s in %.0f s, followers stopped in %.0f s", proto, pods, state, ended.Sub(start).Seconds(), stopped.Seconds())
+	return log
+}
+
+// waitJobSet waits until the JobSet name ends and returns its terminal
+// state (Completed or Failed).
+func (jc *jobCase) waitJobSet(name string) string {
+	t := jc.t
+	t.Helper()
+	for {
+		out, err := jc.kubectl(nil, "get", "jobset", name, "-o", "jsonpath={.status.terminalState}")
+		require.NoError(t, err)
+		if len(out) > 0 {
+			return string(out)
+		}
+		select {
+		case <-jc.ctx.Done():
+			t.Fatalf("JobSet %s did not end before the case's deadline", name)
+		case <-time.After(pollInterval):
+		}
+	}
+}
