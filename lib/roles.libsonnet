@@ -497,8 +497,9 @@ local queued(p, ws) =
 // runtime.run's watch, hearEnd, tellEnd and group go from the commands
 // (the runtime stays: it hands the controller's SIGTERM on to the command,
 // which as the container's first process would ignore it and hold its pod
-// for the grace period), and the end's env from the env. A failed Job fails the set's attempt: the controller
-// deletes every Job and its pods, then makes them again (BlockingRecreate),
+// for the grace period), and the end's env from the env. A failed Job
+// fails the set's attempt: the controller deletes every Job and its pods,
+// then makes them again (BlockingRecreate),
 // p.backoffLimit times (failurePolicy.maxRestarts); the Jobs themselves
 // never retry, and ignore disruptions as the Jobs form's do (an evicted
 // or preempted pod is replaced, spending nothing). A Job past
@@ -521,19 +522,18 @@ local unrelated(r) =
   if cmd == r.command && std.length(env) == std.length(r.env) && r.follows == null then r
   else r + { command: cmd, env: env, follows: null };
 
-// What a JobSet takes of the roles: no Deployment (a JobSet holds Jobs),
-// one lead, after naming another role; or the one-line error.
+// What a JobSet takes of the roles (their one lead checked by objects):
+// no Deployment (a JobSet holds Jobs), after naming another role; the
+// lead, or the one-line error.
 local jobsetOK(all) =
-  local leads = [r for r in all if r.lead];
   local names = [r.name for r in all];
   local deployments = [r.name for r in all if r.kind == 'Deployment'];
   local afters = [r for r in all if r.after != null];
   if deployments != [] then ts.fail('roles.objects: role ' + deployments[0] + ' is a Deployment, and a JobSet (jobset) holds Jobs: the prototype refuses jobset where a role is long-lived')
-  else if leads == [] then ts.fail('roles.objects: none of the roles ' + std.join(', ', names) + ' says lead: true, and a JobSet ends with its lead (successPolicy)')
   else if [r for r in afters if !std.member(names, r.after) || r.after == r.name] != [] then
     local r = [r for r in afters if !std.member(names, r.after) || r.after == r.name][0];
     ts.fail('roles.objects: role ' + r.name + ' starts after ' + r.after + ', which is not another role of this job (' + std.join(', ', names) + ')')
-  else leads[0];
+  else [r for r in all if r.lead][0];
 
 // The restarts of the set (the controller's count on each pod), for a
 // program that resumes: TRAINSONNET_RESTARTS where the Jobs form gives

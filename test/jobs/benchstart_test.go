@@ -26,14 +26,15 @@ const BenchStartEnv = "TRAINSONNET_BENCH_START"
 // TestBenchStart (make bench-start) runs the same DDP training (the
 // Training tests' program, 3 ranks on 3 pods) as a PyTorchJob through the
 // Kubeflow training operator (v1.9.3, a host process against the real
-// node's control plane) and through trainsonnet's pytorch job rendered
-// from that same PyTorchJob, alternating, and prints for each
+// node's control plane), through trainsonnet's pytorch job rendered from
+// that same PyTorchJob, and through the same render as one JobSet
+// (jobset, the real JobSet controller), in turn, and prints for each round
 //
-//	start: operator <s> s, trainsonnet <s> s; complete: operator <s> s, trainsonnet <s> s; peak memory: operator <MiB> MiB, trainsonnet <MiB> MiB
+//	start: operator <s> s, trainsonnet <s> s, jobset <s> s; complete: operator <s> s, trainsonnet <s> s, jobset <s> s; peak memory: operator <MiB> MiB, trainsonnet <MiB> MiB, jobset <MiB> MiB
 //
 // start: from the apply to every rank's "train: rank R of N starts" (all
 // ranks joined, training under way); complete: to the PyTorchJob's
-// Succeeded or the Job's Complete condition; peak memory: the sum over
+// Succeeded, the Job's Complete or the JobSet's Completed condition; peak memory: the sum over
 // the job's pods of their cgroups' peak. Three rounds, then the medians. The operator's workers wait for
 // the master's name in its init container; the operator's default image
 // for it (alpine) cannot be pulled here, so the test image runs the same
@@ -43,6 +44,7 @@ func TestBenchStart(t *testing.T) {
 	if os.Getenv(BenchStartEnv) != "1" {
 		t.Skipf("a benchmark on the real node: make bench-start (%s=1)", BenchStartEnv)
 	}
+	kube.JobSet(t)
 	s := newSuite(t)
 	dir := os.Getenv("TRAINSONNET_TRAINING_OPERATOR_DIR")
 	require.NotEmpty(t, dir, "TRAINSONNET_TRAINING_OPERATOR_DIR: the training operator's cache dir (test/cluster/build.sh operators)")
@@ -66,27 +68,39 @@ func TestBenchStart(t *testing.T) {
 	defer op.Stop()
 
 	var lines []string
-	var ops, tss []benchResult
+	var ops, tss, jss []benchResult
+	say := func(o, ts, js benchResult) string {
+		return fmt.Sprintf("start: operator %.1f s, trainsonnet %.1f s, jobset %.1f s; complete: operator %.1f s, trainsonnet %.1f s, jobset %.1f s; peak memory: operator %d MiB, trainsonnet %d MiB, jobset %d MiB",
+			o.start.Seconds(), ts.start.Seconds(), js.start.Seconds(), o.complete.Seconds(), ts.complete.Seconds(), js.complete.Seconds(), o.peak>>20, ts.peak>>20, js.peak>>20)
+	}
 	for round := range 3 {
-		var o, ts benchResult
+		var o, ts, js benchResult
 		// each run a subtest: its namespace and its slot on the node go
 		// when it ends
-		t.Run(fmt.Sprintf("operator-%d", round), func(t *testing.T) { o = benchRun(t, s, fmt.Sprintf("bench-op-%d", round), false) })
-		t.Run(fmt.Sprintf("trainsonnet-%d", round), func(t *testing.T) { ts = benchRun(t, s, fmt.Sprintf("bench-ts-%d", round), true) })
+		t.Run(fmt.Sprintf("operator-%d", round), func(t *testing.T) { o = benchRun(t, s, fmt.Sprintf("bench-op-%d", round), benchOperator) })
+		t.Run(fmt.Sprintf("trainsonnet-%d", round), func(t *testing.T) { ts = benchRun(t, s, fmt.Sprintf("bench-ts-%d", round), benchJobs) })
+		t.Run(fmt.Sprintf("jobset-%d", round), func(t *testing.T) { js = benchRun(t, s, fmt.Sprintf("bench-js-%d", round), benchJobSet) })
 		if t.Failed() {
 			return
 		}
-		line := fmt.Sprintf("start: operator %.1f s, trainsonnet %.1f s; complete: operator %.1f s, trainsonnet %.1f s; peak memory: operator %d MiB, trainsonnet %d MiB",
-			o.start.Seconds(), ts.start.Seconds(), o.complete.Seconds(), ts.complete.Seconds(), o.peak>>20, ts.peak>>20)
+		line := say(o, ts, js)
 		t.Log(line)
 		lines = append(lines, line)
-		ops, tss = append(ops, o), append(tss, ts)
+		ops, tss, jss = append(ops, o), append(tss, ts), append(jss, js)
 	}
-	o, ts := median(ops), median(tss)
-	lines = append(lines, fmt.Sprintf("median: start: operator %.1f s, trainsonnet %.1f s; complete: operator %.1f s, trainsonnet %.1f s; peak memory: operator %d MiB, trainsonnet %d MiB",
-		o.start.Seconds(), ts.start.Seconds(), o.complete.Seconds(), ts.complete.Seconds(), o.peak>>20, ts.peak>>20))
+	lines = append(lines, "median: "+say(median(ops), median(tss), median(jss)))
 	fmt.Println(strings.Join(lines, "\n"))
 }
+
+// benchForm: how a bench run's job is made: a PyTorchJob for the
+// training operator, trainsonnet's render of it as Jobs, or as a JobSet.
+type benchForm int
+
+const (
+	benchOperator benchForm = iota
+	benchJobs
+	benchJobSet
+)
 
 // median: each measure's median over the runs.
 func median(rs []benchResult) benchResult {
@@ -144,16 +158,22 @@ var startLine = regexp.MustCompile(`train: rank (\d+) of (\d+) starts`)
 
 // benchRun applies the PyTorchJob (to the operator) or trainsonnet's
 // render of it, and measures it until it has completed.
-func benchRun(t *testing.T, s *suite, name string, trainsonnet bool) benchResult {
+func benchRun(t *testing.T, s *suite, name string, form benchForm) benchResult {
 	jc := s.startFor(t, name, kube.Baseline, 10*time.Minute)
 	jc.trainingProgram()
 	manifest := benchPyTorchJob(name, s.node.Image)
 	selector := "training.kubeflow.org/job-name=" + name
-	if trainsonnet {
-		res, err := s.g.Render(jc.ctx, generator.NewParams("pytorch").AddFile("pytorchjob.yaml", manifest))
+	if form != benchOperator {
+		p := generator.NewParams("pytorch").AddFile("pytorchjob.yaml", manifest)
+		selector = "job-name=" + name + "-worker"
+		if form == benchJobSet {
+			s.k.JobSetNamespace(t, jc.ns)
+			p.Set("jobset", true)
+			selector = jobSetLabel + "=" + name
+		}
+		res, err := s.g.Render(jc.ctx, p)
 		require.NoError(t, err)
 		manifest = jc.yaml(res)
-		selector = "job-name=" + name + "-worker"
 	}
 	jc.apply(manifest)
 	var r benchResult
@@ -176,7 +196,7 @@ func benchRun(t *testing.T, s *suite, name string, trainsonnet bool) benchResult
 		if r.start == 0 && len(started) == 3 {
 			r.start = time.Since(jc.begin)
 		}
-		if r.complete == 0 && benchDone(t, jc, name, trainsonnet) {
+		if r.complete == 0 && benchDone(t, jc, name, form) {
 			r.complete = time.Since(jc.begin)
 		}
 		if r.start > 0 && r.complete > 0 {
@@ -194,11 +214,15 @@ func benchRun(t *testing.T, s *suite, name string, trainsonnet bool) benchResult
 	return r
 }
 
-// benchDone: the PyTorchJob Succeeded, or trainsonnet's Job Complete.
-func benchDone(t *testing.T, jc *jobCase, name string, trainsonnet bool) bool {
+// benchDone: the PyTorchJob Succeeded, trainsonnet's Job Complete, or
+// its JobSet Completed.
+func benchDone(t *testing.T, jc *jobCase, name string, form benchForm) bool {
 	kind, obj, cond := "pytorchjob", name, "Succeeded"
-	if trainsonnet {
+	switch form {
+	case benchJobs:
 		kind, obj, cond = "job", name+"-worker", "Complete"
+	case benchJobSet:
+		kind, obj, cond = "jobset", name, "Completed"
 	}
 	out, err := jc.kubectl(nil, "get", kind, obj, "-o", "json")
 	require.NoError(t, err)
