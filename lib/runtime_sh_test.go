@@ -426,7 +426,7 @@ func runTellEndAfterCmd(t *testing.T, f *fixture) {
 	port := freePort(t)
 	f.env["TS_END_TOKEN"] = "job-chief"
 	p := f.start("run", "--tell-end", fmt.Sprint(port), "--", "sh", "-c", "exit 3")
-	p.waitForOutput(fmt.Sprintf("trainsonnet: the job is over: port %d says so for up to 8s; each of the 1 follower(s) reads it every 1s", port))
+	p.waitForOutput(fmt.Sprintf("trainsonnet: the job is over: port %d says so for up to 24s; each of the 1 follower(s) reads it every 1s", port))
 	assert.False(t, p.exited(), "open until its follower has read it: %s", p.output())
 	assert.Equal(t, "SSH-2.0-trainsonnet trainsonnet-end-job-chief", readLine(t, "127.0.0.2", port))
 	t0 := time.Now()

@@ -174,7 +174,7 @@ func launcherStopPortWithPython3(t *testing.T, f *fixture) {
 	f.env["TS_STOP_PORT"] = fmt.Sprint(stop)
 	f.env["TS_EXEC"] = "exit 3"
 	p := f.start("launcher")
-	p.waitForOutput(fmt.Sprintf("trainsonnet: the job is over: port %d says so for up to 8s; each of the 2 worker(s) reads it every 1s", stop))
+	p.waitForOutput(fmt.Sprintf("trainsonnet: the job is over: port %d says so for up to 24s; each of the 2 worker(s) reads it every 1s", stop))
 	banner := stopBanner(t, f)
 	assert.Equal(t, "SSH-2.0-trainsonnet "+banner, readLine(t, "127.0.0.1", stop))
 	time.Sleep(300 * time.Millisecond)
@@ -243,7 +243,7 @@ func launcherStopPortAfterAFailedWait(t *testing.T, f *fixture) {
 	f.env["TS_INIT_TIMEOUT"] = "2"
 	f.env["TS_EXEC"] = "true"
 	p := f.start("launcher")
-	p.waitForOutput(fmt.Sprintf("port %d says so for up to 8s; each of the 1 worker(s)", stop))
+	p.waitForOutput(fmt.Sprintf("port %d says so for up to 24s; each of the 1 worker(s)", stop))
 	assert.Equal(t, "SSH-2.0-trainsonnet "+stopBanner(t, f), readLine(t, "127.0.0.1", stop))
 	assert.Equal(t, 124, p.wait(), p.output())
 	assert.Contains(t, p.output(), fmt.Sprintf("trainsonnet: 1 of 1 worker(s) read port %d within ", stop))

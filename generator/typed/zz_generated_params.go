@@ -304,7 +304,7 @@ type DeepSpeed struct {
 	// restarts the whole set backoffLimit times, and --queue admits it by Kueue's JobSet
 	// integration. Pod names gain the replicated Job's index (<name>-<role>-0-<i>). Off:
 	// plain Jobs, no controller needed. Default false.
-	Jobset *bool
+	JobSet *bool
 	// The launcher pod, with launcherAsWorker false: a Job of its own that waits for the
 	// workers and runs deepspeed. It holds no rank.
 	Launcher DeepSpeedLauncher
@@ -387,8 +387,8 @@ func (p DeepSpeed) setOn(ps *generator.Params) {
 	if p.InitTimeout != nil {
 		ps.Set("initTimeout", *p.InitTimeout)
 	}
-	if p.Jobset != nil {
-		ps.Set("jobset", *p.Jobset)
+	if p.JobSet != nil {
+		ps.Set("jobset", *p.JobSet)
 	}
 	p.Launcher.setOn(ps)
 	if p.LauncherAsWorker != nil {
@@ -481,7 +481,7 @@ type Eval struct {
 	// restarts the whole set backoffLimit times, and --queue admits it by Kueue's JobSet
 	// integration. Pod names gain the replicated Job's index (<name>-<role>-0-<i>). Off:
 	// plain Jobs, no controller needed. Default false.
-	Jobset *bool
+	JobSet *bool
 	// Memory limit of the evaluator.
 	Memory *resource.Quantity
 	// Node labels the evaluator must run on.
@@ -561,8 +561,8 @@ func (p Eval) setOn(ps *generator.Params) {
 	if p.Init != "" {
 		ps.Set("init", p.Init)
 	}
-	if p.Jobset != nil {
-		ps.Set("jobset", *p.Jobset)
+	if p.JobSet != nil {
+		ps.Set("jobset", *p.JobSet)
 	}
 	if p.Memory != nil {
 		ps.Set("memory", *p.Memory)
@@ -640,7 +640,7 @@ type Horovod struct {
 	// restarts the whole set backoffLimit times, and --queue admits it by Kueue's JobSet
 	// integration. Pod names gain the replicated Job's index (<name>-<role>-0-<i>). Off:
 	// plain Jobs, no controller needed. Default false.
-	Jobset *bool
+	JobSet *bool
 	// How long a worker waits, once the launcher is gone without telling it to stop, before
 	// it stops on its own. A launcher that is preempted, evicted or retried must be back
 	// within it, or its workers are gone. Default 420. Whole seconds.
@@ -795,8 +795,8 @@ func (p Horovod) setOn(ps *generator.Params) {
 	if p.InitTimeout != nil {
 		ps.Set("initTimeout", *p.InitTimeout)
 	}
-	if p.Jobset != nil {
-		ps.Set("jobset", *p.Jobset)
+	if p.JobSet != nil {
+		ps.Set("jobset", *p.JobSet)
 	}
 	if p.LauncherGrace != nil {
 		ps.Set("launcherGrace", *p.LauncherGrace)
@@ -946,7 +946,7 @@ type HorovodDask struct {
 	// restarts the whole set backoffLimit times, and --queue admits it by Kueue's JobSet
 	// integration. Pod names gain the replicated Job's index (<name>-<role>-0-<i>). Off:
 	// plain Jobs, no controller needed. Default false.
-	Jobset *bool
+	JobSet *bool
 	// How long a worker waits, once the launcher is gone without telling it to stop, before
 	// it stops on its own. A launcher that is preempted, evicted or retried must be back
 	// within it, or its workers are gone. Default 420. Whole seconds.
@@ -1178,8 +1178,8 @@ func (p HorovodDask) setOn(ps *generator.Params) {
 	if p.InitTimeout != nil {
 		ps.Set("initTimeout", *p.InitTimeout)
 	}
-	if p.Jobset != nil {
-		ps.Set("jobset", *p.Jobset)
+	if p.JobSet != nil {
+		ps.Set("jobset", *p.JobSet)
 	}
 	if p.LauncherGrace != nil {
 		ps.Set("launcherGrace", *p.LauncherGrace)
@@ -1391,7 +1391,7 @@ type HorovodSpark struct {
 	// restarts the whole set backoffLimit times, and --queue admits it by Kueue's JobSet
 	// integration. Pod names gain the replicated Job's index (<name>-<role>-0-<i>). Off:
 	// plain Jobs, no controller needed. Default false.
-	Jobset *bool
+	JobSet *bool
 	// A long-lived cluster for interactive use: the master, the workers and the driver pod
 	// as Deployments that run until deleted. The driver pod runs no script: open a session
 	// in it (kubectl exec -it deploy/<name>-driver -- pyspark), whose executors reach it at
@@ -1549,8 +1549,8 @@ func (p HorovodSpark) setOn(ps *generator.Params) {
 	if p.InitTimeout != nil {
 		ps.Set("initTimeout", *p.InitTimeout)
 	}
-	if p.Jobset != nil {
-		ps.Set("jobset", *p.Jobset)
+	if p.JobSet != nil {
+		ps.Set("jobset", *p.JobSet)
 	}
 	if p.LongLived != nil {
 		ps.Set("longLived", *p.LongLived)
@@ -1722,7 +1722,7 @@ type OpenMPI struct {
 	// restarts the whole set backoffLimit times, and --queue admits it by Kueue's JobSet
 	// integration. Pod names gain the replicated Job's index (<name>-<role>-0-<i>). Off:
 	// plain Jobs, no controller needed. Default false.
-	Jobset *bool
+	JobSet *bool
 	// The launcher pod, which waits for the workers and runs exec (the Kubeflow prototype
 	// called it "master"). The top-level cpu, memory, gpu, nodeSelector and tolerations
 	// describe the workers; these describe the launcher.
@@ -1859,8 +1859,8 @@ func (p OpenMPI) setOn(ps *generator.Params) {
 	if p.InitTimeout != nil {
 		ps.Set("initTimeout", *p.InitTimeout)
 	}
-	if p.Jobset != nil {
-		ps.Set("jobset", *p.Jobset)
+	if p.JobSet != nil {
+		ps.Set("jobset", *p.JobSet)
 	}
 	p.Launcher.setOn(ps)
 	if p.LauncherAsWorker != nil {
@@ -1986,7 +1986,7 @@ type PyTorch struct {
 	// restarts the whole set backoffLimit times, and --queue admits it by Kueue's JobSet
 	// integration. Pod names gain the replicated Job's index (<name>-<role>-0-<i>). Off:
 	// plain Jobs, no controller needed. Default false.
-	Jobset *bool
+	JobSet *bool
 	// Memory limit of each worker.
 	Memory *resource.Quantity
 	// Node labels each worker must run on.
@@ -2060,8 +2060,8 @@ func (p PyTorch) setOn(ps *generator.Params) {
 	if p.ImagePullPolicy != "" {
 		ps.Set("imagePullPolicy", p.ImagePullPolicy)
 	}
-	if p.Jobset != nil {
-		ps.Set("jobset", *p.Jobset)
+	if p.JobSet != nil {
+		ps.Set("jobset", *p.JobSet)
 	}
 	if p.Memory != nil {
 		ps.Set("memory", *p.Memory)
@@ -2128,7 +2128,7 @@ type TensorBoard struct {
 	// restarts the whole set backoffLimit times, and --queue admits it by Kueue's JobSet
 	// integration. Pod names gain the replicated Job's index (<name>-<role>-0-<i>). Off:
 	// plain Jobs, no controller needed. Default false.
-	Jobset *bool
+	JobSet *bool
 	// Directory TensorBoard reads (the charts' logdir, Kubeflow's logDir): under
 	// storage.mountPath or a volumeMount, or an s3:// or gs:// URI. Unset:
 	// <storage.mountPath>/train, where training writes its summaries.
@@ -2222,8 +2222,8 @@ func (p TensorBoard) setOn(ps *generator.Params) {
 	if p.ImagePullPolicy != "" {
 		ps.Set("imagePullPolicy", p.ImagePullPolicy)
 	}
-	if p.Jobset != nil {
-		ps.Set("jobset", *p.Jobset)
+	if p.JobSet != nil {
+		ps.Set("jobset", *p.JobSet)
 	}
 	if p.LogDir != "" {
 		ps.Set("logDir", p.LogDir)
@@ -2339,7 +2339,7 @@ type TFDistributed struct {
 	// restarts the whole set backoffLimit times, and --queue admits it by Kueue's JobSet
 	// integration. Pod names gain the replicated Job's index (<name>-<role>-0-<i>). Off:
 	// plain Jobs, no controller needed. Default false.
-	Jobset *bool
+	JobSet *bool
 	// How long the parameter servers (and the evaluator; with a chief, the workers) wait for
 	// the workers (or the chief) to become Ready before they fail with exit code 124. 0, the
 	// default: as long as the job runs, as the chart's parameter servers did, since GPU node
@@ -2597,8 +2597,8 @@ func (p TFDistributed) setOn(ps *generator.Params) {
 	if p.InitTimeout != nil {
 		ps.Set("initTimeout", *p.InitTimeout)
 	}
-	if p.Jobset != nil {
-		ps.Set("jobset", *p.Jobset)
+	if p.JobSet != nil {
+		ps.Set("jobset", *p.JobSet)
 	}
 	if p.LeadTimeout != nil {
 		ps.Set("leadTimeout", *p.LeadTimeout)

@@ -76,7 +76,7 @@
 # The scripts' own variables (runtime.sh's and mpi.sh's) start unset,
 # whatever the pod's environment says: a user's env reaches it.
 unset BANNER_TOOL BOUNDED_PID CHILD_NAME CHILD_PID END_BY END_EVERY END_SERVER \
-    END_FILE END_MAX END_NEXT END_NONE END_RATE GOT_SIGNAL GROUP_AT GROUP_BASE \
+    END_FILE END_LINGER END_MAX END_NEXT END_NONE END_RATE GOT_SIGNAL GROUP_AT GROUP_BASE \
     GROUP_LEAD GROUP_NEWS GROUP_NEXT GROUP_SEEN GROUP_SIZE GROUP_WHY HAVE_TIMEOUT HOSTS \
     LANE_PIDS LISTEN_PID NAP_PID SESSION SIGNAL_EXIT SSHD \
     SSHD_CONFIG SSHD_PID SSH_CONFIG SSH_DIR STOP_BANNER STOP_BOUND STOP_PORT \
@@ -468,11 +468,11 @@ end_heard() {
 
 # END_SERVER PORT TOKEN N LINGER: the function that starts the end port's
 # server in the background: LISTEN_PID, END_BY (what serves it), its output
-# in $END_FILE.out; returns 1 when it cannot, END_NONE saying why. Here
-# end_server_python (tcp.py serve: it exits once the lead's own check and N
-# followers, distinct addresses, have connected, or after LINGER seconds,
-# printing how many followers did); mpi.sh names its own, which adds a
-# second sshd.
+# in $END_FILE.out, END_LINGER (its bound); returns 1 when it cannot,
+# END_NONE saying why. Here end_server_python (tcp.py serve: it exits once
+# the lead's own check and N followers, distinct addresses, have connected,
+# or after 3 x LINGER s, a loaded node's follower's three chances, printing
+# how many did); mpi.sh names its own, which adds a second sshd.
 
 # py_end: whether python3 can serve the end port (tcp.py beside this).
 py_end() { command -v python3 >/dev/null 2>&1 && python3 "$TCP_PY" check >/dev/null 2>&1; }
@@ -485,8 +485,8 @@ tier_line() { log "tiers: wait=${1:--} serve-end=${2:--} hear-end=${3:--} watch=
 end_server_python() {
     END_NONE='no python3 here'
     py_end || return 1
-    END_BY=python3
-    { python3 "$TCP_PY" serve "$1" "SSH-2.0-trainsonnet $2" "$3" "$4" & } >"$END_FILE.out" 2>&1
+    END_BY=python3 END_LINGER=$(($4 * 3))
+    { python3 "$TCP_PY" serve "$1" "SSH-2.0-trainsonnet $2" "$3" "$END_LINGER" & } >"$END_FILE.out" 2>&1
     LISTEN_PID=$!
 }
 
@@ -494,11 +494,11 @@ end_server_python() {
 # checks that it answers as the N followers (WHO, for messages:
 # "worker(s)") will read it, and keeps it open until each can have read
 # it: END_EVERY, a tick and a read's bound (python3 closes it as soon as
-# all N have). Returns 1 when it cannot open it (no server, the port
-# taken, no way to read it back).
+# all N have, and waits three times that for the last). Returns 1 when it
+# cannot open it (no server, the port taken, no way to read it back).
 open_end_port() {
     banner_tool || return 1
-    _op_linger=$((END_EVERY + TS_POLL_INTERVAL + END_MAX + 3))
+    _op_linger=$((END_EVERY + TS_POLL_INTERVAL + END_MAX + 3)) && END_LINGER=$_op_linger
     if ! "$END_SERVER" "$1" "$2" "$3" "$_op_linger"; then
         log "cannot open port $1: $END_NONE"
         return 1
@@ -515,7 +515,7 @@ open_end_port() {
         fi
         nap 1
     done
-    log "the job is over: port $1 says so for up to ${_op_linger}s; each of the $3 $4 reads it every ${END_EVERY}s"
+    log "the job is over: port $1 says so for up to ${END_LINGER}s; each of the $3 $4 reads it every ${END_EVERY}s"
     if [ "$END_BY" = python3 ]; then
         while kill -0 "$LISTEN_PID" 2>/dev/null; do wait "$LISTEN_PID"; done
         log "$(awk 'END { print }' "$END_FILE.out") of $3 $4 read port $1 within $(($(now) - _op_start))s"

@@ -2,6 +2,8 @@ package jobs_test
 
 import (
 	"encoding/json"
+	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -28,6 +30,8 @@ import (
 // policy met: the lead done), and the second from then until no other pod
 // of the set runs: the JobSet controller deletes the Jobs of the roles
 // that would run on (parameter servers, sshd workers, the Spark master).
+// openmpi-promises checks in this form what the Jobs form's cases check
+// of the pods: the NetworkPolicy, $ as typed, /dev/shm.
 func TestJobSet(t *testing.T) {
 	kube.JobSet(t)
 	runCases(t, []jobTest{
@@ -37,6 +41,7 @@ func TestJobSet(t *testing.T) {
 		{"tf-distributed", testJobSetTF},
 		{"horovod-dask", testJobSetDask},
 		{"horovod-spark", testJobSetSpark},
+		{"openmpi-promises", testJobSetPromises},
 	})
 }
 
@@ -217,4 +222,48 @@ func (jc *jobCase) waitJobSet(name string) string {
 		case <-time.After(pollInterval):
 		}
 	}
+}
+
+// testJobSetPromises: what the Jobs form promises its pods, in a JobSet:
+// a pod outside the job cannot reach a worker's sshd while the launcher
+// can (the NetworkPolicy selects the labels the JobSet controller keeps;
+// on a node that enforces policies), the user's $ reaches the shell as
+// typed (testExecExit3), and /dev/shm is the memory volume, not the
+// runtime's 64 MiB.
+func testJobSetPromises(t *testing.T, s *suite) {
+	jc := s.startJobSet(t, "js-promises", kube.Baseline)
+	p := jc.params("")
+	// (no wait for a presence name: a JobSet has none)
+	p.Exec = `sleep 25; mpirun -np 2 hostname && printf 'user text: pid %s, Y=%s.\n' "$$" "$Y" && df -k /dev/shm | tail -n 1`
+	p.Env = map[string]string{"X": "expanded", "Y": "$(X) $$"}
+	on := true
+	p.JobSet = &on
+	res := jc.render(p)
+	require.Contains(t, kinds(res.Objects), "NetworkPolicy")
+	jc.apply(jc.yaml(res))
+	if os.Getenv(NetpolEnv) == "1" {
+		jc.createPod("outsider", nil, "sleep", "600")
+		jc.waitPodIP("outsider")
+		lp := jc.waitLog(jc.launcher, "all 2 workers reachable")
+		workers := jc.podsOf("worker")
+		require.Len(t, workers, 2)
+		for _, w := range workers {
+			ip := w.Status.PodIP
+			require.NotEmpty(t, ip, "worker %s has an IP", w.name())
+			require.Equal(t, "timeout", jc.probe("outsider", "outsider", ip, 2022), "a pod outside the job must not reach worker %s's sshd", w.name())
+			require.Equal(t, "connected", jc.probe(lp, jc.launcher, ip, 2022), "the launcher reaches worker %s's sshd", w.name())
+		}
+		t.Log("jobset: the NetworkPolicy keeps a pod outside the job from the workers' sshd; the launcher reaches them")
+	}
+	require.Equal(t, "Completed", jc.waitJobSet(jc.name))
+	_, log, code := jc.launcherResult()
+	t.Logf("launcher log:\n%s", log)
+	require.Zero(t, code)
+	require.Regexp(t, `(?m)^user text: pid [0-9]+, Y=\$\(X\) \$\$\.$`, log, "$$ reached the shell as $$, and Y as written")
+	m := regexp.MustCompile(`(?m)^\S+\s+(\d+)\s+\d+\s+\d+\s+\d+%\s+/dev/shm$`).FindStringSubmatch(log)
+	require.NotNil(t, m, "df -k /dev/shm in the log")
+	kb, err := strconv.Atoi(m[1])
+	require.NoError(t, err)
+	require.Greater(t, kb, 64*1024, "/dev/shm is the memory volume, larger than the runtime's 64 MiB")
+	t.Logf("jobset: $ as typed, /dev/shm %d KiB", kb)
 }
