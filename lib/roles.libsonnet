@@ -93,9 +93,10 @@ local ts = import 'trainsonnet.libsonnet';
 // an Indexed Job <name>-<role>-0 (the replicated Job's first and only),
 // <name>-<role>-0-<i> (0 for a Job's one pod). The one place that spells
 // them; podPrefixOf: what an IndexedJob's host names start with.
-local podNameOf(p, role, index=null) =
-  if batch.jobset(p) then p.name + '-' + role + '-0-' + (if index == null then 0 else index)
-  else p.name + '-' + role + (if index == null then '' else '-' + index);
+local nameOf(set, job, role, index) =
+  if set then job + '-' + role + '-0-' + (if index == null then 0 else index)
+  else job + '-' + role + (if index == null then '' else '-' + index);
+local podNameOf(p, role, index=null) = nameOf(batch.jobset(p), p.name, role, index);
 local podPrefixOf(p, role) = p.name + '-' + role + (if batch.jobset(p) then '-0-' else '-');
 // groupOf: the static group of an IndexedJob role of count pods: the
 // job's Service, its pods, its index 0 (runtime.run's group).
@@ -366,12 +367,41 @@ local restarts = {
   valueFrom: { fieldRef: { fieldPath: "metadata.annotations['batch.kubernetes.io/job-index-failure-count']" } },
 };
 
-local workloadOf(proto, p, r0) =
+// In a JobSet (set: the replicated Job of role r, jobsetOf below) the set's
+// restarts are the retries: every role is an Indexed Job of count pods (a
+// Job role one) that never retries (backoffLimit 0, the per-index fields of
+// r.job dropped) and ignores disruptions; activeDeadlineSeconds bounds each
+// attempt, the TTL is the set's; TRAINSONNET_RESTARTS counts the set's
+// restarts where the Jobs form counts the index's failures.
+local setRestarts = {
+  name: 'TRAINSONNET_RESTARTS',
+  valueFrom: { fieldRef: { fieldPath: "metadata.labels['jobset.sigs.k8s.io/restart-attempt']" } },
+};
+
+local workloadOf(proto, p, r0, set=false) =
   local perIndex = r0.kind == 'IndexedJob' && (r0.retryPerIndex || !r0.lead && p.backoffLimit > 0);
-  local r = if perIndex then r0 + { env: r0.env + [restarts] } else r0;
+  local r = if perIndex then r0 + { env: r0.env + [if set then setRestarts else restarts] } else r0;
   local template = common.podTemplate(proto, p, r.name, podSpecOf(p, r));
   local metadata = common.metadata(proto, p, p.name + '-' + r.name, r.name);
-  if r.kind == 'Deployment' then {
+  if set then
+    local pods = if r.kind == 'IndexedJob' then r.count else 1;
+    {
+      name: r.name,
+      replicas: 1,
+      template: {
+        metadata: { labels: metadata.labels },
+        spec: {
+          completionMode: 'Indexed',
+          completions: pods,
+          parallelism: pods,
+          backoffLimit: 0,
+          [if p.activeDeadlineSeconds != null then 'activeDeadlineSeconds']: p.activeDeadlineSeconds,
+          podFailurePolicy: batch.podFailurePolicy(),
+          template: template,
+        } + { [k]: r.job[k] for k in std.objectFields(r.job) if k != 'maxFailedIndexes' && k != 'backoffLimitPerIndex' },
+      },
+    }
+  else if r.kind == 'Deployment' then {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
     metadata: metadata,
@@ -455,11 +485,12 @@ local podsOf(w) =
   else
     local n = std.get(w.spec, 'parallelism', 1);
     if std.objectHas(w.spec, 'completions') then std.min(n, w.spec.completions) else n;
+local queueLabels(p) = {
+  [kueue + 'queue-name']: p.queue,
+  [if p.workloadPriorityClass != null then kueue + 'priority-class']: p.workloadPriorityClass,
+};
 local queued(p, ws) =
-  local labels = {
-    [kueue + 'queue-name']: p.queue,
-    [if p.workloadPriorityClass != null then kueue + 'priority-class']: p.workloadPriorityClass,
-  };
+  local labels = queueLabels(p);
   if std.length(ws) == 1 then [
     ws[0] + { metadata+: { labels+: labels } } + (if ws[0].kind == 'Job' then { spec+: { suspend: true } } else {}),
   ] else
@@ -499,21 +530,18 @@ local queued(p, ws) =
 // which as the container's first process would ignore it and hold its pod
 // for the grace period), and the end's env from the env. A failed Job
 // fails the set's attempt: the controller deletes every Job and its pods,
-// then makes them again (BlockingRecreate),
-// p.backoffLimit times (failurePolicy.maxRestarts); the Jobs themselves
-// never retry, and ignore disruptions as the Jobs form's do (an evicted
-// or preempted pod is replaced, spending nothing). A Job past
-// activeDeadlineSeconds fails the set for good. A role with after starts
-// once the role it names is ready (startupPolicy InOrder).
-local relationFlags = ['--watch', '--hear-end', '--tell-end', '--group', '--group-lead'];
-local endEnvNames = ['TS_END_TOKEN', 'TS_FOLLOWERS', 'TS_END_ON_FAILURE'];
+// then makes them again (BlockingRecreate), p.backoffLimit times
+// (failurePolicy.maxRestarts); each Job is workloadOf's replicated Job. A
+// Job past activeDeadlineSeconds fails the set for good. A role with after
+// starts once the role it names is ready (startupPolicy InOrder).
+local endEnvNames = [e.name for e in runtime.endEnv('', 0, 1)];
 local unrelatedCommand(cmd) =
   if runFlags(cmd) == null then cmd
   else
     local n = std.length(cmd);
     local go(i, kept) =
       if i >= n || cmd[i] == '--' then { kept: kept, rest: cmd[i + 1:] }
-      else go(i + 2, kept + (if std.member(relationFlags, cmd[i]) then [] else [cmd[i], cmd[i + 1]]));
+      else go(i + 2, kept + (if std.member(runtime.relationFlags, cmd[i]) then [] else [cmd[i], cmd[i + 1]]));
     local split = go(3, []);
     cmd[:3] + split.kept + ['--'] + split.rest;
 local unrelated(r) =
@@ -528,54 +556,20 @@ local unrelated(r) =
 local jobsetOK(all) =
   local names = [r.name for r in all];
   local deployments = [r.name for r in all if r.kind == 'Deployment'];
-  local afters = [r for r in all if r.after != null];
+  local strays = [r for r in all if r.after != null && (!std.member(names, r.after) || r.after == r.name)];
   if deployments != [] then ts.fail('roles.objects: role ' + deployments[0] + ' is a Deployment, and a JobSet (jobset) holds Jobs: the prototype refuses jobset where a role is long-lived')
-  else if [r for r in afters if !std.member(names, r.after) || r.after == r.name] != [] then
-    local r = [r for r in afters if !std.member(names, r.after) || r.after == r.name][0];
+  else if strays != [] then
+    local r = strays[0];
     ts.fail('roles.objects: role ' + r.name + ' starts after ' + r.after + ', which is not another role of this job (' + std.join(', ', names) + ')')
   else [r for r in all if r.lead][0];
-
-// The restarts of the set (the controller's count on each pod), for a
-// program that resumes: TRAINSONNET_RESTARTS where the Jobs form gives
-// the count of the pod's index.
-local setRestarts = {
-  name: 'TRAINSONNET_RESTARTS',
-  valueFrom: { fieldRef: { fieldPath: "metadata.labels['jobset.sigs.k8s.io/restart-attempt']" } },
-};
-
-local replicatedOf(proto, p, r0) =
-  local perIndex = r0.kind == 'IndexedJob' && (r0.retryPerIndex || !r0.lead && p.backoffLimit > 0);
-  local r = if perIndex then r0 + { env: r0.env + [setRestarts] } else r0;
-  local pods = if r.kind == 'IndexedJob' then r.count else 1;
-  // the per-index fields go: the set's restarts are the retries
-  local own = { [k]: r.job[k] for k in std.objectFields(r.job) if k != 'maxFailedIndexes' && k != 'backoffLimitPerIndex' };
-  {
-    name: r.name,
-    replicas: 1,
-    template: {
-      metadata: { labels: common.labels(proto, p, r.name) },
-      spec: {
-        completionMode: 'Indexed',
-        completions: pods,
-        parallelism: pods,
-        backoffLimit: 0,
-        [if p.activeDeadlineSeconds != null then 'activeDeadlineSeconds']: p.activeDeadlineSeconds,
-        podFailurePolicy: batch.podFailurePolicy(),
-        template: common.podTemplate(proto, p, r.name, podSpecOf(p, r)),
-      } + own,
-    },
-  };
 
 local jobsetOf(proto, p, all) =
   local lead = jobsetOK(all);
   local rs = [unrelated(r) for r in all];
   // a role that starts after another comes after it: InOrder starts the
   // replicated Jobs in their order, each once the one before is ready
-  local ordered = [r for r in rs if r.after == null] + [r for r in rs if r.after != null];
-  local labels = if p.queue == null then {} else {
-    [kueue + 'queue-name']: p.queue,
-    [if p.workloadPriorityClass != null then kueue + 'priority-class']: p.workloadPriorityClass,
-  };
+  local afters = [r for r in rs if r.after != null];
+  local labels = if p.queue == null then {} else queueLabels(p);
   {
     apiVersion: 'jobset.x-k8s.io/v1alpha2',
     kind: 'JobSet',
@@ -592,8 +586,8 @@ local jobsetOf(proto, p, all) =
         restartStrategy: 'BlockingRecreate',
         rules: [{ name: 'deadline', action: 'FailJobSet', onJobFailureReasons: ['DeadlineExceeded'] }],
       },
-      startupPolicy: { startupPolicyOrder: if std.length(ordered) != std.length([r for r in rs if r.after == null]) then 'InOrder' else 'AnyOrder' },
-      replicatedJobs: [replicatedOf(proto, p, r) for r in ordered],
+      startupPolicy: { startupPolicyOrder: if afters == [] then 'AnyOrder' else 'InOrder' },
+      replicatedJobs: [workloadOf(proto, p, r, set=true) for r in [r for r in rs if r.after == null] + afters],
     },
   };
 
@@ -747,7 +741,8 @@ local jobsetOf(proto, p, all) =
   // objects(proto, p, rs): the job's headless Service (null when no role
   // has dns) and every role's workload, admitted as one by Kueue when p
   // has a queue (see queued above); with jobset (batch.jobset), the one
-  // JobSet of the roles instead (see jobsetOf above), queued by its label. One role of a job with Jobs is the
+  // JobSet of the roles instead (see jobsetOf above), queued by its label.
+  // One role of a job with Jobs is the
   // lead (lead: true): when p has backoffLimit, objects refuses a job
   // without one, or with two.
   objects(proto, p, rs)::
@@ -793,9 +788,7 @@ local jobsetOf(proto, p, all) =
   nameFits(p, rs)::
     local set = batch.jobset(p);
     local indexed(r) = 'kind' in r && r.kind == 'IndexedJob';
-    local suffix(r) =
-      if set then '-' + r.name + '-0-' + (if indexed(r) then r.count - 1 else 0)
-      else '-' + r.name + (if indexed(r) then '-' + (r.count - 1) else '');
+    local suffix(r) = nameOf(set, '', r.name, if indexed(r) then r.count - 1);
     local longest = if std.length(rs) == 1 then rs[0]
     else std.foldl(function(a, r) if std.length(suffix(r)) > std.length(suffix(a)) then r else a, rs[1:], rs[0]);
     local max = 63 - std.length(suffix(longest)) - (if set then 6 else 0);

@@ -77,6 +77,10 @@ local tcp = importstr 'assets/tcp.py';
          + (if tellEnd != null then ['--tell-end', std.toString(tellEnd)] else [])
          + (if group != null then ['--group', group.service + ':' + group.count, '--group-lead', group.lead] else [])
          + ['--'] + cmd,
+  // relationFlags: run's options that speak the job's lifetime (the
+  // watch, the end port, the group), which a JobSet's roles drop
+  // (roles.objects): its controller ends the job.
+  relationFlags:: ['--watch', '--hear-end', '--tell-end', '--group', '--group-lead'],
   // groupEndCode: the exit code of a pod whose group has ended (75).
   groupEndCode:: 75,
   // endPort: the end port of a lead whose command serves port: the next

@@ -129,8 +129,8 @@ local ownEnv(p) = [
 // runtime as a group (lib/assets/runtime.sh run --group), which ends every
 // pod's torchrun once one of them has been made again (it failed, was
 // deleted or cut off), for the Job to make them again, no retry spent, and
-// meet again at once, rather than wait for the training's own timeout and torchrun's exit
-// barrier (5 minutes in PyTorch 1.13). Elastic training handles its pods
+// meet again at once, rather than wait for the training's own timeout and
+// torchrun's exit barrier (5 minutes in PyTorch 1.13). Elastic training handles its pods
 // coming and going itself. A JobSet needs no group: a pod that fails
 // fails the set's attempt, and the JobSet controller makes every pod again.
 local grouped(p) = !elastic(p) && p.workers > 1 && !batch.jobset(p);
@@ -144,6 +144,7 @@ local config(p) = {
 
 local worker(p) =
   local store = storage.pod(p, component, [trainDir(p)]);
+  local group = grouped(p);  // (asked once: the form costs a look at p)
   {
     name: component,
     kind: 'IndexedJob',
@@ -156,14 +157,14 @@ local worker(p) =
     imagePullPolicy: p.imagePullPolicy,
     ports: [{ name: 'rendezvous', port: p.port }],
     command:
-      if grouped(p) then runtime.run(['sh', '-c', torchrun(p)], group=roles.group(p, component, p.workers))
+      if group then runtime.run(['sh', '-c', torchrun(p)], group=roles.group(p, component, p.workers))
       else ['sh', '-c', torchrun(p)],
     env: ownEnv(p) + common.env({ PYTHONUNBUFFERED: '1' } + p.env),
     resources: roles.resources(cpu=p.cpu, memory=p.memory, gpu=p.gpu, gpuResource=p.gpuResource),
     nodeSelector: p.nodeSelector,
     tolerations: p.tolerations,
-    volumes: store.volumes + roles.shm(p).volumes + (if grouped(p) then [runtime.volume(configName(p))] else []),
-    mounts: store.mounts + roles.shm(p).mounts + (if grouped(p) then [runtime.mount] else []),
+    volumes: store.volumes + roles.shm(p).volumes + (if group then [runtime.volume(configName(p))] else []),
+    mounts: store.mounts + roles.shm(p).mounts + (if group then [runtime.mount] else []),
     job: {
       // the training goes on without a pod that failed for good only
       // while elastic training has enough pods left
