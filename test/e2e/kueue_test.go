@@ -297,6 +297,7 @@ func describePods(pods []kube.Pod) string {
 // its JobSet, if it is one, has not failed nor restarted.
 func (q *kueueQueue) requireIntact(t *testing.T, job string) {
 	t.Helper()
+	// (a cluster without the JobSet CRD answers with an error: no JobSet)
 	sets, err := q.k.Run(t.Context(), nil, "get", "jobsets.jobset.x-k8s.io", "--namespace", q.Namespace, "-l", "app.kubernetes.io/instance="+job, "-o", "json", "--ignore-not-found")
 	if err == nil && len(sets) > 0 {
 		var list struct {

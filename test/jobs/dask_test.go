@@ -100,11 +100,11 @@ func (jc *jobCase) daskParams() *generator.Params {
 
 // requireDaskOutput checks what daskClient and ringAllreduce printed; the
 // worker pods' names are <name>-worker-<i>, or <name>-worker-0-<i> in a
-// JobSet (jobset).
-func (jc *jobCase) requireDaskOutput(log string, jobset bool) {
+// JobSet (jc.jobset).
+func (jc *jobCase) requireDaskOutput(log string) {
 	jc.t.Helper()
 	worker := jc.name + "-worker-"
-	if jobset {
+	if jc.jobset {
 		worker += "0-"
 	}
 	require.NotEmpty(jc.t, lineWith(log, "dask workers: 4"), "a client in the scheduler pod sees 2 x 2 Dask workers:\n%s", log)
@@ -150,7 +150,7 @@ func testDaskInteractive(t *testing.T, s *suite) {
 	// TensorBoard listens on 6006 in this pod: mpirun (hwloc's GL plugin,
 	// probing X display :6) hung there until trainsonnet set
 	// HWLOC_COMPONENTS=-gl. A hang fails at the bound, not the case's.
-	jc.requireDaskOutput(exec(daskClient+" && timeout 60 "+ringAllreduce), false)
+	jc.requireDaskOutput(exec(daskClient + " && timeout 60 " + ringAllreduce))
 
 	// The chart's helpers, on the PATH.
 	require.Equal(t, jc.name+"-worker-1\n", exec("goto 1 hostname"))
@@ -220,7 +220,7 @@ func testDaskInteractiveSurvives(t *testing.T, s *suite) {
 		t.Helper()
 		out, err := jc.kubectl(nil, "exec", "pod/"+sched, "--container", "scheduler", "--", "sh", "-c", daskClient+" && timeout 60 "+ringAllreduce)
 		require.NoError(t, err, "%s", out)
-		jc.requireDaskOutput(string(out), false)
+		jc.requireDaskOutput(string(out))
 	}
 	sched := waitScheduler("")
 	compute(sched)
@@ -256,7 +256,7 @@ func testDaskBatch(t *testing.T, s *suite) {
 	require.Equal(t, "Complete", jc.waitJob(jc.name+"-worker"), "the workers end with it")
 	_, log, code := jc.launcherResult()
 	t.Logf("scheduler log:\n%s", log)
-	jc.requireDaskOutput(log, false)
+	jc.requireDaskOutput(log)
 	require.Zero(t, code)
 	for _, w := range jc.requireAllSucceeded(2) {
 		wlog := jc.logs(w.name(), "worker")

@@ -345,11 +345,7 @@ func runFault(t *testing.T, s *suite, j faultJob, f fault) {
 	jobs, trains := j.start(jc)
 	lead := jobs[0]
 	if j.set {
-		restarts := func() string {
-			out, _ := jc.kubectl(nil, "get", "jobset", jc.name, "-o", "jsonpath={.status.restarts}")
-			return string(out)
-		}
-		defer func() { t.Logf("the JobSet restarted %s times", cmp.Or(restarts(), "0")) }()
+		defer func() { t.Logf("the JobSet restarted %s times", jc.jobSetStatus(jc.name, "restarts")) }()
 	}
 	// Once training: its progress on the claim, or the target running;
 	// a fault made by the parameters is there from the start.
@@ -974,22 +970,8 @@ func (jc *jobCase) requireTrainedRanks(log string) {
 
 // jobSetState is the JobSet's end as a Job's: Complete, Failed or "".
 func (jc *jobCase) jobSetState() string {
-	out, err := jc.kubectl(nil, "get", "jobset", jc.name, "-o", "jsonpath={.status.terminalState}")
-	if err != nil {
-		return ""
+	if s := jc.jobSetStatus(jc.name, "terminalState"); s != "Completed" {
+		return s
 	}
-	if string(out) == "Completed" {
-		return "Complete"
-	}
-	return string(out)
-}
-
-// afterLauncherResolves is afterLauncherResolves in the Jobs form; in a
-// JobSet nothing watches the launcher, and there is no presence name to
-// wait for.
-func (jc *jobCase) afterLauncherResolves(service, command string) string {
-	if jc.jobset {
-		return command
-	}
-	return afterLauncherResolves(service, command)
+	return "Complete"
 }

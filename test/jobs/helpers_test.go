@@ -350,8 +350,18 @@ func (jc *jobCase) params(command string) typed.OpenMPI {
 		Image:           jc.s.node.Image,
 		ImagePullPolicy: "Never", // imported by test/node/up.sh; there is no registry
 		Workers:         &two,
-		Exec:            afterLauncherResolves(jc.name+"-launcher", command),
+		Exec:            jc.afterLauncherResolves(jc.name+"-launcher", command),
 	}
+}
+
+// afterLauncherResolves is afterLauncherResolves in the Jobs form; in a
+// JobSet (jc.jobset) nothing watches the launcher, and there is no
+// presence name to wait for.
+func (jc *jobCase) afterLauncherResolves(service, command string) string {
+	if jc.jobset {
+		return command
+	}
+	return afterLauncherResolves(service, command)
 }
 
 // afterLauncherResolves prefixes an exec with a wait until the launcher's

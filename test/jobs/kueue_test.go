@@ -165,9 +165,7 @@ func testKueuePreemptJobSet(t *testing.T, s *suite) {
 		require.Zero(t, code, "launcher exit code")
 		return log
 	})
-	restarts, err := jc.kubectl(nil, "get", "jobset", jc.name, "-o", "jsonpath={.status.restarts}")
-	require.NoError(t, err)
-	require.Contains(t, []string{"", "0"}, string(restarts), "the eviction restarted nothing")
+	require.Equal(t, "0", jc.jobSetStatus(jc.name, "restarts"), "the eviction restarted nothing")
 	t.Logf("jobset: kueue: openmpi: one workload of %d pods; a second waited with 0 of %d pods running; eviction: requeued intact", pods, pods)
 }
 
@@ -252,9 +250,7 @@ func (jc *jobCase) noneRunningOf(selector string) bool {
 func (jc *jobCase) requireNoFailures(job string) {
 	jc.t.Helper()
 	if jc.jobset {
-		restarts, err := jc.kubectl(nil, "get", "jobset", job, "-o", "jsonpath={.status.restarts}")
-		require.NoError(jc.t, err)
-		require.Contains(jc.t, []string{"", "0"}, string(restarts), "JobSet %s restarted nothing", job)
+		require.Equal(jc.t, "0", jc.jobSetStatus(job, "restarts"), "JobSet %s restarted nothing", job)
 	}
 	out, err := jc.kubectl(nil, "get", "jobs", "-l", instanceLabel+"="+job, "-o", "jsonpath={range .items[*]}{.metadata.name} {.status.failed} {.status.conditions[?(@.type==\"Failed\")].status}{\"\\n\"}{end}")
 	require.NoError(jc.t, err)

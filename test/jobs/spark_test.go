@@ -74,10 +74,10 @@ func (jc *jobCase) sparkParams() *generator.Params {
 		Set("taskCpus", 2).
 		Set("driver.script", "/app/train.py").
 		Set("stopGrace", 10).
-		Set("env", map[string]string{
+		Set("env", jc.standInEnv(map[string]string{
 			"STANDIN_JOB": jc.name,
 			"PATH":        "/standin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-		}).
+		})).
 		Set("volumes", []any{map[string]any{"name": "standin", "configMap": map[string]any{"name": "standin", "defaultMode": 0o555}}}).
 		Set("volumeMounts", []any{map[string]any{"name": "standin", "mountPath": "/standin", "readOnly": true}})
 }

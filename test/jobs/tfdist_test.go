@@ -107,6 +107,17 @@ if index == 0:
 print("worker", index, "done", flush=True)
 `
 
+// standInEnv is env with what the stand-ins need to know of the job's
+// form: in a JobSet nothing watches the lead (STANDIN_WATCHED=0), and a
+// role's one pod is <name>-<role>-0-0 (STANDIN_POD_SUFFIX).
+func (jc *jobCase) standInEnv(env map[string]string) map[string]string {
+	if jc.jobset {
+		env["STANDIN_WATCHED"] = "0"
+		env["STANDIN_POD_SUFFIX"] = "-0-0"
+	}
+	return env
+}
+
 // tfParams: 2 parameter servers and 2 workers of the stand-in, on the
 // store, with a short stopGrace.
 func (jc *jobCase) tfParams() *generator.Params {
@@ -128,7 +139,7 @@ func (jc *jobCase) tfParams() *generator.Params {
 		// 15 s of "training" once the lead resolves: every parameter
 		// server's watch must see the workers before they end (a loaded
 		// node's DNS let one miss a run of 5 s, and it never stopped)
-		Set("env", map[string]string{"STANDIN_JOB": jc.name, "STANDIN_SECONDS": "15"}).
+		Set("env", jc.standInEnv(map[string]string{"STANDIN_JOB": jc.name, "STANDIN_SECONDS": "15"})).
 		Set("volumes", []any{map[string]any{"name": "standin", "configMap": map[string]any{"name": "standin"}}}).
 		Set("volumeMounts", []any{map[string]any{"name": "standin", "mountPath": "/standin", "readOnly": true}}).
 		Set("exec", "exec python3 /standin/tf.py")
