@@ -37,13 +37,15 @@ import (
 // pods carry runtime.sh alone for it, which they did not before; then
 // 1,549: a worker of the shape the Job controller ends watches worker 0
 // only to learn that it is cut off, by the script's rule (a watch whose
-// grace is 0) instead of a day-long grace in its env.
+// grace is 0) instead of a day-long grace in its env; then 1,550: a
+// signal that lands between start_child's fork and its pid being known is
+// passed on once the pid is (it was lost, and the pod hung for its grace).
 var podScriptBudget = map[string]int{
-	"openmpi":      1549,
-	"horovod":      1549,
-	"deepspeed":    1549,
-	"horovod-dask": 1549 + 259, // dask.sh: the Dask workers beside sshd
-	"pytorch":      843,        // runtime.sh: the static group
+	"openmpi":      1550,
+	"horovod":      1550,
+	"deepspeed":    1550,
+	"horovod-dask": 1550 + 259, // dask.sh: the Dask workers beside sshd
+	"pytorch":      844,        // runtime.sh: the static group
 }
 
 // jobSetScriptBudget is the same in the JobSet form (jobset; horovod-dask
@@ -55,10 +57,10 @@ var podScriptBudget = map[string]int{
 // set-up, the waits and the cut-off watch are what remains, and they are
 // most of the files.
 var jobSetScriptBudget = map[string]int{
-	"openmpi":      1549,
-	"horovod":      1549,
-	"deepspeed":    1549,
-	"horovod-dask": 1549 + 259,
+	"openmpi":      1550,
+	"horovod":      1550,
+	"deepspeed":    1550,
+	"horovod-dask": 1550 + 259,
 	"pytorch":      0,
 }
 

@@ -646,12 +646,13 @@ on_signal() {
     exit "${SIGNAL_EXIT:-$2}"
 }
 
-# start_child NAME CMD...: CMD in the background; NAME is for messages.
+# start_child NAME CMD...: CMD in the background; NAME is for messages. A
+# signal before its pid is known (CHILD_PID starting) is passed on then.
 start_child() {
-    CHILD_NAME=$1
+    CHILD_NAME=$1 CHILD_PID=starting
     shift
     "$@" &
-    CHILD_PID=$!
+    CHILD_PID=$! && { [ -z "$GOT_SIGNAL" ] || kill -TERM "$CHILD_PID" 2>/dev/null; }
 }
 
 # wait_child: returns the child's exit code once it has ended. A status
