@@ -360,6 +360,17 @@ build_operator() {
   case "$name" in
     training-operator) cp -R "$mod/examples/pytorch" "$mod/examples/tensorflow" "$tmp/examples/" ;;
     mpi-operator) cp -R "$mod/examples/v2beta1/." "$tmp/examples/" ;;
+    trainer)
+      # its YAML examples, and beside them what the recorder installs: the
+      # stock runtimes (torchtune's need a claim and a model download: not
+      # recorded), the webhook configurations and the manager's role
+      cp -R "$mod/examples/yaml" "$tmp/examples/"
+      mkdir -p "$tmp/examples/.install"
+      for f in "$mod"/manifests/base/runtimes/*.yaml; do
+        [ "$(basename "$f")" = kustomization.yaml ] || { printf -- '---\n'; cat "$f"; }
+      done >"$tmp/examples/.install/runtimes.yaml"
+      cp "$mod/manifests/base/webhook/manifests.yaml" "$tmp/examples/.install/webhooks.yaml"
+      ;;
   esac
   chmod -R u+w "$tmp/examples"
   rm -rf "$dir/examples"
@@ -376,6 +387,11 @@ build_operators() {
   build_operator mpi-operator github.com/kubeflow/mpi-operator "$TRAINSONNET_MPI_OPERATOR_VERSION" \
     github.com/kubeflow/mpi-operator/cmd/mpi-operator "$TS_MPI_OPERATOR_DIR" 1.25.0 \
     manifests/base/kubeflow.org_mpijobs.yaml
+  build_operator trainer github.com/kubeflow/trainer/v2 "$TRAINSONNET_TRAINER_VERSION" \
+    github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager "$TS_TRAINER_DIR" 1.26.0 \
+    manifests/base/crds/trainer.kubeflow.org_clustertrainingruntimes.yaml \
+    manifests/base/crds/trainer.kubeflow.org_trainingruntimes.yaml \
+    manifests/base/crds/trainer.kubeflow.org_trainjobs.yaml
 }
 
 if [ "$want_etcd" = 1 ]; then locked etcd build_etcd; fi

@@ -15,6 +15,7 @@ TS_JOBSET_DIR="$TS_CACHE/jobset-$TRAINSONNET_JOBSET_VERSION"
 TS_BUILD_ROOT="$TS_CACHE/build"
 TS_TRAINING_OPERATOR_DIR="$TS_CACHE/training-operator-$TRAINSONNET_TRAINING_OPERATOR_VERSION"
 TS_MPI_OPERATOR_DIR="$TS_CACHE/mpi-operator-$TRAINSONNET_MPI_OPERATOR_VERSION"
+TS_TRAINER_DIR="$TS_CACHE/trainer-$TRAINSONNET_TRAINER_VERSION"
 
 # The Kubernetes binaries built together in one `go build`.
 # kubelet and kube-proxy are the real node's (test/node/).

@@ -27,3 +27,7 @@ TRAINSONNET_JOBSET_VERSION=v0.12.0
 # CI compares with the committed recordings and never builds them).
 TRAINSONNET_TRAINING_OPERATOR_VERSION=v1.9.3
 TRAINSONNET_MPI_OPERATOR_VERSION=v0.8.0
+# The Kubeflow Trainer v2 (TrainJobs on ClusterTrainingRuntimes, run as
+# JobSets): v2.3.0 is go 1.26.0 on JobSet v0.12.0, the JobSet above; its
+# stock runtimes and YAML examples come from the same module.
+TRAINSONNET_TRAINER_VERSION=v2.3.0

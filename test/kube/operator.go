@@ -86,7 +86,8 @@ func (k *Kubectl) StartMPIOperator(ctx context.Context, bin, crds, log string) (
 	return startOperator(k, bin, log, []string{"--kubeConfig=" + k.Kubeconfig, "--monitoring-port=0", "--lock-namespace=kube-system"})
 }
 
-func startOperator(k *Kubectl, bin, log string, args []string) (*Operator, error) {
+// startOperator starts bin with args, and env beside the harness's.
+func startOperator(k *Kubectl, bin, log string, args []string, env ...string) (*Operator, error) {
 	out := os.Stderr
 	if log != "" {
 		f, err := os.Create(filepath.Clean(log))
@@ -96,7 +97,7 @@ func startOperator(k *Kubectl, bin, log string, args []string) (*Operator, error
 		out = f
 	}
 	cmd := exec.Command(bin, args...) // #nosec G204 -- the harness's own binary
-	cmd.Env = append(os.Environ(), EnvKubeconfig+"="+k.Kubeconfig)
+	cmd.Env = append(append(os.Environ(), EnvKubeconfig+"="+k.Kubeconfig), env...)
 	cmd.Stdout, cmd.Stderr = out, out
 	dieWithParent(cmd)
 	if err := cmd.Start(); err != nil {

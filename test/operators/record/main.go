@@ -1,5 +1,5 @@
-// Command record runs a Kubeflow operator (the training operator or
-// mpi-operator) as a host process against the harness's control plane,
+// Command record runs a Kubeflow operator (the training operator,
+// mpi-operator or the Trainer v2) as a host process against the harness's control plane,
 // applies each of the operator's own upstream examples, and records every
 // object the operator made for it: the reference that test/operators'
 // migration test compares trainsonnet's renders with, process by process.
@@ -9,7 +9,7 @@
 // Each example becomes one file of testdata: a header naming the operator's
 // version and the example's source, then a YAML stream of the example as
 // applied and the objects the operator created (pods, services, config maps,
-// secrets, jobs) as the API server holds them, with what changes from run to
+// secrets, jobs, JobSets) as the API server holds them, with what changes from run to
 // run taken out (UIDs, times, resource versions, status, generated key
 // material) and the namespace written as "default".
 package main
@@ -36,7 +36,7 @@ import (
 
 func main() {
 	var o options
-	flag.StringVar(&o.operator, "operator", "", "training-operator or mpi-operator")
+	flag.StringVar(&o.operator, "operator", "", "training-operator, mpi-operator or trainer")
 	flag.StringVar(&o.version, "version", "", "the operator's version, as recorded")
 	flag.StringVar(&o.module, "module", "", "the operator's Go module, as recorded")
 	flag.StringVar(&o.bin, "bin", "", "the operator's binary")
@@ -44,6 +44,8 @@ func main() {
 	flag.StringVar(&o.examples, "examples", "", "directory of the upstream examples")
 	flag.StringVar(&o.out, "out", "", "directory to write the recordings to")
 	flag.StringVar(&o.log, "log", "", "the operator's log file")
+	flag.StringVar(&o.install, "install", "", "trainer: directory of its webhooks.yaml and runtimes.yaml")
+	flag.StringVar(&o.state, "state", "", "trainer: directory for its configuration and certificates")
 	flag.Parse()
 	if err := o.run(); err != nil {
 		fmt.Fprintln(os.Stderr, "record:", err)
@@ -53,6 +55,7 @@ func main() {
 
 type options struct {
 	operator, version, module, bin, crds, examples, out, log string
+	install, state                                           string
 }
 
 // jobKinds are the kinds of the operators' jobs, and where each counts
@@ -61,6 +64,7 @@ var jobKinds = map[string]string{
 	"PyTorchJob": "pytorchReplicaSpecs",
 	"TFJob":      "tfReplicaSpecs",
 	"MPIJob":     "mpiReplicaSpecs",
+	"TrainJob":   "", // its pods are its JobSet's (jobSetPods)
 }
 
 func (o *options) run() error {
@@ -87,6 +91,10 @@ func (o *options) run() error {
 		op, err = k.StartTrainingOperator(ctx, kube.TrainingOperator{Bin: o.bin, CRDs: o.crds, Log: o.log, Schemes: []string{"pytorchjob", "tfjob"}})
 	case "mpi-operator":
 		op, err = k.StartMPIOperator(ctx, o.bin, o.crds, o.log)
+	case "trainer":
+		op, err = k.StartTrainer(ctx, kube.Trainer{Bin: o.bin, CRDs: o.crds, Log: o.log, Dir: o.state,
+			Webhooks: filepath.Join(o.install, "webhooks.yaml"), Runtimes: filepath.Join(o.install, "runtimes.yaml"),
+			WebhookPort: 19447, HealthPort: 18092})
 	default:
 		err = fmt.Errorf("unknown operator %q", o.operator)
 	}
@@ -119,6 +127,9 @@ func (o *options) exampleFiles() ([]string, error) {
 	err := filepath.WalkDir(o.examples, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
+		}
+		if d.IsDir() && strings.HasPrefix(d.Name(), ".") && path != o.examples {
+			return filepath.SkipDir // what the recorder installs, no example
 		}
 		if !d.IsDir() && strings.HasSuffix(path, ".yaml") {
 			rel, _ := filepath.Rel(o.examples, path)
@@ -168,36 +179,67 @@ func (o *options) record(ctx context.Context, k *kube.Kubectl, rel string) (int,
 	if _, err := k.Run(ctx, nil, "create", "namespace", ns); err != nil {
 		return 0, err
 	}
+	// JobSet's webhooks (which the Trainer's JobSets need) see it
+	if _, err := k.Run(ctx, nil, "label", "namespace", ns, kube.JobSetNamespaceLabel+"=true"); err != nil {
+		return 0, err
+	}
 	var stream bytes.Buffer
 	for _, d := range docs {
 		b, _ := json.Marshal(d)
 		stream.Write(b)
 		stream.WriteByte('\n')
 	}
+	note := ""
 	if _, err := k.Run(ctx, stream.Bytes(), "create", "-n", ns, "-f", "-"); err != nil {
-		return 0, err
+		// an example its own operator's admission refuses is recorded
+		// as refused, with the reason
+		_, why, denied := strings.Cut(err.Error(), "denied the request: ")
+		if !denied {
+			return 0, err
+		}
+		note = "# Refused when applied, by the operator's admission webhook: " + strings.TrimSpace(why) + "\n"
 	}
 	want := replicas(job)
 	// The operator's pods, and for mpi-operator the launcher's Job and its
 	// pod (launcherCreationPolicy WaitForWorkersReady waits for kwok to
-	// make the workers ready). Then a few seconds more, for anything the
-	// operator makes after them.
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		objs, err := created(ctx, k, ns)
+	// make the workers ready); a TrainJob's are its JobSet's, once that
+	// is made. Then a few seconds more, for anything the operator makes
+	// after them.
+	start := time.Now()
+	deadline := start.Add(90 * time.Second)
+	var last, since = -1, start
+	for note == "" {
+		objs, err := o.created(ctx, k, ns)
 		if err != nil {
 			return 0, err
 		}
-		if count(objs, "Pod") >= want {
+		if job["kind"] == "TrainJob" {
+			want = jobSetPods(objs)
+		}
+		n := count(objs, "Pod")
+		if want > 0 && n >= want {
+			break
+		}
+		if n != last {
+			last, since = n, time.Now()
+		}
+		if job["kind"] == "TrainJob" && want == 0 && time.Since(start) > 30*time.Second {
+			note = "# The Trainer made no JobSet in 30 s; its last error for the TrainJob: " + o.lastError(ns) + "\n"
+			break
+		}
+		if job["kind"] == "TrainJob" && want > 0 && time.Since(since) > 30*time.Second {
+			// a replicated Job that depends on another's completion,
+			// which kwok's pods never reach
+			note = fmt.Sprintf("# Of the JobSet's %d pods, %d were made in 30 s: the others' replicated Job depends on one whose pods\n# kwok never completes.\n", want, n)
 			break
 		}
 		if time.Now().After(deadline) {
-			return 0, fmt.Errorf("%d of %d pods after 90 s (operator log: %s)", count(objs, "Pod"), want, o.log)
+			return 0, fmt.Errorf("%d of %d pods after 90 s (operator log: %s)", n, want, o.log)
 		}
 		time.Sleep(time.Second)
 	}
 	time.Sleep(5 * time.Second)
-	objs, err := created(ctx, k, ns)
+	objs, err := o.created(ctx, k, ns)
 	if err != nil {
 		return 0, err
 	}
@@ -208,6 +250,7 @@ func (o *options) record(ctx context.Context, k *kube.Kubectl, rel string) (int,
 	out.WriteString("# The first document is the example as applied; the others are the objects the\n")
 	out.WriteString("# operator (and, for its Jobs, the Job controller) created, without what changes\n")
 	out.WriteString("# from run to run (UIDs, times, versions, status, key material), namespace \"default\".\n")
+	out.WriteString(note)
 	for _, d := range append([]map[string]any{job}, objs...) {
 		b, err := yaml.Marshal(d)
 		if err != nil {
@@ -244,6 +287,52 @@ func replicas(job map[string]any) int {
 	return n
 }
 
+// lastError is the first line of the last reconciler error the
+// operator's log (JSON lines) holds for namespace ns, or "none".
+func (o *options) lastError(ns string) string {
+	data, err := os.ReadFile(o.log)
+	if err != nil {
+		return "none (" + err.Error() + ")"
+	}
+	found := "none"
+	for _, line := range strings.Split(string(data), "\n") {
+		var e struct {
+			Namespace string `json:"namespace"`
+			Error     string `json:"error"`
+		}
+		if json.Unmarshal([]byte(line), &e) == nil && e.Namespace == ns && e.Error != "" {
+			found, _, _ = strings.Cut(e.Error, "\n")
+		}
+	}
+	return found
+}
+
+// jobSetPods is the number of pods of the JobSet in objs (0: none yet):
+// each replicated Job's replicas times its parallelism.
+func jobSetPods(objs []map[string]any) int {
+	n := 0
+	for _, o := range objs {
+		if o["kind"] != "JobSet" {
+			continue
+		}
+		spec, _ := o["spec"].(map[string]any)
+		for _, rj := range list(spec["replicatedJobs"]) {
+			r, _ := rj.(map[string]any)
+			reps, par := 1, 1
+			if v, ok := r["replicas"].(float64); ok {
+				reps = int(v)
+			}
+			tmpl, _ := r["template"].(map[string]any)
+			js, _ := tmpl["spec"].(map[string]any)
+			if v, ok := js["parallelism"].(float64); ok {
+				par = int(v)
+			}
+			n += reps * par
+		}
+	}
+	return n
+}
+
 func count(objs []map[string]any, kind string) int {
 	n := 0
 	for _, o := range objs {
@@ -256,11 +345,15 @@ func count(objs []map[string]any, kind string) int {
 
 // created lists the objects in ns that the operator (or a controller
 // acting on its objects) made, cleaned and in a stable order.
-func created(ctx context.Context, k *kube.Kubectl, ns string) ([]map[string]any, error) {
-	out, err := k.Run(ctx, nil, "get", "-n", ns, "pods,services,configmaps,secrets,jobs.batch,podgroups.scheduling.x-k8s.io", "-o", "json", "--ignore-not-found")
+func (o *options) created(ctx context.Context, k *kube.Kubectl, ns string) ([]map[string]any, error) {
+	kinds := "pods,services,configmaps,secrets,jobs.batch"
+	if o.operator == "trainer" {
+		kinds += ",jobsets.jobset.x-k8s.io"
+	}
+	out, err := k.Run(ctx, nil, "get", "-n", ns, kinds+",podgroups.scheduling.x-k8s.io", "-o", "json", "--ignore-not-found")
 	if err != nil {
 		// no PodGroup API: ask without it
-		out, err = k.Run(ctx, nil, "get", "-n", ns, "pods,services,configmaps,secrets,jobs.batch", "-o", "json")
+		out, err = k.Run(ctx, nil, "get", "-n", ns, kinds, "-o", "json")
 		if err != nil {
 			return nil, err
 		}
@@ -280,7 +373,7 @@ func created(ctx context.Context, k *kube.Kubectl, ns string) ([]map[string]any,
 		clean(it)
 		objs = append(objs, it)
 	}
-	order := map[string]int{"Pod": 0, "Job": 1, "Service": 2, "ConfigMap": 3, "Secret": 4}
+	order := map[string]int{"Pod": 0, "JobSet": 1, "Job": 2, "Service": 3, "ConfigMap": 4, "Secret": 5}
 	slices.SortStableFunc(objs, func(a, b map[string]any) int {
 		if c := order[str(a["kind"])] - order[str(b["kind"])]; c != 0 {
 			return c
@@ -308,42 +401,29 @@ func clean(o map[string]any) {
 		md["name"] = gn + "xxxxx" // a Job's pod: a random suffix
 	}
 	dropOwnerUIDs(o)
-	for _, f := range []string{"labels", "annotations"} {
-		m, _ := md[f].(map[string]any)
-		for key := range m {
-			if strings.HasSuffix(key, "controller-uid") {
-				m[key] = "<uid>"
-			}
-		}
-	}
+	redactUIDs(o)
 	spec, _ := o["spec"].(map[string]any)
 	switch o["kind"] {
 	case "Pod":
 		cleanPod(spec)
 		delete(spec, "nodeName")
-	case "Job":
-		if sel, ok := spec["selector"].(map[string]any); ok {
-			if ml, ok := sel["matchLabels"].(map[string]any); ok {
-				for key := range ml {
-					if strings.HasSuffix(key, "controller-uid") {
-						ml[key] = "<uid>"
-					}
-				}
-			}
-		}
-		tmpl, _ := spec["template"].(map[string]any)
-		tmd, _ := tmpl["metadata"].(map[string]any)
-		if l, ok := tmd["labels"].(map[string]any); ok {
-			for key := range l {
-				if strings.HasSuffix(key, "controller-uid") {
-					l[key] = "<uid>"
-				}
-			}
-		}
 	case "Service":
 		if spec["clusterIP"] != "None" {
 			delete(spec, "clusterIP")
 			delete(spec, "clusterIPs")
+		}
+	case "ConfigMap":
+		// the Trainer's snapshot of the runtime a TrainJob ran on: the
+		// runtime as the API server held it
+		data, _ := o["data"].(map[string]any)
+		if rt, ok := data["runtime"].(string); ok {
+			var m map[string]any
+			if yaml.Unmarshal([]byte(rt), &m) == nil && m != nil {
+				clean(m)
+				if b, err := yaml.Marshal(m); err == nil {
+					data["runtime"] = string(b)
+				}
+			}
 		}
 	case "Secret":
 		data, _ := o["data"].(map[string]any)
@@ -396,6 +476,26 @@ func cleanPod(spec map[string]any) {
 }
 
 func list(v any) []any { l, _ := v.([]any); return l }
+
+// redactUIDs writes <uid> for the value of every label, annotation or
+// selector key in v that holds an object's UID (the Job controller's
+// controller-uid, JobSet's jobset-uid), at any depth.
+func redactUIDs(v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if _, isStr := e.(string); isStr && (strings.HasSuffix(k, "controller-uid") || strings.HasSuffix(k, "-uid") && strings.Contains(k, "/")) {
+				x[k] = "<uid>"
+				continue
+			}
+			redactUIDs(e)
+		}
+	case []any:
+		for _, e := range x {
+			redactUIDs(e)
+		}
+	}
+}
 
 // dropOwnerUIDs takes the UIDs out of every ownerReferences in v (an
 // object's, and those of the pod template of a Job).
