@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/trainsonnet/trainsonnet/generator/internal/kubeflow"
 	"github.com/trainsonnet/trainsonnet/generator/param"
 )
 
@@ -45,16 +46,24 @@ func jobParams(file string, data []byte) (*Params, error) {
 // MPIJob, a TFJob) is the job of the prototype that takes its kind
 // (Prototype.From), so that a directory of an operator's jobs is a batch
 // as it is.
-func (g *Generator) JobParams(file string, data []byte) (*Params, error) {
+//
+// A TrainJob is the job of the prototype its runtime's framework names
+// (torch-distributed: pytorch), its runtime one of the Trainer's stock
+// ones or one of runtimes: the files of the batch that are runtimes
+// (RuntimeFile), given to each job before its own file.
+func (g *Generator) JobParams(file string, data []byte, runtimes ...File) (*Params, error) {
 	p, err := jobParams(file, data)
 	if err == nil {
-		return p, nil
+		return withRuntimes(p, runtimes, file, data), nil
 	}
 	v, _ := param.ReadFile(file, data)
 	m, _ := v.(map[string]any)
 	kind, isObject := objectKind(m)
 	if !isObject || m[PrototypeKey] != nil {
 		return nil, err
+	}
+	if kind == kubeflow.TrainJobKind {
+		return trainJobParams(file, m, data, runtimes)
 	}
 	var takes []string
 	for _, name := range g.Names() {
@@ -71,6 +80,71 @@ func (g *Generator) JobParams(file string, data []byte) (*Params, error) {
 	}
 	return nil, &ValidationError{Problems: []*param.Error{{Source: file, Value: param.Show(strings.TrimPrefix(kind, "/")),
 		Rule: "no prototype takes this kind of object (they take " + strings.Join(takes, ", ") + "); a params file names its prototype with " + PrototypeKey + ": <name>"}}}
+}
+
+// RuntimeFile reports whether a batch's file is a Kubeflow Trainer
+// runtime (a ClusterTrainingRuntime or TrainingRuntime), which is no job
+// but the runtime of the batch's TrainJobs that name it (JobParams).
+func RuntimeFile(file string, data []byte) bool {
+	v, problems := param.ReadFile(file, data)
+	m, _ := v.(map[string]any)
+	kind, _ := objectKind(m)
+	return len(problems) == 0 && kubeflow.RuntimeKind(kind)
+}
+
+// withRuntimes is p with the runtimes first, when the job's file is a
+// TrainJob; else p.
+func withRuntimes(p *Params, runtimes []File, file string, data []byte) *Params {
+	if len(runtimes) == 0 {
+		return p
+	}
+	v, _ := param.ReadFile(file, data)
+	m, _ := v.(map[string]any)
+	if kind, _ := objectKind(m); kind != kubeflow.TrainJobKind {
+		return p
+	}
+	q := NewParams(p.prototype)
+	for _, rt := range runtimes {
+		q.AddFile(rt.Name, rt.Data)
+	}
+	q.inputs = append(q.inputs, p.inputs...)
+	return q
+}
+
+// trainJobParams: a TrainJob's job, of the prototype its runtime names.
+func trainJobParams(file string, m map[string]any, data []byte, runtimes []File) (*Params, error) {
+	given := map[string]map[string]any{}
+	for _, rt := range runtimes {
+		v, _ := param.ReadFile(rt.Name, rt.Data)
+		rm, _ := v.(map[string]any)
+		kind, _ := objectKind(rm)
+		norm, problems, _ := kubeflow.Check(kind, rm)
+		if len(problems) > 0 {
+			continue // said when the job applies it
+		}
+		md, _ := norm["metadata"].(map[string]any)
+		name, _ := md["name"].(string)
+		given[kubeflow.RuntimeKey(kind[strings.LastIndex(kind, "/")+1:], name)] = norm
+	}
+	norm, problems, _ := kubeflow.Check(kubeflow.TrainJobKind, m)
+	if len(problems) > 0 {
+		p := problems[0]
+		return nil, &ValidationError{Problems: []*param.Error{{Source: file + ": " + p.Path, Value: p.Value, Rule: p.Rule}}}
+	}
+	rt, p := kubeflow.Runtime(norm, given)
+	if p != nil {
+		return nil, &ValidationError{Problems: []*param.Error{{Source: file + ": " + p.Path, Value: p.Value, Rule: p.Rule}}}
+	}
+	proto, why := kubeflow.Prototype(rt)
+	if proto == "" {
+		md, _ := rt["metadata"].(map[string]any)
+		return nil, &ValidationError{Problems: []*param.Error{{Source: file + ": spec.runtimeRef.name", Value: param.Show(md["name"]), Rule: "no prototype runs this runtime: " + why}}}
+	}
+	params := NewParams(proto)
+	for _, r := range runtimes {
+		params.AddFile(r.Name, r.Data)
+	}
+	return params.AddFile(file, data), nil
 }
 
 // BatchError lists the jobs of a batch that failed, in their order.

@@ -217,6 +217,59 @@ func (pr *Prototype) allKeys() []string { return slices.Sorted(maps.Keys(pr.byKe
 // derived are then applied as a params file's are, in the file's place
 // among the inputs: a later -f, --set or flag still overrides them.
 
+// A TrainJob (the Kubeflow Trainer v2's) says what runs only with the
+// runtime it names: the Trainer's stock ones are known, and a runtime of
+// the cluster's own is given as a file before it (-f runtime.yaml -f
+// trainjob.yaml). The prototype's from function reads the TrainJob with
+// its runtime under the key runtime; the runtime's framework names the
+// prototype that runs it (kubeflow.Prototype), which must be this one.
+
+// applyRuntime keeps a runtime given as a file for the TrainJobs after it.
+func (pr *Prototype) applyRuntime(r *resolved, it input, m map[string]any, kind string, add func(*param.Error)) {
+	norm, problems, _ := kubeflow.Check(kind, m)
+	for _, p := range problems {
+		pe := &param.Error{Source: it.given, Value: p.Value, Rule: p.Rule}
+		if p.Path != "" {
+			pe.Source += ": " + p.Path
+		}
+		add(pe)
+	}
+	if len(problems) > 0 {
+		return
+	}
+	md, _ := norm["metadata"].(map[string]any)
+	name, _ := md["name"].(string)
+	if r.runtimes == nil {
+		r.runtimes = map[string]map[string]any{}
+	}
+	r.runtimes[kubeflow.RuntimeKey(kind[strings.LastIndex(kind, "/")+1:], name)] = norm
+}
+
+// trainJobRuntime puts the runtime of a checked TrainJob under its key
+// runtime, or says why it cannot: a runtime it does not know, or one
+// another prototype runs.
+func (pr *Prototype) trainJobRuntime(r *resolved, it input, norm map[string]any, add func(*param.Error)) bool {
+	rt, p := kubeflow.Runtime(norm, r.runtimes)
+	if p != nil {
+		add(&param.Error{Source: it.given + ": " + p.Path, Value: p.Value, Rule: p.Rule})
+		return false
+	}
+	proto, why := kubeflow.Prototype(rt)
+	md, _ := rt["metadata"].(map[string]any)
+	shown := param.Show(md["name"])
+	switch {
+	case proto == "":
+		add(&param.Error{Source: it.given + ": spec.runtimeRef.name", Value: shown, Rule: "no prototype runs this runtime: " + why})
+		return false
+	case proto != pr.Name:
+		add(&param.Error{Source: it.given + ": spec.runtimeRef.name", Value: shown,
+			Rule: "is a runtime of " + proto + ", not " + pr.Name + ": trainsonnet gen " + proto + " -f " + it.given})
+		return false
+	}
+	norm["runtime"] = rt
+	return true
+}
+
 // migration is what a prototype's from function returns for one object.
 type migration struct {
 	Params   map[string]any `json:"params"`
@@ -259,6 +312,10 @@ func objectKind(m map[string]any) (string, bool) {
 // takes.
 func (pr *Prototype) applyObject(r *resolved, it input, m map[string]any, kind string, add func(*param.Error)) {
 	shown := strings.TrimPrefix(kind, "/")
+	if kubeflow.RuntimeKind(kind) && slices.Contains(pr.From, kubeflow.TrainJobKind) {
+		pr.applyRuntime(r, it, m, kind, add)
+		return
+	}
 	if !slices.Contains(pr.From, kind) {
 		rule := "a params file holds " + pr.Name + "'s parameters"
 		if len(pr.From) > 0 {
@@ -298,6 +355,9 @@ func (pr *Prototype) applyObject(r *resolved, it input, m map[string]any, kind s
 		add(pe)
 	}
 	if len(problems) > 0 {
+		return
+	}
+	if kind == kubeflow.TrainJobKind && !pr.trainJobRuntime(r, it, norm, add) {
 		return
 	}
 	mg, err := r.migrate(kind, norm)

@@ -95,19 +95,19 @@ func TestMigrateWholeObject(t *testing.T) {
 	assert.Contains(t, last(j.Spec.Template.Spec.Containers[0].Command), "--nproc_per_node=2 ", "torchrun: one process per GPU")
 }
 
-// TestMigrateNeeds: what an object cannot give (the script an image's
-// ENTRYPOINT runs) is a problem naming the field, unless another input,
-// before or after the file, sets the parameter.
+// TestMigrateNeeds: what an object cannot give (the script torchrun
+// runs) is a problem naming the field, unless another input, before or
+// after the file, sets the parameter.
 func TestMigrateNeeds(t *testing.T) {
 	g, err := generator.New(generator.Options{})
 	require.NoError(t, err)
-	job := []byte(pytorchJob(""))
+	job := []byte(pytorchJob("torchrun, --nproc_per_node=2"))
 	_, _, err = renderJob(t, g, generator.NewParams("pytorch").AddFile("job.yaml", job))
 	var verr *generator.ValidationError
 	require.ErrorAs(t, err, &verr)
 	require.Len(t, verr.Problems, 1)
 	assert.Equal(t, "job.yaml: spec.pytorchReplicaSpecs.Master.template.spec.containers[pytorch].command", verr.Problems[0].Source)
-	assert.Contains(t, verr.Problems[0].Rule, "the image's ENTRYPOINT runs with the args --epochs 1")
+	assert.Contains(t, verr.Problems[0].Rule, "names no script to run")
 
 	for _, p := range []*generator.Params{
 		generator.NewParams("pytorch").AddFile("job.yaml", job).SetText("exec", "/opt/mnist.py --epochs 1", "--exec"),
@@ -116,8 +116,31 @@ func TestMigrateNeeds(t *testing.T) {
 		j, _, err := renderJob(t, g, p)
 		require.NoError(t, err)
 		assert.True(t, strings.HasSuffix(last(j.Spec.Template.Spec.Containers[0].Command), " /opt/mnist.py --epochs 1"))
-		assert.Contains(t, last(j.Spec.Template.Spec.Containers[0].Command), "--nproc_per_node=1 ", "the ENTRYPOINT ran once per pod")
+		assert.Contains(t, last(j.Spec.Template.Spec.Containers[0].Command), "--nproc_per_node=2 ")
 	}
+}
+
+// TestMigrateEntrypoint: a container that gives only args runs the
+// image's ENTRYPOINT with them, as the operator ran it: no command, the
+// operator's variables and torchrun's, one process per pod.
+func TestMigrateEntrypoint(t *testing.T) {
+	g, err := generator.New(generator.Options{})
+	require.NoError(t, err)
+	j, warnings, err := renderJob(t, g, generator.NewParams("pytorch").AddFile("job.yaml", []byte(pytorchJob(""))))
+	require.NoError(t, err)
+	c := j.Spec.Template.Spec.Containers[0]
+	assert.Empty(t, c.Command)
+	assert.Equal(t, []string{"--epochs", "1"}, c.Args)
+	env := map[string]string{}
+	for _, e := range c.Env {
+		env[e.Name] = e.Value
+	}
+	assert.Equal(t, "4", env["PET_NNODES"])
+	assert.Equal(t, "1", env["PET_NPROC_PER_NODE"])
+	assert.Equal(t, "mnist-worker-0.mnist", env["PET_MASTER_ADDR"])
+	assert.Equal(t, "mnist-worker-0.mnist", env["MASTER_ADDR"])
+	assert.Equal(t, "4", env["WORLD_SIZE"])
+	assert.Contains(t, strings.Join(warnings, "\n"), "the image's ENTRYPOINT runs as it is")
 }
 
 // TestMigrateRefusals: an object of a kind the prototype does not take,
@@ -128,7 +151,7 @@ func TestMigrateRefusals(t *testing.T) {
 	for _, c := range []struct{ proto, file, source, rule string }{
 		{"openmpi", pytorchJob(`torchrun, x.py`), "job.yaml", "a params file holds openmpi's parameters, or a whole kubeflow.org/v2beta1/MPIJob; this is an object of another kind"},
 		{"eval", pytorchJob(`torchrun, x.py`), "job.yaml", "a params file holds eval's parameters; this is an object of another kind"},
-		{"pytorch", "apiVersion: v1\nkind: Pod\n", "job.yaml", "a params file holds pytorch's parameters, or a whole kubeflow.org/v1/PyTorchJob; this is an object of another kind"},
+		{"pytorch", "apiVersion: v1\nkind: Pod\n", "job.yaml", "a params file holds pytorch's parameters, or a whole kubeflow.org/v1/PyTorchJob or trainer.kubeflow.org/v1alpha1/TrainJob; this is an object of another kind"},
 		{"pytorch", pytorchJob(`torchrun, x.py`) + "workers: 3\n", "job.yaml: workers", "a PyTorchJob has apiVersion, kind, metadata and spec"},
 		// a parameter derived from the object names the fields it came from
 		{"pytorch", strings.Replace(pytorchJob(`torchrun, x.py`), "replicas: 3", "replicas: 5000", 1),
@@ -157,7 +180,7 @@ func TestJobParamsOfObjects(t *testing.T) {
 	_, err = g.JobParams("pod.yaml", []byte("apiVersion: v1\nkind: Pod\n"))
 	var verr *generator.ValidationError
 	require.ErrorAs(t, err, &verr)
-	assert.Contains(t, verr.Problems[0].Rule, "no prototype takes this kind of object (they take MPIJob (openmpi), PyTorchJob (pytorch), TFJob (tf-distributed))")
+	assert.Contains(t, verr.Problems[0].Rule, "no prototype takes this kind of object (they take MPIJob (openmpi), PyTorchJob (pytorch), TrainJob (pytorch), TFJob (tf-distributed))")
 	_, err = g.JobParams("params.yaml", []byte("workers: 2\n"))
 	require.ErrorAs(t, err, &verr, "a params file still names its prototype")
 	assert.Contains(t, verr.Problems[0].Rule, "names no prototype")

@@ -133,6 +133,9 @@ type resolved struct {
 	migrate migrateFunc
 	needs   []need
 	err     error
+	// runtimes are the Trainer runtimes given as files, for the
+	// TrainJobs given after them (kubeflow.RuntimeKey: kind and name).
+	runtimes map[string]map[string]any
 }
 
 type oneSource struct {

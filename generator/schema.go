@@ -3,8 +3,10 @@ package generator
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/trainsonnet/trainsonnet/generator/internal/kubeflow"
 	"github.com/trainsonnet/trainsonnet/generator/param"
 )
 
@@ -45,11 +47,20 @@ func (pr *Prototype) JSONSchema() ([]byte, error) {
 			}
 		}
 		alts := []any{params}
-		for _, kind := range pr.From {
+		kinds := pr.From
+		if slices.Contains(kinds, kubeflow.TrainJobKind) {
+			// the runtime a TrainJob after it names (keys.go)
+			kinds = append(slices.Clone(kinds), kubeflow.TrainerVersion+"/ClusterTrainingRuntime", kubeflow.TrainerVersion+"/TrainingRuntime")
+		}
+		for _, kind := range kinds {
 			i := strings.LastIndex(kind, "/")
+			what := "the parameters are derived from it."
+			if kubeflow.RuntimeKind(kind) {
+				what = "the runtime of the TrainJobs given after it."
+			}
 			alts = append(alts, map[string]any{
 				"type":        "object",
-				"description": "A whole " + kind[i+1:] + " (" + kind[:i] + "): the parameters are derived from it.",
+				"description": "A whole " + kind[i+1:] + " (" + kind[:i] + "): " + what,
 				"required":    []string{"apiVersion", "kind"},
 				"properties": map[string]any{
 					"apiVersion": map[string]any{"const": kind[:i]},

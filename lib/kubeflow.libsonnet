@@ -61,6 +61,11 @@ local isGPU(k) = std.endsWith(k, '/gpu') || std.endsWith(k, '.com/gpu');
     if named != [] then named[0] else if cs != [] then cs[0] else null,
 
   words(c):: (if std.get(c, 'command') == null then [] else c.command) + (if std.get(c, 'args') == null then [] else c.args),
+  // kubelet(w): a word of a command run as given (no shell), with the
+  // variables the checks marked (the pods define them with the operator's
+  // meaning) as the kubelet's $(NAME), which it expands; the user's own $
+  // stays the user's (generator/internal/dollar: written $$)
+  kubelet(w):: std.strReplace(std.strReplace(w, refStart, '$('), refEnd, ')'),
   shell(words):: std.join(' ', [quote(w) for w in words]),
 
   // pod(rs, name, at, own): the typed parameters a replica spec's pod

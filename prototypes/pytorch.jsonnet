@@ -10,6 +10,7 @@ local kubeflow = import 'kubeflow.libsonnet';
 local roles = import 'roles.libsonnet';
 local runtime = import 'runtime.libsonnet';
 local storage = import 'storage.libsonnet';
+local trainer = import 'trainer.libsonnet';
 local ts = import 'trainsonnet.libsonnet';
 
 local params = ts.params;
@@ -72,6 +73,9 @@ local params_ = common.params('train', defaultImage) + batch.params('each worker
               + params.atLeast('workers', 'the rendezvous would turn pods of the job away'),
     maxRestarts: params.int('How often torchrun restarts the training of every pod (a new rendezvous) after a process failed or a pod came or went (--max_restarts). Unset: 0.', min=0, max=1000, replaces='elasticPolicy.maxRestarts'),
   }),
+  command: params.list('The pods\' command as given (a container\'s command: the program and its arguments, each word one item), run instead of torchrun over exec: a command that runs torchrun itself, which reads the PET_* variables the pods have (PET_NNODES, PET_NPROC_PER_NODE, PET_NODE_RANK, PET_MASTER_ADDR, PET_MASTER_PORT: the job\'s static rendezvous), as a Kubeflow TrainJob\'s command does, or a program that reads MASTER_ADDR, MASTER_PORT, RANK and WORLD_SIZE itself. One item per --command flag.', items='nonEmpty', separator=''),
+  args: params.list('Arguments after command, after the image\'s ENTRYPOINT (entrypoint), or after exec. One item per --args flag.', separator=''),
+  entrypoint: params.bool('Run the image\'s ENTRYPOINT (with args, if given; else its CMD), as a container without a command runs, instead of torchrun over exec: for an image whose ENTRYPOINT is the training program, with the pods\' PET_*, MASTER_ADDR, MASTER_PORT, RANK and WORLD_SIZE (an operator\'s job whose container gives only args).'),
   gpuResource: params.string('Extended resource that counts GPUs.', default='nvidia.com/gpu', format='extendedResourceName'),
   shmSize: roles.shmParam('every worker', 'DataLoader workers and NCCL').shmSize,
 };
@@ -88,6 +92,10 @@ local procs(p) =
   else if n == 'cpu' || n == 'auto' then null
   else std.parseInt(n);
 local trainDir(p) = storage.dir(p, 'trainDir');
+// The pods run their command as given (command), or the image's
+// ENTRYPOINT (entrypoint, or args alone), instead of torchrun over exec.
+local asGiven(p) = p.command != [] || p.entrypoint;
+local entrypoint(p) = p.command == [] && p.entrypoint;
 local master(p) = roles.podHost(p, component, 0);
 
 // torchrun's options. Static: every pod knows its node rank (the completion
@@ -110,12 +118,22 @@ local torchrun(p) = std.join(' ', [
     '--master_addr=' + master(p),
     '--master_port=' + p.port,
   ]
-) + [p.exec]);
+) + [p.exec] + [kubeflow.shell([a]) for a in p.args]);
 
 // The variables a PyTorchJob's pods had (RANK is the pod's node rank,
 // WORLD_SIZE counts processes; torchrun gives its processes their own), and
 // the checkpoint directory.
-local ownEnv(p) = [
+local ownEnv(p) = (
+  // a command run as given meets the others through torchrun's
+  // variables, as the Trainer's and the operator's pods did
+  if asGiven(p) then [
+    { name: 'PET_NNODES', value: std.toString(p.workers) },
+    { name: 'PET_NPROC_PER_NODE', value: nproc(p) },
+    { name: 'PET_NODE_RANK', valueFrom: { fieldRef: { fieldPath: "metadata.annotations['batch.kubernetes.io/job-completion-index']" } } },
+    { name: 'PET_MASTER_ADDR', value: master(p) },
+    { name: 'PET_MASTER_PORT', value: std.toString(p.port) },
+  ] else []
+) + [
   { name: 'MASTER_ADDR', value: master(p) },
   { name: 'MASTER_PORT', value: std.toString(p.port) },
   // as the operator counts it: pods times processes per pod, where a
@@ -133,7 +151,10 @@ local ownEnv(p) = [
 // torchrun's exit barrier (5 minutes in PyTorch 1.13). Elastic training handles its pods
 // coming and going itself. A JobSet needs no group: a pod that fails
 // fails the set's attempt, and the JobSet controller makes every pod again.
-local grouped(p) = !elastic(p) && p.workers > 1 && !batch.jobset(p);
+// An image's ENTRYPOINT runs as it is, without the runtime around it: a
+// pod made again is met by the others' rendezvous timeout, as under an
+// operator.
+local grouped(p) = !elastic(p) && p.workers > 1 && !batch.jobset(p) && !entrypoint(p);
 local configName(p) = p.name + '-config';
 local config(p) = {
   apiVersion: 'v1',
@@ -156,9 +177,11 @@ local worker(p) =
     image: p.image,
     imagePullPolicy: p.imagePullPolicy,
     ports: [{ name: 'rendezvous', port: p.port }],
-    command:
-      if group then runtime.run(['sh', '-c', torchrun(p)], group=roles.group(p, component, p.workers))
-      else ['sh', '-c', torchrun(p)],
+    local cmd = if p.command != [] then [kubeflow.kubelet(w) for w in p.command + p.args] else ['sh', '-c', torchrun(p)],
+    [if !entrypoint(p) then 'command']:
+      if group then runtime.run(cmd, group=roles.group(p, component, p.workers))
+      else cmd,
+    [if entrypoint(p) && p.args != [] then 'args']: [kubeflow.kubelet(w) for w in p.args],
     env: ownEnv(p) + common.env({ PYTHONUNBUFFERED: '1' } + p.env),
     resources: roles.resources(cpu=p.cpu, memory=p.memory, gpu=p.gpu, gpuResource=p.gpuResource),
     nodeSelector: p.nodeSelector,
@@ -261,7 +284,7 @@ local fromPyTorchJob(o) =
   local tmpl = if lead == null then {} else std.get(std.get(lead, 'template', {}), 'spec', {});
   local c = if lead == null then null else kubeflow.container(tmpl, 'pytorch');
   local words = if c == null then [] else kubeflow.words(c);
-  // args alone run under the image's ENTRYPOINT, which a render cannot read
+  // args alone run under the image's ENTRYPOINT, as the operator ran them
   local argsOnly = c != null && std.get(c, 'command') == null;
   local cmdAt = at + '.' + leadName + '.template.spec.containers[' + (if c == null then '0' else std.get(c, 'name', '0')) + ']';
   local l = if argsOnly then launch([]) else launch(words);
@@ -300,6 +323,9 @@ local fromPyTorchJob(o) =
     fields: pod.fields + kubeflow.meta(o).fields + runPolicy.fields + {
       workers: std.join(' + ', [at + '.' + r + '.replicas' for r in ['Master', 'Worker'] if std.objectHas(rs, r)]),
       exec: cmdAt + '.command',
+      command: cmdAt + '.command',
+      args: cmdAt + '.args',
+      entrypoint: cmdAt + '.command',
       nprocPerNode: if opt(l, 'nproc_per_node') != null then cmdAt + '.command' else 'spec.nprocPerNode',
       port: cmdAt + '.ports',
       elastic: 'spec.elasticPolicy',
@@ -307,6 +333,11 @@ local fromPyTorchJob(o) =
     params: pod.params + kubeflow.meta(o).params + runPolicy.params + {
       [if pods > 0 then 'workers']: pods,
       [if l.exec != [] && !innerTorchrun(words) then 'exec']: kubeflow.shell(execWords),
+      [if argsOnly && words != [] then 'args']: words,
+      // a shell script that runs torchrun itself: run as given, its
+      // torchrun meets the others through the pods' PET_* variables
+      [if !argsOnly && innerTorchrun(words) then 'command']: words,
+      [if argsOnly then 'entrypoint']: true,
       // the operator ran a command without torchrun once per pod
       [if argsOnly || l.launcher == 'python' || l.launcher == 'program' || nprocGiven != null then 'nprocPerNode']:
         if argsOnly || l.launcher == 'python' || l.launcher == 'program' then '1' else std.toString(nprocGiven),
@@ -364,16 +395,63 @@ local fromPyTorchJob(o) =
     ],
     errors: [
       kubeflow.refuse(lead != null, at, 'has neither Master nor Worker: nothing to run'),
-      if !argsOnly && innerTorchrun(words) then
-        [{ param: 'exec', field: cmdAt + '.command', rule: kubeflow.shell(words[0:2]) + ' runs torchrun inside a shell: trainsonnet runs torchrun itself with the rendezvous as its flags, which the inner torchrun would not get (each pod would train alone): give torchrun\'s words as the command ([torchrun, ..., script, args]), or set exec to the script and its arguments' }]
-      else [],
       if !argsOnly && c != null && (l.launcher == 'torchrun' || l.launcher == 'python') && l.exec == [] then
         [{ param: 'exec', field: cmdAt + '.command', rule: kubeflow.shell(words) + ' names no script to run: give it in the command, or set exec to the script and its arguments' }]
       else [],
-      if argsOnly then
-        [{ param: 'exec', field: cmdAt + '.command', rule: 'none: the image\'s ENTRYPOINT runs' + (if words != [] then ' with the args ' + kubeflow.shell(words) else '') + ', which a render cannot read: set exec to the script it runs' + (if words != [] then ', and these args' else '') }]
-      else [],
     ],
+  };
+
+// ---- A Kubeflow Trainer TrainJob on a torch runtime (from) -------------
+
+// The variables the Trainer's torch policy sets (and refuses in env).
+local trainerPET = ['PET_NNODES', 'PET_NPROC_PER_NODE', 'PET_NODE_RANK', 'PET_MASTER_ADDR', 'PET_MASTER_PORT'];
+
+// fromTrainJob(o): the job the Trainer runs: every node runs the trainer's
+// command as given (it runs torchrun itself, which reads PET_*), or the
+// image's ENTRYPOINT; the nodes, processes per node and rendezvous are
+// trainsonnet's, with the Trainer's values.
+local fromTrainJob(o) =
+  local t = trainer.job(o, trainerPET);
+  local c = t.container;
+  local tr = std.get(std.get(o, 'spec', {}), 'trainer', {});
+  local cmd = std.get(c, 'command');
+  local args = std.get(c, 'args');
+  local gpu = std.get(t.params, 'gpu', 0);
+  local res = std.get(c, 'resources', {});
+  // the CPUs of the node's resources, as the Trainer counts them
+  // (requests first, at least 1)
+  local cpuOf(q) = local s = std.toString(q); if std.endsWith(s, 'm') then std.parseInt(std.substr(s, 0, std.length(s) - 1)) / 1000 else std.parseJson(s);
+  local cpus = local q = std.get(std.get(res, 'requests', {}), 'cpu', std.get(std.get(res, 'limits', {}), 'cpu')); if q == null then 1 else std.max(1, std.floor(cpuOf(q)));
+  // numProcPerNode: the TrainJob's, the runtime's (v2.1), else auto
+  local given = if std.get(tr, 'numProcPerNode') != null then tr.numProcPerNode else std.get(std.get(t.policy, 'torch', {}), 'numProcPerNode', 'auto');
+  local nproc = if std.isNumber(given) then std.toString(given)
+  else if given == 'auto' && gpu > 0 || given == 'gpu' then given
+  else std.toString(cpus);
+  local backoff = std.get(std.get(std.get(t.replicatedJob, 'template', {}), 'spec', {}), 'backoffLimit');
+  {
+    fields: t.fields + {
+      nprocPerNode: if std.get(tr, 'numProcPerNode') != null then 'spec.trainer.numProcPerNode' else 'runtime ' + t.runtime + ', mlPolicy.torch',
+      entrypoint: 'spec.trainer.command',
+    },
+    params: t.params + {
+      workers: t.numNodes,
+      [if cmd != null then 'command']: cmd,
+      [if args != null then 'args']: args,
+      [if cmd == null then 'entrypoint']: true,
+      nprocPerNode: nproc,
+      port: 29500,
+      backoffLimit: if backoff != null then std.min(backoff, 100) else 6,
+      [if std.objectHas(t.params, 'env') then 'env']: { [k]: t.params.env[k] for k in std.objectFields(t.params.env) if !std.member(trainerPET, k) },
+    },
+    warnings: t.warnings + [
+      'the Trainer completed the TrainJob once every node succeeded; here the job completes when worker 0 (rank 0) does, and the other pods still running are stopped then',
+      'the Trainer ' + (if backoff != null then 'gave the Job backoffLimit ' + backoff else 'left the Job\'s backoffLimit at 6') + ': restarts of any pod counted against it, and one Job that failed failed the TrainJob; here each pod is retried ' + (if backoff != null then std.min(backoff, 100) else 6) + ' times on its own (backoffLimit), disruptions not counted',
+      if (given == 'auto' || given == 'cpu') && gpu == 0 then
+        'nprocPerNode ' + given + ': the Trainer counts the CPUs of the node\'s resources (' + nproc + '), not torchrun\'s (the node\'s): nprocPerNode is ' + nproc,
+      if cmd == null && args == null && std.get(tr, 'image') == null then
+        'the runtime\'s image (' + std.get(c, 'image', '') + ') runs its ENTRYPOINT: give the trainer an image and a command',
+    ],
+    errors: t.errors,
   };
 
 ts.prototype({
@@ -426,7 +504,7 @@ ts.prototype({
 
   removed: removed,
 
-  from: { 'kubeflow.org/v1/PyTorchJob': fromPyTorchJob },
+  from: { 'kubeflow.org/v1/PyTorchJob': fromPyTorchJob, 'trainer.kubeflow.org/v1alpha1/TrainJob': fromTrainJob },
 
 
   validate(p):: storage.validate(p, ['trainDir']) + [
@@ -434,10 +512,17 @@ ts.prototype({
     roles.shmCheck(p),
     ts.check(nproc(p) != 'gpu' || p.gpu > 0, 'nprocPerNode', 'gpu starts one process per GPU, and the pods have none: set gpu, or a number'),
     roles.nonRootPort(p, 'port', p.port, 'worker 0\'s rendezvous'),
+    ts.check(!p.entrypoint || p.command == [], 'entrypoint', 'runs the image\'s ENTRYPOINT, which command replaces: set one of them'),
+    ts.check(!asGiven(p) || !elastic(p), if p.command != [] then 'command' else 'entrypoint',
+             'is run as given, and elastic training is torchrun\'s c10d rendezvous, which trainsonnet runs over exec: unset elastic.*, or give the script as exec'),
   ],
 
   warnings(p):: storage.warnings(p, component, [trainDir(p)]) + [
-    if p.image == defaultImage && p.exec == defaultScript then
+    if asGiven(p) && p.exec != defaultScript then
+      'exec is not run: ' + (if p.command != [] then 'command' else 'the image\'s ENTRYPOINT') + ' runs instead of torchrun over exec',
+    if entrypoint(p) && p.workers > 1 && !elastic(p) && !batch.jobset(p) then
+      'the image\'s ENTRYPOINT runs as it is, without trainsonnet\'s runtime around it: a pod made again (it failed, or was deleted) is met by the others\' rendezvous timeout, as under an operator, not at once; a command (command) runs under the runtime',
+    if !asGiven(p) && p.image == defaultImage && p.exec == defaultScript then
       'the default image (' + defaultImage + ') has no ' + defaultScript + ': set image to your training image, or exec to the script in it',
     if p.gpu > 0 && procs(p) != null && procs(p) > p.gpu then
       'nprocPerNode (' + nproc(p) + ') is more than the pod\'s GPUs (' + p.gpu + '): processes would share a GPU, which NCCL refuses',

@@ -121,7 +121,9 @@ func (p *Param) Schema() map[string]any {
 		}
 	case TypeList:
 		s["type"] = "array"
-		s["uniqueItems"] = true // an item twice is refused
+		if p.Separator != "" {
+			s["uniqueItems"] = true // an item twice is refused (not words: value.go)
+		}
 		if p.Format == "int" {
 			// an integer, or its text (value.go: parseInt)
 			n := map[string]any{"type": "integer"}

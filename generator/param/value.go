@@ -287,7 +287,9 @@ func (p *Param) Normalize(v any) (any, string) {
 			if rule := p.FormatSpec().Check(s); rule != "" {
 				return nil, fmt.Sprintf("item %q: %s", s, rule)
 			}
-			if seen[s] {
+			// a list given one item per flag is words (a command's
+			// arguments), which may repeat; the others are sets
+			if seen[s] && p.Separator != "" {
 				return nil, fmt.Sprintf("item %q is listed twice", s)
 			}
 			seen[s] = true

@@ -1957,6 +1957,16 @@ func (p OpenMPIS3) setOn(ps *generator.Params) {
 type PyTorch struct {
 	Common
 	Batch
+	// Arguments after command, after the image's ENTRYPOINT (entrypoint), or after exec. One
+	// item per --args flag.
+	Args []string
+	// The pods' command as given (a container's command: the program and its arguments, each
+	// word one item), run instead of torchrun over exec: a command that runs torchrun
+	// itself, which reads the PET_* variables the pods have (PET_NNODES, PET_NPROC_PER_NODE,
+	// PET_NODE_RANK, PET_MASTER_ADDR, PET_MASTER_PORT: the job's static rendezvous), as a
+	// Kubeflow TrainJob's command does, or a program that reads MASTER_ADDR, MASTER_PORT,
+	// RANK and WORLD_SIZE itself. One item per --command flag.
+	Command []string
 	// CPU limit of each worker.
 	CPU *resource.Quantity
 	// Elastic training: torchrun's c10d rendezvous on worker 0, which starts the training
@@ -1964,6 +1974,11 @@ type PyTorch struct {
 	// with those left (maxRestarts times). Unset (all three): the workers meet in a static
 	// rendezvous, all or none.
 	Elastic PyTorchElastic
+	// Run the image's ENTRYPOINT (with args, if given; else its CMD), as a container without
+	// a command runs, instead of torchrun over exec: for an image whose ENTRYPOINT is the
+	// training program, with the pods' PET_*, MASTER_ADDR, MASTER_PORT, RANK and WORLD_SIZE
+	// (an operator's job whose container gives only args). Default false.
+	Entrypoint *bool
 	// What torchrun runs in each of its processes, after its own options: the training
 	// script and its arguments (/opt/train.py --epochs 90), or -m and a module. torchrun
 	// options of your own may come first (--log_dir=/logs). Run with sh -c, so $TRAIN_DIR
@@ -2041,10 +2056,19 @@ func (p PyTorch) Params() *generator.Params {
 }
 
 func (p PyTorch) setOn(ps *generator.Params) {
+	if p.Args != nil {
+		ps.Set("args", p.Args)
+	}
+	if p.Command != nil {
+		ps.Set("command", p.Command)
+	}
 	if p.CPU != nil {
 		ps.Set("cpu", *p.CPU)
 	}
 	p.Elastic.setOn(ps)
+	if p.Entrypoint != nil {
+		ps.Set("entrypoint", *p.Entrypoint)
+	}
 	if p.Exec != "" {
 		ps.Set("exec", p.Exec)
 	}

@@ -140,17 +140,31 @@ func runBatch(cmd *cobra.Command, root *rootOptions, s Streams, args []string, o
 	jobs := make([]generator.Job, 0, len(files))
 	byName := map[string]string{}
 	var failed []generator.JobError
+	// the Trainer runtimes among the files: no jobs, the runtimes of the
+	// TrainJobs that name them
+	datas := make(map[string][]byte, len(files))
+	var runtimes []generator.File
 	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return usagef("%s: %v", f, unwrapPath(err))
+		}
+		datas[f] = data
+		if generator.RuntimeFile(f, data) {
+			runtimes = append(runtimes, generator.File{Name: f, Data: data})
+		}
+	}
+	for _, f := range files {
+		data := datas[f]
+		if generator.RuntimeFile(f, data) {
+			continue
+		}
 		name := strings.TrimSuffix(filepath.Base(f), filepath.Ext(f))
 		if other, ok := byName[name]; ok && outputDir != "" {
 			return usagef("%s and %s are both job %s: with --output-dir each job needs a name of its own", other, f, name)
 		}
 		byName[name] = f
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return usagef("%s: %v", f, unwrapPath(err))
-		}
-		params, err := g.JobParams(f, data)
+		params, err := g.JobParams(f, data, runtimes...)
 		if err != nil {
 			failed = append(failed, generator.JobError{Job: f, Err: err})
 			continue

@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -165,5 +166,38 @@ func TestBatchOfOperatorJobs(t *testing.T) {
 	code, stdout, stderr := run("batch", dir)
 	assert.Equal(t, 2, code)
 	assert.Empty(t, stdout)
-	assert.Contains(t, stderr, `pod.yaml: invalid value "v1/Pod": no prototype takes this kind of object (they take MPIJob (openmpi), PyTorchJob (pytorch), TFJob (tf-distributed))`)
+	assert.Contains(t, stderr, `pod.yaml: invalid value "v1/Pod": no prototype takes this kind of object (they take MPIJob (openmpi), PyTorchJob (pytorch), TrainJob (pytorch), TFJob (tf-distributed))`)
+}
+
+// TrainJobs as they are: each the job of the prototype its runtime's
+// framework names; a runtime among the files is no job but the runtime of
+// the TrainJobs that name it; a TrainJob of an unknown runtime is refused
+// naming it, and nothing is written.
+func TestBatchOfTrainJobs(t *testing.T) {
+	golden := filepath.Join("..", "..", "golden", "testdata")
+	files := map[string]string{}
+	for f, from := range map[string]string{"a100-runtime.yaml": "trainjob-runtime.yaml", "llm.yaml": "trainjob-patches.yaml", "bert.yaml": "trainjob.yaml"} {
+		data, err := os.ReadFile(filepath.Join(golden, from))
+		require.NoError(t, err)
+		files[f] = string(data)
+	}
+	dir := batchDir(t, files)
+	out := filepath.Join(t.TempDir(), "bases")
+	code, _, stderr := run("batch", dir, "--output-dir", out)
+	require.Equal(t, 0, code, stderr)
+	for _, f := range []string{"llm/job_llm-worker.yaml", "bert/job_bert-worker.yaml"} {
+		assert.FileExists(t, filepath.Join(out, f))
+	}
+	assert.NoDirExists(t, filepath.Join(out, "a100-runtime"), "a runtime is no job")
+	llm, err := os.ReadFile(filepath.Join(out, "llm", "job_llm-worker.yaml"))
+	require.NoError(t, err)
+	assert.Contains(t, string(llm), "pool: a100", "the runtime's node selector")
+
+	files["bert.yaml"] = strings.Replace(files["bert.yaml"], "name: torch-distributed", "name: torch-a10", 1)
+	dir = batchDir(t, files)
+	code, stdout, stderr := run("batch", dir)
+	assert.Equal(t, 2, code)
+	assert.Empty(t, stdout)
+	assert.Contains(t, stderr, `bert.yaml: spec.runtimeRef.name: invalid value torch-a10: names no ClusterTrainingRuntime trainsonnet knows`)
+	assert.Contains(t, stderr, "(did you mean torch-a100?)")
 }

@@ -38,6 +38,9 @@ const (
 var podEnv = map[string][]string{
 	"kubeflow.org/v1/PyTorchJob": {"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK"},
 	"kubeflow.org/v1/TFJob":      {"TF_CONFIG"},
+	// the torch policy's (trainsonnet's pods of a TrainJob run its
+	// command as given, with these)
+	TrainJobKind: {"PET_NNODES", "PET_NPROC_PER_NODE", "PET_NODE_RANK", "PET_MASTER_ADDR", "PET_MASTER_PORT"},
 }
 
 // expandAll rewrites, in a checked object, every container's command,
@@ -48,6 +51,14 @@ func expandAll(kind string, v any, at string, warnings *[]string) {
 	case map[string]any:
 		for _, k := range slices.Sorted(maps.Keys(x)) {
 			e := x[k]
+			if k == "trainer" && kind == TrainJobKind && at == "spec" {
+				// a TrainJob's trainer is its trainer container's command,
+				// args and env
+				if cm, ok := e.(map[string]any); ok {
+					expandContainer(kind, cm, child(at, k), warnings)
+				}
+				continue
+			}
 			if k == "containers" || k == "initContainers" {
 				if l, ok := e.([]any); ok {
 					for i, c := range l {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/trainsonnet/trainsonnet/generator/param"
@@ -19,6 +20,10 @@ var Kinds = map[string]reflect.Type{
 	"kubeflow.org/v1/PyTorchJob":  reflect.TypeFor[PyTorchJob](),
 	"kubeflow.org/v1/TFJob":       reflect.TypeFor[TFJob](),
 	"kubeflow.org/v2beta1/MPIJob": reflect.TypeFor[MPIJob](),
+	TrainerVersion + "/TrainJob":  reflect.TypeFor[TrainJob](),
+	// a runtime a TrainJob names: both kinds have its spec
+	TrainerVersion + "/ClusterTrainingRuntime": reflect.TypeFor[TrainingRuntime](),
+	TrainerVersion + "/TrainingRuntime":        reflect.TypeFor[TrainingRuntime](),
 }
 
 // Check checks obj, an object of kind ("<apiVersion>/<kind>"), against
@@ -63,6 +68,18 @@ func Check(kind string, obj map[string]any) (map[string]any, []Problem, []string
 			return obj, []Problem{{Rule: "cannot be read: " + err.Error()}}, nil
 		}
 		r.mpi(&j)
+	case reflect.TypeFor[TrainJob]():
+		var j TrainJob
+		if err := json.Unmarshal(b, &j); err != nil {
+			return obj, []Problem{{Rule: "cannot be read: " + err.Error()}}, nil
+		}
+		r.trainJob(&j)
+	case reflect.TypeFor[TrainingRuntime]():
+		var rt TrainingRuntime
+		if err := json.Unmarshal(b, &rt); err != nil {
+			return obj, []Problem{{Rule: "cannot be read: " + err.Error()}}, nil
+		}
+		r.trainingRuntime(&rt)
 	}
 	var warnings []string
 	if len(r.problems) == 0 {
@@ -254,6 +271,85 @@ func (r *rules) mpi(j *MPIJob) {
 		host := name + "-worker-" + strconv.Itoa(int(n-1))
 		if errs := validation.IsDNS1035Label(host); len(errs) > 0 {
 			r.add("metadata.name", name, "must make worker names that are DNS labels starting with a letter, as the operator takes it ("+host+": "+errs[0]+")")
+		}
+	}
+}
+
+// The Trainer's admission rules (its CRD's CEL rules and its webhook's)
+// that a render can hold a file to; those that need the runtime (the
+// reserved env of its framework, the replicated Jobs a patch names) are
+// checked where the runtime is known (Runtime).
+func (r *rules) trainJob(j *TrainJob) {
+	if n := j.Metadata.Name; n != "" {
+		if errs := validation.IsDNS1035Label(n); len(errs) > 0 {
+			r.add("metadata.name", n, "must be a DNS label that starts with a letter, as the Trainer takes it: "+errs[0])
+		}
+	}
+	ref := j.Spec.RuntimeRef
+	if ref.APIGroup != nil {
+		r.oneOf("spec.runtimeRef.apiGroup", *ref.APIGroup, trainerGroup)
+	}
+	if ref.Kind != nil {
+		r.oneOf("spec.runtimeRef.kind", *ref.Kind, "ClusterTrainingRuntime", "TrainingRuntime")
+	}
+	if j.Spec.ManagedBy != nil {
+		r.oneOf("spec.managedBy", *j.Spec.ManagedBy, "trainer.kubeflow.org/trainjob-controller", "kueue.x-k8s.io/multikueue")
+	}
+	if j.Spec.ActiveDeadlineSeconds != nil && *j.Spec.ActiveDeadlineSeconds < 1 {
+		r.add("spec.activeDeadlineSeconds", *j.Spec.ActiveDeadlineSeconds, "must be 1 or more")
+	}
+	if len(j.Spec.RuntimePatches) > 0 && len(j.Spec.PodTemplateOverrides) > 0 {
+		r.add("spec.podTemplateOverrides", nil, "must not be given with spec.runtimePatches: the first is the Trainer v2.1's, the second v2.2's and later; write one")
+	}
+	if t := j.Spec.Trainer; t != nil {
+		r.atLeast("spec.trainer.numNodes", t.NumNodes, 1)
+		if n := t.NumProcPerNode; n != nil {
+			if n.Type == intstr.Int && n.IntVal < 1 {
+				r.add("spec.trainer.numProcPerNode", n.IntVal, "must be 1 or more")
+			} else if n.Type == intstr.String && n.StrVal != "auto" && n.StrVal != "cpu" && n.StrVal != "gpu" {
+				r.add("spec.trainer.numProcPerNode", n.StrVal, "must be a number of processes (1 or more), or (in the Trainer v2.1) auto, cpu or gpu")
+			}
+		}
+		if t.ResourcesPerNode != nil {
+			r.resources("spec.trainer.resourcesPerNode", *t.ResourcesPerNode)
+		}
+	}
+}
+
+// trainingRuntime: what the Trainer's webhook refuses of a runtime, and
+// what trainsonnet needs to read one: replicated Jobs with unique names, a
+// policy of one framework.
+func (r *rules) trainingRuntime(rt *TrainingRuntime) {
+	if rt.Metadata.Name == "" {
+		r.add("metadata.name", nil, "required: a TrainJob names its runtime")
+	}
+	seen := map[string]bool{}
+	for i, rj := range rt.Spec.Template.Spec.ReplicatedJobs {
+		at := "spec.template.spec.replicatedJobs[" + strconv.Itoa(i) + "]"
+		if seen[rj.Name] {
+			r.add(at+".name", rj.Name, "must be unique: a JobSet's replicated Jobs have a name each")
+		}
+		seen[rj.Name] = true
+		if len(rj.Template.Spec.Template.Spec.Containers) == 0 {
+			r.add(at+".template.spec.template.spec.containers", nil, "must have at least one container")
+		}
+	}
+	if p := rt.Spec.MLPolicy; p != nil {
+		n := 0
+		for _, set := range []bool{p.Torch != nil, p.MPI != nil, p.JAX != nil, p.XGBoost != nil, p.Flux != nil} {
+			if set {
+				n++
+			}
+		}
+		if n > 1 {
+			r.add("spec.mlPolicy", nil, "must have one framework at most (torch, mpi, jax, xgboost or flux)")
+		}
+		r.atLeast("spec.mlPolicy.numNodes", p.NumNodes, 1)
+		if p.MPI != nil {
+			r.atLeast("spec.mlPolicy.mpi.numProcPerNode", p.MPI.NumProcPerNode, 1)
+			if p.MPI.MPIImplementation != nil {
+				r.oneOf("spec.mlPolicy.mpi.mpiImplementation", *p.MPI.MPIImplementation, "OpenMPI", "Intel", "MPICH")
+			}
 		}
 	}
 }
