@@ -138,7 +138,9 @@ local ownEnv(p) = (
   { name: 'MASTER_PORT', value: std.toString(p.port) },
   // as the operator counts it: pods times processes per pod, where a
   // render knows them (a PyTorchJob with nprocPerNode cpu or auto counts 1)
-  { name: 'WORLD_SIZE', value: std.toString(p.workers * (if procs(p) == null then 1 else procs(p))) },
+  // (a command as given is one process per pod unless it runs torchrun,
+  // which gives its processes their own)
+  { name: 'WORLD_SIZE', value: std.toString(p.workers * (if procs(p) == null || asGiven(p) then 1 else procs(p))) },
   { name: 'RANK', valueFrom: { fieldRef: { fieldPath: "metadata.annotations['batch.kubernetes.io/job-completion-index']" } } },
   { name: 'TRAIN_DIR', value: trainDir(p) },
 ];

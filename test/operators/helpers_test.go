@@ -2,9 +2,11 @@
 // operators' own examples with what the operators made of them, recorded
 // from the real operators (record.sh; testdata/).
 //
-// record.sh (make record-operators) builds the training operator and
-// mpi-operator once into the cache (test/cluster/build.sh operators), runs
-// each as a host process against the control plane with kwok nodes,
+// record.sh (make record-operators) builds the training operator,
+// mpi-operator and the Kubeflow Trainer v2 once into the cache
+// (test/cluster/build.sh operators), runs each as a host process against
+// the control plane with kwok nodes (the Trainer beside the JobSet
+// controller, both with their webhooks),
 // applies their upstream examples and trainsonnet's own inputs of what no
 // upstream example shows (examples/<operator>/: the kubelet's $(VAR) in a
 // command), and records every object they create (record/, into

@@ -25,8 +25,8 @@ import (
 // where trainsonnet's way is better and said in docs/migrating/pytorchjob.md, why.
 
 // entrypoints: the images' ENTRYPOINT of the examples whose containers
-// only have args (from each example's Dockerfile): what the operator's
-// pod ran, and what a user gives as exec.
+// only have args (from each example's Dockerfile): what both sides' pods
+// run, a container without a command.
 var entrypoints = map[string][]string{
 	"pytorch_mnist_v1_pytorch_job_mnist_gloo": {"python", "/opt/mnist/src/mnist.py"},
 	"pytorch_mnist_v1_pytorch_job_mnist_nccl": {"python", "/opt/mnist/src/mnist.py"},
@@ -61,45 +61,50 @@ func TestPyTorchJobs(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			job, created := readRecording(t, f)
 			params := generator.NewParams("pytorch").AddFile(name+".yaml", job)
-			if ep, ok := entrypoints[name]; ok {
-				// what the user gives for an image's ENTRYPOINT: its script
-				// and the container's args
-				args := strings.Join(containerOf(t, created[0], "pytorch").Args, " ")
-				params.SetText("exec", strings.TrimSpace(strings.Join(ep[1:], " ")+" "+args), "--exec")
-			}
 			res, err := g.Render(context.Background(), params)
 			require.NoError(t, err)
-			ours := oursPyTorch(t, res)
+			ours := oursPyTorch(t, res, entrypoints[name])
 			theirs := operatorPyTorch(t, created, entrypoints[name])
-			require.Len(t, ours, len(theirs), "pods")
-			warnings := strings.Join(res.Warnings, "\n")
-			seen := map[string]bool{}
-			for i := range theirs {
-				for _, a := range slices.Sorted(maps.Keys(theirs[i])) {
-					if theirs[i][a] == ours[i][a] {
-						continue
-					}
-					seen[a] = true
-					why, ok := declaredFor[name][a]
-					if !ok {
-						why, ok = declaredPyTorch[a]
-					}
-					if !ok {
-						t.Errorf("pod %d (rank %s): %s differs, undeclared:\n  operator:    %s\n  trainsonnet: %s", i, theirs[i]["rank"], a, theirs[i][a], ours[i][a])
-						continue
-					}
-					if !strings.HasPrefix(why, "why: ") && !strings.Contains(warnings, why) {
-						t.Errorf("pod %d: %s differs (operator %s, trainsonnet %s) and the render does not warn %q; it warns:\n%s", i, a, theirs[i][a], ours[i][a], why, warnings)
-					}
-				}
-			}
-			// a declaration of this example that no longer differs is stale
-			for a := range declaredFor[name] {
-				if !seen[a] {
-					t.Errorf("%s is declared as a difference of %s, and does not differ", a, name)
-				}
-			}
+			compare(t, "operator", theirs, ours, strings.Join(res.Warnings, "\n"), declaredFor[name], declaredPyTorch)
 		})
+	}
+}
+
+// compare fails on each aspect of a pod that differs between the
+// reference's pods (theirs) and trainsonnet's (ours) without a
+// declaration (this example's, then every example's) whose warning the
+// render printed, and on a declaration of the example that no longer
+// differs.
+func compare(t *testing.T, who string, theirs, ours []aspects, warnings string, declaredHere, declared map[string]string) {
+	t.Helper()
+	require.Len(t, ours, len(theirs), "pods")
+	seen := map[string]bool{}
+	for i := range theirs {
+		keys := maps.Clone(theirs[i])
+		maps.Copy(keys, ours[i]) // an aspect of one side only differs too
+		for _, a := range slices.Sorted(maps.Keys(keys)) {
+			if theirs[i][a] == ours[i][a] {
+				continue
+			}
+			seen[a] = true
+			why, ok := declaredHere[a]
+			if !ok {
+				why, ok = declared[a]
+			}
+			if !ok {
+				t.Errorf("pod %d (rank %s): %s differs, undeclared:\n  %-11s  %s\n  trainsonnet: %s", i, theirs[i]["rank"], a, who+":", theirs[i][a], ours[i][a])
+				continue
+			}
+			if !strings.HasPrefix(why, "why: ") && !strings.Contains(warnings, why) {
+				t.Errorf("pod %d: %s differs (%s %s, trainsonnet %s) and the render does not warn %q; it warns:\n%s", i, a, who, theirs[i][a], ours[i][a], why, warnings)
+			}
+		}
+	}
+	// a declaration of this example that no longer differs is stale
+	for a := range declaredHere {
+		if !seen[a] {
+			t.Errorf("%s is declared as a difference here, and does not differ", a)
+		}
 	}
 }
 
@@ -162,29 +167,7 @@ func operatorPyTorch(t *testing.T, pods []*corev1.Pod, entry []string) []aspects
 			words[i] = kubeletExpand(w, env)
 		}
 		a := common(c, &p.Spec)
-		l := launched(words)
-		a["program"] = l.program()
-		switch l.launcher {
-		case "torchrun":
-			nproc := or(l.opt("nproc_per_node"), env["PET_NPROC_PER_NODE"])
-			nnodes := or(l.opt("nnodes"), env["PET_NNODES"])
-			a["procs"] = procs(nproc, a["gpu"])
-			a["nodes"] = nnodes
-			if ep := or(l.opt("rdzv_endpoint"), env["PET_RDZV_ENDPOINT"]); ep != "" {
-				a["rendezvous"] = rendezvous(ep, first)
-				a["rank"] = "elastic"
-			} else {
-				a["rendezvous"] = rendezvous(or(l.opt("master_addr"), env["PET_MASTER_ADDR"])+":"+or(l.opt("master_port"), env["PET_MASTER_PORT"]), first)
-				a["rank"] = or(l.opt("node_rank"), env["PET_NODE_RANK"])
-			}
-			a["restarts"] = or(l.opt("max_restarts"), env["PET_MAX_RESTARTS"], "0")
-		default: // python, or a program: one process, the pod's env
-			a["procs"] = "1"
-			a["nodes"] = env["WORLD_SIZE"]
-			a["rank"] = env["RANK"]
-			a["rendezvous"] = rendezvous(env["MASTER_ADDR"]+":"+env["MASTER_PORT"], first)
-			a["restarts"] = "0"
-		}
+		launchAspects(a, words, env, first)
 		// OnFailure: the kubelet restarts the container without limit
 		// (no runPolicy.backoffLimit in the examples)
 		a["retries"] = string(p.Spec.RestartPolicy) + ", no limit"
@@ -196,8 +179,38 @@ func operatorPyTorch(t *testing.T, pods []*corev1.Pod, entry []string) []aspects
 	return out
 }
 
-// oursPyTorch: each pod of trainsonnet's Indexed Job, as aspects.
-func oursPyTorch(t *testing.T, res *generator.Result) []aspects {
+// launchAspects: the training a pod's words start (as the kubelet expanded
+// them), with its env: torchrun's options, or the PET_* variables it
+// reads; a program's MASTER_ADDR, RANK and WORLD_SIZE.
+func launchAspects(a aspects, words []string, env map[string]string, first string) {
+	l := launched(words)
+	a["program"] = l.program()
+	switch l.launcher {
+	case "torchrun":
+		nproc := or(l.opt("nproc_per_node"), env["PET_NPROC_PER_NODE"])
+		nnodes := or(l.opt("nnodes"), env["PET_NNODES"])
+		a["procs"] = procs(nproc, a["gpu"])
+		a["nodes"] = nnodes
+		if ep := or(l.opt("rdzv_endpoint"), env["PET_RDZV_ENDPOINT"]); ep != "" {
+			a["rendezvous"] = rendezvous(ep, first)
+			a["rank"] = "elastic"
+		} else {
+			a["rendezvous"] = rendezvous(or(l.opt("master_addr"), env["PET_MASTER_ADDR"])+":"+or(l.opt("master_port"), env["PET_MASTER_PORT"]), first)
+			a["rank"] = or(l.opt("node_rank"), env["PET_NODE_RANK"])
+		}
+		a["restarts"] = or(l.opt("max_restarts"), env["PET_MAX_RESTARTS"], "0")
+	default: // python, or a program: one process, the pod's env
+		a["procs"] = "1"
+		a["nodes"] = env["WORLD_SIZE"]
+		a["rank"] = env["RANK"]
+		a["rendezvous"] = rendezvous(env["MASTER_ADDR"]+":"+env["MASTER_PORT"], first)
+		a["restarts"] = "0"
+	}
+}
+
+// oursPyTorch: each pod of trainsonnet's Indexed Job, as aspects; entry is
+// the image's ENTRYPOINT where the container has no command.
+func oursPyTorch(t *testing.T, res *generator.Result, entry []string) []aspects {
 	t.Helper()
 	var job batchv1.Job
 	for _, o := range res.Objects {
@@ -214,8 +227,29 @@ func oursPyTorch(t *testing.T, res *generator.Result) []aspects {
 	if len(command) > 2 && command[1] == "/etc/trainsonnet/runtime.sh" {
 		command = command[slices.Index(command, "--")+1:]
 	}
-	require.Equal(t, []string{"sh", "-c"}, command[:2])
+	first := job.Spec.Template.Spec.Subdomain + "-worker-0"
 	var out []aspects
+	if len(command) < 2 || command[0] != "sh" || command[1] != "-c" {
+		// a command as given, or the image's ENTRYPOINT: the kubelet
+		// expands the words with the pod's env (its index in PET_NODE_RANK
+		// and RANK)
+		for i := range int(*job.Spec.Completions) {
+			env := envMap(c.Env)
+			env["RANK"], env["PET_NODE_RANK"] = strconv.Itoa(i), strconv.Itoa(i)
+			words := append(slices.Clone(command), c.Args...)
+			if len(command) == 0 {
+				words = append(slices.Clone(entry), c.Args...)
+			}
+			for j, w := range words {
+				words[j] = kubeletExpand(w, env)
+			}
+			a := oursCommon(&c, &spec)
+			launchAspects(a, words, env, first)
+			a["retries"] = fmt.Sprintf("%s, %d per pod", spec.RestartPolicy, *job.Spec.BackoffLimitPerIndex)
+			out = append(out, a)
+		}
+		return out
+	}
 	for i := range int(*job.Spec.Completions) {
 		// what the kubelet, then sh, make of the command in pod i: the
 		// pod's env (RANK is its index), the variables sh expands
@@ -231,13 +265,7 @@ func oursPyTorch(t *testing.T, res *generator.Result) []aspects {
 		words := shellWords(t, text)
 		require.Equal(t, []string{"exec", "torchrun"}, words[:2], text)
 		l := launched(words[1:])
-		a := common(&c, &spec)
-		delete(a, "shm")
-		for _, m := range c.VolumeMounts {
-			if m.MountPath == "/dev/shm" {
-				a["shm"] = "memory volume"
-			}
-		}
+		a := oursCommon(&c, &spec)
 		a["program"] = l.program()
 		a["procs"] = procs(l.opt("nproc_per_node"), a["gpu"])
 		a["nodes"] = l.opt("nnodes")
@@ -253,6 +281,19 @@ func oursPyTorch(t *testing.T, res *generator.Result) []aspects {
 		out = append(out, a)
 	}
 	return out
+}
+
+// oursCommon: common's aspects of trainsonnet's container, and its
+// /dev/shm.
+func oursCommon(c *corev1.Container, spec *corev1.PodSpec) aspects {
+	a := common(c, spec)
+	delete(a, "shm")
+	for _, m := range c.VolumeMounts {
+		if m.MountPath == "/dev/shm" {
+			a["shm"] = "memory volume"
+		}
+	}
+	return a
 }
 
 // common: the aspects read alike from both sides' main container.

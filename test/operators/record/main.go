@@ -250,8 +250,19 @@ func (o *options) record(ctx context.Context, k *kube.Kubectl, rel string) (int,
 	out.WriteString("# The first document is the example as applied; the others are the objects the\n")
 	out.WriteString("# operator (and, for its Jobs, the Job controller) created, without what changes\n")
 	out.WriteString("# from run to run (UIDs, times, versions, status, key material), namespace \"default\".\n")
+	// a runtime the example brings (a Trainer's TrainingRuntime) follows
+	// the job, as applied: the job's own
+	var brought []map[string]any
+	for _, d := range docs {
+		if k := str(d["kind"]); strings.HasSuffix(k, "TrainingRuntime") {
+			brought = append(brought, d)
+		}
+	}
+	if len(brought) > 0 {
+		out.WriteString("# The documents after the first up to the first Pod are the runtimes the example brings, as applied.\n")
+	}
 	out.WriteString(note)
-	for _, d := range append([]map[string]any{job}, objs...) {
+	for _, d := range append(append([]map[string]any{job}, brought...), objs...) {
 		b, err := yaml.Marshal(d)
 		if err != nil {
 			return 0, err
