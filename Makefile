@@ -82,15 +82,17 @@ golden generate:
 record-operators:
 	test/operators/record.sh
 
-# The same DDP training through the Kubeflow training operator's PyTorchJob
-# and through trainsonnet's pytorch job rendered from it, as Jobs and as a
-# JobSet (the real JobSet controller), on the real node:
+# The same DDP training through the Kubeflow training operator's PyTorchJob,
+# through trainsonnet's pytorch job rendered from it, as Jobs and as a
+# JobSet (the real JobSet controller), and as a TrainJob through the
+# Kubeflow Trainer v2 (on that JobSet controller), on the real node:
 # apply -> every rank training, apply -> Complete, the pods' peak memory
 # (test/jobs/benchstart_test.go).
 bench-start:
 	test/cluster/build.sh operators
 	. test/cluster/versions.sh && WITH_NODE=1 WITH_JOBSET=1 test/node/with-node.sh env TRAINSONNET_E2E=1 TRAINSONNET_E2E_JOBSET=1 TRAINSONNET_BENCH_START=1 \
 	  TRAINSONNET_TRAINING_OPERATOR_DIR=$(TRAINSONNET_CACHE)/training-operator-$$TRAINSONNET_TRAINING_OPERATOR_VERSION \
+	  TRAINSONNET_TRAINER_DIR=$(TRAINSONNET_CACHE)/trainer-$$TRAINSONNET_TRAINER_VERSION \
 	  $(GO) test -count=1 -v -timeout 40m -run '^TestBenchStart$$' ./test/jobs/
 
 bench:

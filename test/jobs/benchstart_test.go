@@ -27,14 +27,17 @@ const BenchStartEnv = "TRAINSONNET_BENCH_START"
 // Training tests' program, 3 ranks on 3 pods) as a PyTorchJob through the
 // Kubeflow training operator (v1.9.3, a host process against the real
 // node's control plane), through trainsonnet's pytorch job rendered from
-// that same PyTorchJob, and through the same render as one JobSet
-// (jobset, the real JobSet controller), in turn, and prints for each round
+// that same PyTorchJob, through the same render as one JobSet (jobset,
+// the real JobSet controller), and as a TrainJob on torch-distributed
+// through the Kubeflow Trainer (v2.3.0, a host process, on that JobSet
+// controller), in turn, and prints for each round
 //
-//	start: operator <s> s, trainsonnet <s> s, jobset <s> s; complete: operator <s> s, trainsonnet <s> s, jobset <s> s; peak memory: operator <MiB> MiB, trainsonnet <MiB> MiB, jobset <MiB> MiB
+//	start: operator <s> s, trainsonnet <s> s, jobset <s> s, trainer <s> s; complete: ...; peak memory: ...
 //
 // start: from the apply to every rank's "train: rank R of N starts" (all
 // ranks joined, training under way); complete: to the PyTorchJob's
-// Succeeded, the Job's Complete or the JobSet's Completed condition; peak memory: the sum over
+// Succeeded, the Job's Complete, the JobSet's Completed or the TrainJob's
+// Complete condition; peak memory: the sum over
 // the job's pods of their cgroups' peak. Three rounds, then the medians. The operator's workers wait for
 // the master's name in its init container; the operator's default image
 // for it (alpine) cannot be pulled here, so the test image runs the same
@@ -66,29 +69,56 @@ func TestBenchStart(t *testing.T) {
 	})
 	require.NoError(t, err)
 	defer op.Stop()
+	trDir := os.Getenv("TRAINSONNET_TRAINER_DIR")
+	require.NotEmpty(t, trDir, "TRAINSONNET_TRAINER_DIR: the Kubeflow Trainer's cache dir (test/cluster/build.sh operators)")
+	trState := filepath.Join(tmp, "trainer")
+	require.NoError(t, os.MkdirAll(trState, 0o700))
+	tr, err := s.k.StartTrainer(t.Context(), kube.Trainer{
+		Bin: filepath.Join(trDir, "trainer"), CRDs: filepath.Join(trDir, "crds.yaml"),
+		Webhooks: filepath.Join(trDir, "examples", ".install", "webhooks.yaml"), Runtimes: filepath.Join(trDir, "examples", ".install", "runtimes.yaml"),
+		Log: filepath.Join(tmp, "trainer.log"), Dir: trState, WebhookPort: 19447, HealthPort: 18092,
+	})
+	require.NoError(t, err)
+	defer tr.Stop()
 
 	var lines []string
-	var ops, tss, jss []benchResult
-	say := func(o, ts, js benchResult) string {
-		return fmt.Sprintf("start: operator %.1f s, trainsonnet %.1f s, jobset %.1f s; complete: operator %.1f s, trainsonnet %.1f s, jobset %.1f s; peak memory: operator %d MiB, trainsonnet %d MiB, jobset %d MiB",
-			o.start.Seconds(), ts.start.Seconds(), js.start.Seconds(), o.complete.Seconds(), ts.complete.Seconds(), js.complete.Seconds(), o.peak>>20, ts.peak>>20, js.peak>>20)
+	forms := []struct {
+		name   string
+		prefix string
+		form   benchForm
+	}{{"operator", "bench-op", benchOperator}, {"trainsonnet", "bench-ts", benchJobs}, {"jobset", "bench-js", benchJobSet}, {"trainer", "bench-tr", benchTrainer}}
+	runs := make([][]benchResult, len(forms))
+	say := func(rs []benchResult) string {
+		var start, complete, peak []string
+		for i, f := range forms {
+			start = append(start, fmt.Sprintf("%s %.1f s", f.name, rs[i].start.Seconds()))
+			complete = append(complete, fmt.Sprintf("%s %.1f s", f.name, rs[i].complete.Seconds()))
+			peak = append(peak, fmt.Sprintf("%s %d MiB", f.name, rs[i].peak>>20))
+		}
+		return "start: " + strings.Join(start, ", ") + "; complete: " + strings.Join(complete, ", ") + "; peak memory: " + strings.Join(peak, ", ")
 	}
 	for round := range 3 {
-		var o, ts, js benchResult
-		// each run a subtest: its namespace and its slot on the node go
-		// when it ends
-		t.Run(fmt.Sprintf("operator-%d", round), func(t *testing.T) { o = benchRun(t, s, fmt.Sprintf("bench-op-%d", round), benchOperator) })
-		t.Run(fmt.Sprintf("trainsonnet-%d", round), func(t *testing.T) { ts = benchRun(t, s, fmt.Sprintf("bench-ts-%d", round), benchJobs) })
-		t.Run(fmt.Sprintf("jobset-%d", round), func(t *testing.T) { js = benchRun(t, s, fmt.Sprintf("bench-js-%d", round), benchJobSet) })
+		rs := make([]benchResult, len(forms))
+		for i, f := range forms {
+			// each run a subtest: its namespace and its slot on the node
+			// go when it ends
+			t.Run(fmt.Sprintf("%s-%d", f.name, round), func(t *testing.T) { rs[i] = benchRun(t, s, fmt.Sprintf("%s-%d", f.prefix, round), f.form) })
+		}
 		if t.Failed() {
 			return
 		}
-		line := say(o, ts, js)
+		line := say(rs)
 		t.Log(line)
 		lines = append(lines, line)
-		ops, tss, jss = append(ops, o), append(tss, ts), append(jss, js)
+		for i := range forms {
+			runs[i] = append(runs[i], rs[i])
+		}
 	}
-	lines = append(lines, "median: "+say(median(ops), median(tss), median(jss)))
+	medians := make([]benchResult, len(forms))
+	for i := range forms {
+		medians[i] = median(runs[i])
+	}
+	lines = append(lines, "median: "+say(medians))
 	fmt.Println(strings.Join(lines, "\n"))
 }
 
@@ -100,6 +130,7 @@ const (
 	benchOperator benchForm = iota
 	benchJobs
 	benchJobSet
+	benchTrainer
 )
 
 // median: each measure's median over the runs.
@@ -154,6 +185,40 @@ func benchPyTorchJob(name, image string) []byte {
 	return b
 }
 
+// benchTrainJob: the same training as a TrainJob on the Trainer's
+// torch-distributed: 3 nodes, one process each, torchrun in the command,
+// as user 1000, the program's ConfigMap through runtimePatches.
+func benchTrainJob(name, image string) []byte {
+	return []byte(`apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: ` + name + `}
+spec:
+  runtimeRef: {name: torch-distributed}
+  trainer:
+    numNodes: 3
+    numProcPerNode: 1
+    image: ` + image + `
+    command: [torchrun, ` + trainingDir + `/train.py]
+    env: [{name: PET_REDIRECTS, value: "1"}, {name: PET_TEE, value: "1"}]
+  runtimePatches:
+    - manager: trainsonnet.test
+      trainingRuntimeSpec:
+        template:
+          spec:
+            replicatedJobs:
+              - name: node
+                template:
+                  spec:
+                    template:
+                      spec:
+                        securityContext: {runAsUser: 1000, runAsGroup: 1000}
+                        volumes: [{name: training, configMap: {name: training}}]
+                        containers:
+                          - name: node
+                            volumeMounts: [{name: training, mountPath: ` + trainingDir + `, readOnly: true}]
+`)
+}
+
 var startLine = regexp.MustCompile(`train: rank (\d+) of (\d+) starts`)
 
 // benchRun applies the PyTorchJob (to the operator) or trainsonnet's
@@ -163,7 +228,12 @@ func benchRun(t *testing.T, s *suite, name string, form benchForm) benchResult {
 	jc.trainingProgram()
 	manifest := benchPyTorchJob(name, s.node.Image)
 	selector := "training.kubeflow.org/job-name=" + name
-	if form != benchOperator {
+	if form == benchTrainer {
+		s.k.JobSetNamespace(t, jc.ns)
+		manifest = benchTrainJob(name, s.node.Image)
+		selector = jobSetLabel + "=" + name
+	}
+	if form == benchJobs || form == benchJobSet {
 		p := generator.NewParams("pytorch").AddFile("pytorchjob.yaml", manifest)
 		selector = "job-name=" + name + "-worker"
 		if form == benchJobSet {
@@ -223,6 +293,8 @@ func benchDone(t *testing.T, jc *jobCase, name string, form benchForm) bool {
 		kind, obj, cond = "job", name+"-worker", "Complete"
 	case benchJobSet:
 		kind, obj, cond = "jobset", name, "Completed"
+	case benchTrainer:
+		kind, obj, cond = "trainjob", name, "Complete"
 	}
 	out, err := jc.kubectl(nil, "get", kind, obj, "-o", "json")
 	require.NoError(t, err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	batchv1 "k8s.io/api/batch/v1"
 
 	"github.com/trainsonnet/trainsonnet/generator"
 	"github.com/trainsonnet/trainsonnet/test/kube"
@@ -90,6 +91,7 @@ func TestTraining(t *testing.T) {
 		{"horovod-driver-as-worker", testTrainingHorovodAsWorker},
 		{"pytorch-then-eval", testTrainingPyTorchThenEval},
 		{"pytorch-elastic", testTrainingPyTorchElastic},
+		{"pytorch-entrypoint", testTrainingPyTorchEntrypoint},
 		{"deepspeed", testTrainingDeepSpeed},
 	})
 }
@@ -554,6 +556,57 @@ func testTrainingPyTorchThenEval(t *testing.T, s *suite) {
 	require.GreaterOrEqual(t, r2, 0.9, "the trained model explains most of the held-out data's variance")
 	require.Contains(t, evalLog, `"r2": `, "eval wrote metrics.json into EVAL_DIR")
 	t.Logf("eval: %s: mse %s, r2 %s on %s held-out samples", m[1], m[4], m[5], m[6])
+}
+
+// testTrainingPyTorchEntrypoint: a Kubeflow Trainer TrainJob whose
+// trainer gives only args, on an image whose ENTRYPOINT is the training
+// program (the test image with python3 /training/train.py as its
+// ENTRYPOINT: test/node/image/entrypoint.json), given whole to gen:
+// the container has no command, the image's ENTRYPOINT runs on 3 pods,
+// which meet through MASTER_ADDR, RANK and WORLD_SIZE (torch's env://),
+// as user 1000 from the TrainJob's runtimePatches, under restricted.
+func testTrainingPyTorchEntrypoint(t *testing.T, s *suite) {
+	jc := s.start(t, "train-entry", kube.Restricted)
+	jc.trainingProgram()
+	trainJob := `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: ` + jc.name + `}
+spec:
+  runtimeRef: {name: torch-distributed}
+  trainer:
+    numNodes: 3
+    image: ` + s.node.EntrypointImage + `
+    args: [--steps, "60"]
+  runtimePatches:
+    - manager: trainsonnet.test
+      trainingRuntimeSpec:
+        template:
+          spec:
+            replicatedJobs:
+              - name: node
+                template:
+                  spec:
+                    template:
+                      spec:
+                        securityContext: {runAsUser: 1000, runAsGroup: 1000}
+                        volumes: [{name: training, configMap: {name: training}}]
+                        containers:
+                          - name: node
+                            volumeMounts: [{name: training, mountPath: ` + trainingDir + `, readOnly: true}]
+`
+	res, err := s.g.Render(jc.ctx, generator.NewParams("pytorch").AddFile("trainjob.yaml", []byte(trainJob)))
+	require.NoError(t, err)
+	for _, o := range res.Objects {
+		if o.Kind == "Job" {
+			var j batchv1.Job
+			require.NoError(t, json.Unmarshal(o.JSON(), &j))
+			c := j.Spec.Template.Spec.Containers[0]
+			require.Empty(t, c.Command, "the image's ENTRYPOINT runs")
+			require.Equal(t, []string{"--steps", "60"}, c.Args)
+		}
+	}
+	log := jc.runPyTorch(res, 3)
+	jc.requireTrained("pytorch-entrypoint", 3, log)
 }
 
 // testTrainingPyTorchElastic: torchrun's c10d rendezvous on worker 0,

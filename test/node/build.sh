@@ -159,11 +159,11 @@ step_tools() {
   ts_log "tools: built in $(ts_since "$t0")"
 }
 
-# make_archive ROOTFS REF CONFIG ARCHIVE
+# make_archive ROOTFS REF CONFIG ARCHIVE [-also REF=CONFIG]...
 make_archive() {
   local t0; t0=$(date +%s.%N)
   mkdir -p "$(dirname "$4")"
-  "$(tsn_tools_dir)/mkimage" -rootfs "$1" -ref "$2" -config "$3" -out "$4" >/dev/null
+  "$(tsn_tools_dir)/mkimage" -rootfs "$1" -ref "$2" -config "$3" -out "$4" "${@:5}" >/dev/null
   printf '%s\n' "$2" >"$(dirname "$4")/ref"
   ts_log "images: $2 archived ($(du -h "$4" | cut -f1)) in $(ts_since "$t0")"
 }
@@ -195,7 +195,8 @@ step_images() {
   if [ -f "$archive" ]; then
     ts_log "images: $ref present"
   else
-    make_archive "$rootfs" "$ref" "$TSN_DIR/image/config.json" "$archive"
+    make_archive "$rootfs" "$ref" "$TSN_DIR/image/config.json" "$archive" \
+      -also "$(tsn_entrypoint_ref)=$TSN_DIR/image/entrypoint.json"
   fi
 }
 

@@ -76,6 +76,11 @@ TSN_DAEMONS=(containerd coredns kubelet kube-proxy kube-network-policies)
 # recipe and the tag, the cache keys and the imported reference all change.
 TSN_IMAGE_REPO="${TRAINSONNET_IMAGE_REPO:-localhost/trainsonnet-mpi}"
 TSN_PAUSE_REPO="localhost/trainsonnet-pause"
+# The same image with the training program as its ENTRYPOINT
+# (image/entrypoint.json: python3 /training/train.py, the program the jobs
+# mount there), as an image built for its job is: what an operator's job
+# whose container gives only args runs. One more manifest in the archive.
+TSN_ENTRYPOINT_REPO="localhost/trainsonnet-entrypoint"
 
 TS_NAME="${TS_NAME:-test/node}"
 TS_PIDS="$TSN_NODE/pids"
@@ -95,12 +100,13 @@ tsn_hash() {
 tsn_rootfs_key() { tsn_hash "$TSN_DIR/image/build-rootfs.sh" "$TSN_DIR/image/packages"; }
 tsn_image_tag() {
   tsn_hash "$TSN_DIR/image/build-rootfs.sh" "$TSN_DIR/image/packages" \
-    "$TSN_DIR/image/config.json" "$TSN_DIR/mkimage/main.go"
+    "$TSN_DIR/image/config.json" "$TSN_DIR/image/entrypoint.json" "$TSN_DIR/mkimage/main.go"
 }
 tsn_pause_tag() { tsn_hash "$TSN_DIR/pause/main.go" "$TSN_DIR/pause/config.json" "$TSN_DIR/mkimage/main.go"; }
 tsn_tools_key() { tsn_hash "$TSN_DIR/pause/main.go" "$TSN_DIR/mkimage/main.go"; }
 
 tsn_image_ref() { printf '%s:%s\n' "$TSN_IMAGE_REPO" "$(tsn_image_tag)"; }
+tsn_entrypoint_ref() { printf '%s:%s\n' "$TSN_ENTRYPOINT_REPO" "$(tsn_image_tag)"; }
 tsn_pause_ref() { printf '%s:%s\n' "$TSN_PAUSE_REPO" "$(tsn_pause_tag)"; }
 tsn_rootfs_dir() { printf '%s\n' "$TS_CACHE/mpi-rootfs-$(tsn_rootfs_key)"; }
 tsn_image_archive() { printf '%s\n' "$TS_CACHE/mpi-image-$(tsn_image_tag)/image.tar"; }

@@ -29,6 +29,9 @@ const (
 	EnableEnv = "TRAINSONNET_E2E_NODE"
 	// ImageEnv holds the MPI test image, localhost/trainsonnet-mpi:<tag>.
 	ImageEnv = "TRAINSONNET_TEST_IMAGE"
+	// EntrypointImageEnv holds the same image with the training program as
+	// its ENTRYPOINT (python3 /training/train.py), of the same tag.
+	EntrypointImageEnv = "TRAINSONNET_ENTRYPOINT_IMAGE"
 	// NodeNameEnv holds the name of the node.
 	NodeNameEnv = "TRAINSONNET_NODE_NAME"
 	// NodeIPEnv holds the node's IP: its kubelet's and NodePorts' address.
@@ -47,9 +50,12 @@ type Cluster struct {
 	Kubectl    string // path of kubectl ($KUBECTL)
 	Kubeconfig string // admin kubeconfig ($KUBECONFIG)
 	Image      string // the MPI test image ($TRAINSONNET_TEST_IMAGE)
-	NodeName   string // the node's name ($TRAINSONNET_NODE_NAME)
-	NodeIP     string // the node's IP ($TRAINSONNET_NODE_IP)
-	Bridge     string // the pods' bridge ($TRAINSONNET_NODE_BRIDGE)
+	// EntrypointImage is the same with the training program as its
+	// ENTRYPOINT ($TRAINSONNET_ENTRYPOINT_IMAGE)
+	EntrypointImage string
+	NodeName        string // the node's name ($TRAINSONNET_NODE_NAME)
+	NodeIP          string // the node's IP ($TRAINSONNET_NODE_IP)
+	Bridge          string // the pods' bridge ($TRAINSONNET_NODE_BRIDGE)
 }
 
 // FromEnv returns the cluster described by the environment. If node tests
@@ -60,16 +66,17 @@ func FromEnv() (*Cluster, string) {
 		return nil, EnableEnv + " is not 1: no real node (run the test through test/node/with-node.sh)"
 	}
 	c := &Cluster{
-		Kubectl:    os.Getenv("KUBECTL"),
-		Kubeconfig: os.Getenv("KUBECONFIG"),
-		Image:      os.Getenv(ImageEnv),
-		NodeName:   os.Getenv(NodeNameEnv),
-		NodeIP:     os.Getenv(NodeIPEnv),
-		Bridge:     os.Getenv(BridgeEnv),
+		Kubectl:         os.Getenv("KUBECTL"),
+		Kubeconfig:      os.Getenv("KUBECONFIG"),
+		Image:           os.Getenv(ImageEnv),
+		EntrypointImage: os.Getenv(EntrypointImageEnv),
+		NodeName:        os.Getenv(NodeNameEnv),
+		NodeIP:          os.Getenv(NodeIPEnv),
+		Bridge:          os.Getenv(BridgeEnv),
 	}
 	_ = os.Getenv(UpIDEnv) // see UpIDEnv
 	var missing []string
-	for name, v := range map[string]string{"KUBECTL": c.Kubectl, "KUBECONFIG": c.Kubeconfig, ImageEnv: c.Image, NodeNameEnv: c.NodeName, NodeIPEnv: c.NodeIP, BridgeEnv: c.Bridge} {
+	for name, v := range map[string]string{"KUBECTL": c.Kubectl, "KUBECONFIG": c.Kubeconfig, ImageEnv: c.Image, EntrypointImageEnv: c.EntrypointImage, NodeNameEnv: c.NodeName, NodeIPEnv: c.NodeIP, BridgeEnv: c.Bridge} {
 		if v == "" {
 			missing = append(missing, name)
 		}

@@ -60,6 +60,7 @@ PAUSE_ARCHIVE="$(tsn_pause_archive)"
 IMAGE_ARCHIVE="$(tsn_image_archive)"
 PAUSE_IMAGE="$(tsn_pause_ref)"
 TEST_IMAGE="$(tsn_image_ref)"
+ENTRYPOINT_IMAGE="$(tsn_entrypoint_ref)"
 case "$TSN_PROXY_MODE" in
   iptables) proxy_tools=(iptables iptables-restore ip6tables ip6tables-restore) ;;
   nftables) proxy_tools=(nft) ;;
@@ -415,7 +416,7 @@ for archive in "$PAUSE_ARCHIVE" "$IMAGE_ARCHIVE"; do
   ts_log "imported $(cat "$(dirname "$archive")/ref") ($(du -h "$archive" | cut -f1)) in $(ts_since "$t")"
 done
 images="$("${ctr_k8s[@]}" images ls -q)"
-for ref in "$PAUSE_IMAGE" "$TEST_IMAGE"; do
+for ref in "$PAUSE_IMAGE" "$TEST_IMAGE" "$ENTRYPOINT_IMAGE"; do
   grep -qxF "$ref" <<<"$images" || ts_die "image $ref missing after the import"
 done
 
@@ -606,6 +607,8 @@ tsn_env_strip
   printf 'export TRAINSONNET_NODE_IP=%q\n' "$TSN_NODE_IP"
   printf 'export TRAINSONNET_NODE_BRIDGE=%q\n' "$TSN_BRIDGE"
   printf 'export TRAINSONNET_TEST_IMAGE=%q\n' "$TEST_IMAGE"
+  # the test image with python3 /training/train.py as its ENTRYPOINT
+  printf 'export TRAINSONNET_ENTRYPOINT_IMAGE=%q\n' "$ENTRYPOINT_IMAGE"
   printf 'export TRAINSONNET_PAUSE_IMAGE=%q\n' "$PAUSE_IMAGE"
   printf 'export TRAINSONNET_NODE_STATE=%q\n' "$TSN_NODE"
   # 1: NetworkPolicies are enforced (kube-network-policies runs).

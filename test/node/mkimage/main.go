@@ -3,10 +3,13 @@
 // `ctr -n k8s.io images import` reads. It lets the test node run images
 // built from Debian packages without any registry or Docker engine.
 //
-//	mkimage -rootfs DIR -ref localhost/trainsonnet-mpi:TAG -config config.json -out image.tar
+//	mkimage -rootfs DIR -ref localhost/trainsonnet-mpi:TAG -config config.json -out image.tar \
+//	        [-also localhost/trainsonnet-entrypoint:TAG=entrypoint.json]...
 //
 // The -config file holds the "config" object of the OCI image configuration
-// (Env, Entrypoint, Cmd, WorkingDir, User, ...); it is copied as is.
+// (Env, Entrypoint, Cmd, WorkingDir, User, ...); it is copied as is. Each
+// -also is one more image of the same layer, with a config of its own (an
+// ENTRYPOINT, say): the archive holds the layer once.
 //
 // The archive is reproducible: the same rootfs and flags give the same
 // bytes. The layer keeps numeric owners, modes, modification times, symbolic
@@ -65,6 +68,24 @@ type platform struct {
 type options struct {
 	rootfs, ref, config, out string
 	empty                    map[string]bool
+	also                     []image // more images of the layer
+}
+
+// image is a reference and its config file.
+type image struct{ ref, config string }
+
+// alsoFlag reads -also REF=CONFIG, repeated.
+type alsoFlag struct{ o *options }
+
+func (a alsoFlag) String() string { return "" }
+
+func (a alsoFlag) Set(v string) error {
+	ref, config, ok := strings.Cut(v, "=")
+	if !ok || ref == "" || config == "" {
+		return errors.New("want REF=CONFIG")
+	}
+	a.o.also = append(a.o.also, image{ref, config})
+	return nil
 }
 
 func main() {
@@ -75,6 +96,7 @@ func main() {
 	flag.StringVar(&o.config, "config", "", `JSON file with the image's runtime config, e.g. {"Cmd": ["/bin/sh"]} (required)`)
 	flag.StringVar(&o.out, "out", "", "output archive (required)")
 	flag.StringVar(&empty, "empty", "dev,proc,sys", "comma-separated top-level directories stored without their contents")
+	flag.Var(alsoFlag{&o}, "also", "REF=CONFIG: one more image of the same layer, with its own config (repeatable)")
 	flag.Parse()
 	if o.rootfs == "" || o.ref == "" || o.config == "" || o.out == "" || flag.NArg() != 0 {
 		flag.Usage()
@@ -93,17 +115,11 @@ func main() {
 }
 
 func run(o options) error {
-	tag, err := tagOf(o.ref)
-	if err != nil {
-		return err
-	}
-	rawConfig, err := os.ReadFile(o.config)
-	if err != nil {
-		return err
-	}
-	var runConfig map[string]any
-	if err := json.Unmarshal(rawConfig, &runConfig); err != nil {
-		return fmt.Errorf("%s: %w", o.config, err)
+	images := append([]image{{o.ref, o.config}}, o.also...)
+	for _, im := range images {
+		if _, err := tagOf(im.ref); err != nil {
+			return err
+		}
 	}
 
 	// The layer goes to a temporary file first: its digest names its blob.
@@ -118,38 +134,30 @@ func run(o options) error {
 		return fmt.Errorf("layer: %w", err)
 	}
 
-	configJSON, err := json.Marshal(map[string]any{
-		"architecture": runtime.GOARCH,
-		"os":           "linux",
-		"config":       runConfig,
-		"rootfs":       map[string]any{"type": "layers", "diff_ids": []string{layer.Digest}},
-	})
-	if err != nil {
-		return err
-	}
-	configDesc := descriptor{MediaType: mediaConfig, Digest: digest(configJSON), Size: int64(len(configJSON))}
-	manifestJSON, err := json.Marshal(map[string]any{
-		"schemaVersion": 2,
-		"mediaType":     mediaManifest,
-		"config":        configDesc,
-		"layers":        []descriptor{layer},
-	})
-	if err != nil {
-		return err
-	}
-	indexJSON, err := json.Marshal(map[string]any{
-		"schemaVersion": 2,
-		"mediaType":     mediaIndex,
-		"manifests": []descriptor{{
+	var blobs [][]byte
+	var manifests []descriptor
+	for _, im := range images {
+		configJSON, manifestJSON, err := imageOf(im.config, layer)
+		if err != nil {
+			return err
+		}
+		tag, _ := tagOf(im.ref)
+		blobs = append(blobs, configJSON, manifestJSON)
+		manifests = append(manifests, descriptor{
 			MediaType: mediaManifest,
 			Digest:    digest(manifestJSON),
 			Size:      int64(len(manifestJSON)),
 			Platform:  &platform{Architecture: runtime.GOARCH, OS: "linux"},
 			Annotations: map[string]string{
-				"io.containerd.image.name":          o.ref,
+				"io.containerd.image.name":          im.ref,
 				"org.opencontainers.image.ref.name": tag,
 			},
-		}},
+		})
+	}
+	indexJSON, err := json.Marshal(map[string]any{
+		"schemaVersion": 2,
+		"mediaType":     mediaIndex,
+		"manifests":     manifests,
 	})
 	if err != nil {
 		return err
@@ -162,7 +170,7 @@ func run(o options) error {
 	}
 	defer os.Remove(partial)
 	defer out.Close()
-	if err := writeLayout(out, layerFile, layer, [][]byte{configJSON, manifestJSON}, indexJSON); err != nil {
+	if err := writeLayout(out, layerFile, layer, blobs, indexJSON); err != nil {
 		return err
 	}
 	if err := out.Close(); err != nil {
@@ -177,6 +185,35 @@ func run(o options) error {
 
 // tagOf returns the tag of a reference and refuses references without one
 // or with "latest": the kubelet would try to pull those (no registry here).
+// imageOf is the config and manifest of an image of the layer, its run
+// config read from the file config.
+func imageOf(config string, layer descriptor) (configJSON, manifestJSON []byte, err error) {
+	raw, err := os.ReadFile(config)
+	if err != nil {
+		return nil, nil, err
+	}
+	var runConfig map[string]any
+	if err := json.Unmarshal(raw, &runConfig); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", config, err)
+	}
+	configJSON, err = json.Marshal(map[string]any{
+		"architecture": runtime.GOARCH,
+		"os":           "linux",
+		"config":       runConfig,
+		"rootfs":       map[string]any{"type": "layers", "diff_ids": []string{layer.Digest}},
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	manifestJSON, err = json.Marshal(map[string]any{
+		"schemaVersion": 2,
+		"mediaType":     mediaManifest,
+		"config":        descriptor{MediaType: mediaConfig, Digest: digest(configJSON), Size: int64(len(configJSON))},
+		"layers":        []descriptor{layer},
+	})
+	return configJSON, manifestJSON, err
+}
+
 func tagOf(ref string) (string, error) {
 	i := strings.LastIndex(ref, ":")
 	if i < 0 || i < strings.LastIndex(ref, "/") || i == len(ref)-1 {
