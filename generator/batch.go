@@ -3,6 +3,7 @@ package generator
 import (
 	"context"
 	"fmt"
+	"maps"
 	"runtime"
 	"slices"
 	"strings"
@@ -65,7 +66,7 @@ func (g *Generator) JobParams(file string, data []byte, runtimes ...File) (*Para
 	if kind == kubeflow.TrainJobKind {
 		return trainJobParams(file, m, data, runtimes)
 	}
-	var takes []string
+	byKind := map[string][]string{} // a kind's short name -> the prototypes that take it
 	for _, name := range g.Names() {
 		pr, lerr := g.Lookup(name)
 		if lerr != nil {
@@ -75,8 +76,17 @@ func (g *Generator) JobParams(file string, data []byte, runtimes ...File) (*Para
 			return NewParams(name).AddFile(file, data), nil
 		}
 		for _, k := range pr.From {
-			takes = append(takes, k[strings.LastIndex(k, "/")+1:]+" ("+name+")")
+			short := k[strings.LastIndex(k, "/")+1:]
+			byKind[short] = append(byKind[short], name)
 		}
+	}
+	var takes []string
+	for _, k := range slices.Sorted(maps.Keys(byKind)) {
+		by := strings.Join(byKind[k], ", ")
+		if k == "TrainJob" {
+			by += ": by its runtime"
+		}
+		takes = append(takes, k+" ("+by+")")
 	}
 	return nil, &ValidationError{Problems: []*param.Error{{Source: file, Value: param.Show(strings.TrimPrefix(kind, "/")),
 		Rule: "no prototype takes this kind of object (they take " + strings.Join(takes, ", ") + "); a params file names its prototype with " + PrototypeKey + ": <name>"}}}

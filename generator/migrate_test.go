@@ -149,7 +149,7 @@ func TestMigrateRefusals(t *testing.T) {
 	g, err := generator.New(generator.Options{})
 	require.NoError(t, err)
 	for _, c := range []struct{ proto, file, source, rule string }{
-		{"openmpi", pytorchJob(`torchrun, x.py`), "job.yaml", "a params file holds openmpi's parameters, or a whole kubeflow.org/v2beta1/MPIJob; this is an object of another kind"},
+		{"openmpi", pytorchJob(`torchrun, x.py`), "job.yaml", "a params file holds openmpi's parameters, or a whole kubeflow.org/v2beta1/MPIJob or trainer.kubeflow.org/v1alpha1/TrainJob; this is an object of another kind"},
 		{"eval", pytorchJob(`torchrun, x.py`), "job.yaml", "a params file holds eval's parameters; this is an object of another kind"},
 		{"pytorch", "apiVersion: v1\nkind: Pod\n", "job.yaml", "a params file holds pytorch's parameters, or a whole kubeflow.org/v1/PyTorchJob or trainer.kubeflow.org/v1alpha1/TrainJob; this is an object of another kind"},
 		{"pytorch", pytorchJob(`torchrun, x.py`) + "workers: 3\n", "job.yaml: workers", "a PyTorchJob has apiVersion, kind, metadata and spec"},
@@ -180,7 +180,7 @@ func TestJobParamsOfObjects(t *testing.T) {
 	_, err = g.JobParams("pod.yaml", []byte("apiVersion: v1\nkind: Pod\n"))
 	var verr *generator.ValidationError
 	require.ErrorAs(t, err, &verr)
-	assert.Contains(t, verr.Problems[0].Rule, "no prototype takes this kind of object (they take MPIJob (openmpi), PyTorchJob (pytorch), TrainJob (pytorch), TFJob (tf-distributed))")
+	assert.Contains(t, verr.Problems[0].Rule, "no prototype takes this kind of object (they take MPIJob (openmpi), PyTorchJob (pytorch), TFJob (tf-distributed), TrainJob (deepspeed, openmpi, pytorch: by its runtime))")
 	_, err = g.JobParams("params.yaml", []byte("workers: 2\n"))
 	require.ErrorAs(t, err, &verr, "a params file still names its prototype")
 	assert.Contains(t, verr.Problems[0].Rule, "names no prototype")

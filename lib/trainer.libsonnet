@@ -85,8 +85,56 @@ local trainerName(o) =
   local l = [r.name for r in rjobs(o) if at(r, ['template', 'metadata', 'labels', ancestor]) == 'trainer'];
   if l != [] then l[0] else 'node';
 
+// The variables the Trainer's mpi policy sets in the launcher (and
+// refuses in trainer.env).
+local mpiReserved = ['OMPI_MCA_orte_default_hostfile', 'OMPI_MCA_orte_keep_fqdn_hostnames', 'OMPI_MCA_orte_set_default_slots', 'OMPI_MCA_plm_rsh_args'];
+
 {
   ancestor: ancestor,
+
+  // mpi(o): a TrainJob on a runtime of the mpi policy, as the launcher
+  // and the hosts of ranks: job(o) of the launcher (the trainer's
+  // replicated Job), the hosts the Trainer makes (the launcher, a node
+  // with runLauncherAsNode, and max(numNodes - 1, 1) nodes; else
+  // numNodes nodes), the slots of each (numProcPerNode, else the GPUs),
+  // the command's words, and what differs from the Trainer said.
+  mpi(o)::
+    local t = $.job(o, mpiReserved);
+    local tr = std.get(std.get(o, 'spec', {}), 'trainer', {});
+    local pol = std.get(t.policy, 'mpi', {});
+    local asNode = std.get(pol, 'runLauncherAsNode', false);
+    local gpu = std.get(t.params, 'gpu', 0);
+    local procs = if std.isNumber(std.get(tr, 'numProcPerNode')) then tr.numProcPerNode else std.get(pol, 'numProcPerNode', 1);
+    local node = $.pod(o, 'node');
+    local nc = kubeflow.container(std.get(node, 'spec', {}), 'node');
+    local nwords = if nc == null then [] else kubeflow.words(nc);
+    local c = t.container;
+    t + {
+      asNode: asNode,
+      words: if c == null then [] else kubeflow.words(c),
+      entrypoint: c != null && std.get(c, 'command') == null,
+      slots: if procs == 1 && gpu > 1 then gpu else procs,
+      fields+: {
+        slots: if std.get(tr, 'numProcPerNode') != null then 'spec.trainer.numProcPerNode' else 'runtime ' + t.runtime + ', mlPolicy.mpi.numProcPerNode',
+        exec: 'spec.trainer.command',
+        launcherAsWorker: 'runtime ' + t.runtime + ', mlPolicy.mpi.runLauncherAsNode',
+      },
+      warnings+: [
+        if nc != null then
+          'runtime ' + t.runtime + ', replicatedJobs[node]: ' + (if nwords == [] then 'the image\'s ENTRYPOINT' else kubeflow.shell(nwords)) + ' is not run: the workers run trainsonnet\'s sshd (ssh.port), which the launcher reaches with the job\'s key once every worker answers (initTimeout)',
+        if std.objectHas(pol, 'sshAuthMountPath') then
+          'runtime ' + t.runtime + ', mlPolicy.mpi.sshAuthMountPath: not used: the key is mounted where trainsonnet\'s ssh client and sshd read it, whatever the user\'s home',
+        if asNode && t.numNodes == 1 then
+          'spec.trainer.numNodes 1: the Trainer made two hosts of it (its launcher, a node, and one node); here the one pod is the launcher and the only host',
+        if nc != null && c != null && std.get(nc, 'image') != null && std.get(c, 'image') != nc.image then
+          'runtime ' + t.runtime + ', replicatedJobs[node]: the image ' + nc.image + ' is not run: the Trainer gave the trainer\'s image to the launcher alone; here every pod runs ' + c.image,
+        'the Trainer\'s launcher Job retried ' + std.toString(std.get(std.get(std.get(t.replicatedJob, 'template', {}), 'spec', {}), 'backoffLimit', 6)) + ' times (its backoffLimit) and one failed node Job failed the TrainJob; here the launcher is retried backoffLimit times, and a lost worker is made again by its Indexed Job',
+      ],
+      errors+: [
+        kubeflow.refuse(std.get(pol, 'mpiImplementation', 'OpenMPI') == 'OpenMPI', 'runtime ' + t.runtime + ', mlPolicy.mpi.mpiImplementation',
+                        std.get(pol, 'mpiImplementation', '') + ' is not rendered: trainsonnet sets up Open MPI (its hostfile and OMPI_MCA_* settings), as the Trainer does'),
+      ],
+    },
 
   // pod(o, name): replicated Job name's pod template, the TrainJob's
   // patches applied: {metadata, spec}
@@ -156,7 +204,9 @@ local trainerName(o) =
       container: c,
       pod: pod,
       replicatedJob: rjob(o, rjName),
-      params: pk.params + md.params + {
+      // no GPU in the node's resources is none: a prototype's own
+      // default (deepspeed's 1) is not the Trainer's
+      params: pk.params + md.params + { gpu: std.get(pk.params, 'gpu', 0) } + {
         [if std.get(spec, 'activeDeadlineSeconds') != null then 'activeDeadlineSeconds']: spec.activeDeadlineSeconds,
         [if std.get(rt.spec.template.spec, 'ttlSecondsAfterFinished') != null then 'ttlSecondsAfterFinished']: rt.spec.template.spec.ttlSecondsAfterFinished,
         [if labels != {} then 'labels']: std.get(md.params, 'labels', {}) + labels,

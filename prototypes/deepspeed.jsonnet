@@ -5,7 +5,9 @@
 local batch = import 'batch.libsonnet';
 local common = import 'common.libsonnet';
 local roles = import 'roles.libsonnet';
+local kubeflow = import 'kubeflow.libsonnet';
 local sshjob = import 'sshjob.libsonnet';
+local trainer = import 'trainer.libsonnet';
 local ts = import 'trainsonnet.libsonnet';
 
 local params = ts.params;
@@ -85,6 +87,62 @@ local job(p) = {
   },
 };
 
+// ---- A Kubeflow Trainer TrainJob on deepspeed-distributed (from) ------
+
+// mpirun's options that take a value (two: --mca and its kin), which the
+// command's program comes after.
+local mpirunValued = ['-np', '-n', '-c', '--np', '-H', '--host', '-host', '--hostfile', '-hostfile', '--machinefile', '-machinefile', '-x', '--map-by',
+                      '--bind-to', '--rank-by', '-npernode', '--npernode', '-N', '--prefix', '-wdir', '--wdir', '-output-filename', '--output-filename'];
+local mpirunTwo = ['--mca', '-mca', '--gmca', '-gmca'];
+local base(w) = local parts = std.split(w, '/'); parts[std.length(parts) - 1];
+local isPython(w) = std.startsWith(base(w), 'python') && std.stripChars(std.substr(base(w), 6, 99), '0123456789.') == '';
+// afterMpirun(ws, i): the words of the program mpirun runs
+local afterMpirun(ws, i=1) =
+  if i >= std.length(ws) || !std.startsWith(ws[i], '-') then ws[i:]
+  else if std.member(mpirunTwo, ws[i]) then afterMpirun(ws, i + 3)
+  else if std.member(mpirunValued, ws[i]) && !std.member(ws[i], '=') then afterMpirun(ws, i + 2)
+  else afterMpirun(ws, i + 1);
+// script(ws): a python program's script and its arguments (python's own
+// flags dropped: DeepSpeed's launcher runs python -u itself)
+local script(ws) =
+  local first = [j for j in std.range(1, std.length(ws) - 1) if !std.startsWith(ws[j], '-') || ws[j] == '-m'];
+  if first == [] then [] else ws[first[0]:];
+
+// fromTrainJob(o): deepspeed-distributed's shape. The Trainer's SDK runs
+// DeepSpeed under mpirun from a launcher that is a host of ranks; here
+// DeepSpeed's own runner on worker 0 starts the same script on every slot
+// (the same hosts: worker 0 is the launcher), as DeepSpeed is usually run.
+local fromTrainJob(o) =
+  local m = trainer.mpi(o);
+  local ws = m.words;
+  local mpirun = ws != [] && std.member(['mpirun', 'mpiexec', 'orterun'], base(ws[0]));
+  local prog = if mpirun then afterMpirun(ws) else ws;
+  local exec =
+    if prog == [] then []
+    else if base(prog[0]) == 'deepspeed' then prog[1:]
+    else if isPython(prog[0]) then script(prog)
+    else ['--no_python'] + prog;
+  local backoff = std.get(std.get(std.get(m.replicatedJob, 'template', {}), 'spec', {}), 'backoffLimit');
+  {
+    fields: m.fields,
+    params: m.params + {
+      workers: m.numNodes,
+      launcherAsWorker: m.asNode,
+      slots: m.slots,
+      [if exec != [] then 'exec']: kubeflow.shell(exec),
+      backoffLimit: if backoff != null then std.min(backoff, 100) else 6,
+    },
+    warnings: m.warnings + [
+      if mpirun then
+        'spec.trainer.command: the Trainer ran it in its launcher, mpirun starting a rank per slot (DeepSpeed reads Open MPI\'s ranks); here DeepSpeed\'s runner on worker 0 runs ' + kubeflow.shell(exec) + ' on every slot of the same hosts, over ssh (pdsh)' + (if afterMpirun(ws) != ws[1:] then ', and mpirun\'s options (' + kubeflow.shell(ws[1:std.length(ws) - std.length(prog)]) + ') are not carried' else ''),
+    ],
+    errors: m.errors + [
+      if m.entrypoint || exec == [] then
+        [{ param: 'exec', field: 'spec.trainer.command', rule: (if m.entrypoint then 'none: the image\'s ENTRYPOINT runs in the launcher' else kubeflow.shell(ws) + ' names no program to run') + ', which DeepSpeed\'s runner cannot start: set exec to the training script and its arguments' }]
+      else [],
+    ],
+  };
+
 ts.prototype({
   name: proto,
   summary: 'A DeepSpeed job over ssh: deepspeed --hostfile run on worker 0 of N GPU workers',
@@ -115,6 +173,8 @@ ts.prototype({
     Scheduling and resources (gpu, cpu, memory, nodeSelector, tolerations) apply to the
     workers, worker 0 among them.
   |||,
+
+  from: { 'trainer.kubeflow.org/v1alpha1/TrainJob': fromTrainJob },
 
   ownEnv: {
     PDSH_SSH_ARGS: 'trainsonnet sets it on the launcher: pdsh reaches the workers with the job\'s ssh configuration',

@@ -7,6 +7,7 @@ local kubeflow = import 'kubeflow.libsonnet';
 local mpi = import 'mpi.libsonnet';
 local roles = import 'roles.libsonnet';
 local runtime = import 'runtime.libsonnet';
+local trainer = import 'trainer.libsonnet';
 local ts = import 'trainsonnet.libsonnet';
 
 local params = ts.params;
@@ -219,6 +220,36 @@ local fromMPIJob(o) =
     ],
   };
 
+// ---- A Kubeflow Trainer TrainJob on an mpi runtime (from) --------------
+
+// fromTrainJob(o): mlx-distributed's shape, or a runtime of the mpi policy
+// of the cluster's own: the launcher runs the trainer's command (mpirun),
+// a host of ranks itself where the runtime runs the launcher as a node.
+local fromTrainJob(o) =
+  local m = trainer.mpi(o);
+  local backoff = std.get(std.get(std.get(m.replicatedJob, 'template', {}), 'spec', {}), 'backoffLimit');
+  {
+    fields: m.fields + { workers: m.fields.workers },
+    params: m.params + {
+      workers: m.numNodes,
+      [if m.asNode then 'launcherAsWorker']: true,
+      slots: m.slots,
+      // the Trainer's hostfile is /etc/mpi/hostfile; trainsonnet's the
+      // same lines at its own path (Open MPI's default hostfile too)
+      [if !m.entrypoint && m.words != [] then 'exec']: std.strReplace(kubeflow.shell(m.words), '/etc/mpi/hostfile', '/etc/trainsonnet/hostfile'),
+      backoffLimit: if backoff != null then std.min(backoff, 100) else 6,
+    },
+    warnings: m.warnings + [
+      if ts.contains(kubeflow.shell(m.words), '/etc/mpi/hostfile') then
+        'spec.trainer.command: /etc/mpi/hostfile, the Trainer\'s hostfile, is /etc/trainsonnet/hostfile here (Open MPI\'s default hostfile too)',
+    ],
+    errors: m.errors + [
+      if m.entrypoint then
+        [{ param: 'exec', field: 'spec.trainer.command', rule: 'none: the image\'s ENTRYPOINT runs in the launcher' + (if m.words != [] then ' with the args ' + kubeflow.shell(m.words) else '') + ', which trainsonnet runs only as exec, once every worker answers: set exec to the command the launcher runs (mpirun ...)' }]
+      else [],
+    ],
+  };
+
 ts.prototype({
   name: proto,
   summary: 'An Open MPI job over ssh: a launcher and N workers (replaces the Kubeflow openmpi ksonnet prototype)',
@@ -253,7 +284,7 @@ ts.prototype({
   |||,
 
   ownEnv: mpi.ownEnv,
-  from: { 'kubeflow.org/v2beta1/MPIJob': fromMPIJob },
+  from: { 'kubeflow.org/v2beta1/MPIJob': fromMPIJob, 'trainer.kubeflow.org/v1alpha1/TrainJob': fromTrainJob },
   params: common.params(proto, 'mpioperator/openmpi:v0.6.0') + batch.params('the launcher') + mpi.params + mpi.sshParams()
           + mpi.launcherParams('The launcher pod, which waits for the workers and runs exec (the Kubeflow prototype called it "master"). The top-level cpu, memory, gpu, nodeSelector and tolerations describe the workers; these describe the launcher.') + {
     workers: params.int('Number of worker pods. At most 5,000, the largest job the pods\' runtime is tested at (test/scripts).', default=4, min=1, max=5000),

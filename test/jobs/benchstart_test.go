@@ -201,7 +201,7 @@ spec:
     command: [torchrun, ` + trainingDir + `/train.py]
     env: [{name: PET_REDIRECTS, value: "1"}, {name: PET_TEE, value: "1"}]
   runtimePatches:
-    - manager: trainsonnet.test
+    - manager: trainsonnet.test/e2e
       trainingRuntimeSpec:
         template:
           spec:

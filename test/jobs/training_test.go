@@ -578,7 +578,7 @@ spec:
     image: ` + s.node.EntrypointImage + `
     args: [--steps, "60"]
   runtimePatches:
-    - manager: trainsonnet.test
+    - manager: trainsonnet.test/e2e
       trainingRuntimeSpec:
         template:
           spec:

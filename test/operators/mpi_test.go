@@ -232,8 +232,13 @@ func hostfile(text string, asWorker bool) string {
 		host, slots, _ := strings.Cut(line, " ")
 		name, _, _ := strings.Cut(host, ".")
 		at := "line " + strconv.Itoa(i) + ": "
-		if strings.HasSuffix(name, "-launcher") {
+		if strings.HasSuffix(name, "-launcher") || strings.HasSuffix(name, "-launcher-0-0") {
 			out = append(out, at+"launcher "+slots)
+			continue
+		}
+		if j := strings.LastIndex(name, "-node-0-"); j >= 0 {
+			// a Trainer's JobSet: its replicated Job node's pod i
+			out = append(out, at+"worker "+name[j+len("-node-0-"):]+" "+slots)
 			continue
 		}
 		idx := name[strings.LastIndex(name, "-worker-")+len("-worker-"):]

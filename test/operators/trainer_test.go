@@ -3,6 +3,7 @@ package operators_test
 import (
 	"bytes"
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -45,6 +46,7 @@ var declaredTrainJob = map[string]map[string]string{
 		"rendezvous": "why: as nodes",
 	},
 	"twins_pytorch_elastic_imagenet_imagenet":       {"requests": "is not carried"},
+	"runtimes_deepspeed-distributed-one-node":       {"workers": "the Trainer made two hosts of it", "hostfile": "the Trainer made two hosts of it"},
 	"twins_pytorch_mnist_v1_pytorch_job_mnist_gloo": noRendezvous,
 	"twins_pytorch_mnist_v1_pytorch_job_mnist_mpi":  noRendezvous,
 	"twins_pytorch_mnist_v1_pytorch_job_mnist_nccl": noRendezvous,
@@ -104,9 +106,26 @@ func TestTrainJobs(t *testing.T) {
 				assert.Contains(t, err.Error(), refusedFor[name], "why trainsonnet refuses it")
 				return
 			}
+			if rec.proto == "mpi" {
+				require.NoError(t, err)
+				res, err := g.Render(context.Background(), params)
+				require.NoError(t, err)
+				theirs := trainerMPI(t, rec)
+				ours := oursMPI(t, res)
+				for _, a := range []aspects{theirs, ours} {
+					hostsAndFirst(a)
+				}
+				declared := maps.Clone(declaredTrainerMPI)
+				if params.Prototype() == "deepspeed" {
+					maps.Copy(declared, declaredTrainerDeepSpeed)
+				}
+				compare(t, "Trainer", []aspects{theirs}, []aspects{ours}, strings.Join(res.Warnings, "\n"), declaredTrainJob[name], declared)
+				return
+			}
 			if rec.proto != "pytorch" {
-				// TODO(issue 47): the TrainJob input of the MPI, JAX and
-				// XGBoost runtimes; until then it is refused in one line
+				// TODO(issue 47): the TrainJob input of the JAX and
+				// XGBoost runtimes (their prototypes are to come); until
+				// then it is refused in one line
 				if err == nil {
 					_, err = g.Render(context.Background(), params)
 				}
@@ -172,7 +191,9 @@ type trainJobRecording struct {
 	snapshot []byte           // the Trainer's snapshot of the runtime
 	stock    bool             // the runtime is a stock one
 	pods     []*corev1.Pod    // in completion-index order
-	backoff  int32            // the Jobs' backoffLimit
+	jobs     []*batchv1.Job
+	hostfile string // the Trainer's MPI hostfile
+	backoff  int32  // the Jobs' backoffLimit
 }
 
 func readTrainJobRecording(t *testing.T, file string) *trainJobRecording {
@@ -205,6 +226,8 @@ func readTrainJobRecording(t *testing.T, file string) *trainJobRecording {
 			jobs = append(jobs, &j)
 		case meta.Kind == "ConfigMap" && meta.Data["runtime"] != "":
 			rec.snapshot = []byte(meta.Data["runtime"])
+		case meta.Kind == "ConfigMap" && meta.Data["hostfile"] != "":
+			rec.hostfile = meta.Data["hostfile"]
 		}
 	}
 	// the prototype: trainsonnet's choice by the runtime
@@ -227,10 +250,14 @@ func readTrainJobRecording(t *testing.T, file string) *trainJobRecording {
 			}
 		}
 		require.NoError(t, yaml.Unmarshal(rt, &r))
-		if r.Spec.MLPolicy["torch"] == nil {
+		switch {
+		case r.Spec.MLPolicy["mpi"] != nil:
+			rec.proto = "mpi"
+		case r.Spec.MLPolicy["torch"] == nil:
 			rec.proto = "other"
 		}
 	}
+	rec.jobs = jobs
 	for _, j := range jobs {
 		if j.Spec.BackoffLimit != nil {
 			rec.backoff = *j.Spec.BackoffLimit
@@ -261,6 +288,68 @@ func mustRead(t *testing.T, file string) []byte {
 	data, err := os.ReadFile(filepath.Clean(file))
 	require.NoError(t, err)
 	return data
+}
+
+// declaredTrainerMPI: the differences of every TrainJob on an mpi
+// runtime, as declaredMPI.
+var declaredTrainerMPI = map[string]string{
+	"worker.program": "is not run: the workers run trainsonnet's sshd",
+	"worker.retries": "a lost worker is made again by its Indexed Job",
+	"rank0":          "why: the same hosts: the Trainer's hostfile lists its launcher last, trainsonnet's first (worker 0 is the launcher), so rank 0 is on the launcher's pod",
+	// the Trainer's launcher is a node: a host of ranks, and so one node
+	// fewer; trainsonnet's worker 0 is the launcher (launcherAsWorker),
+	// the same hosts
+}
+
+// hostsAndFirst: the hostfile's lines as a set of hosts and slots, and the
+// host of rank 0 (its first line) on its own.
+func hostsAndFirst(a aspects) {
+	var lines []string
+	for _, l := range strings.Split(a["hostfile"], "; ") {
+		_, l, _ = strings.Cut(l, ": ")
+		lines = append(lines, l)
+	}
+	a["rank0"] = lines[0]
+	slices.Sort(lines)
+	a["hostfile"] = strings.Join(lines, "; ")
+}
+
+// declaredTrainerDeepSpeed: what differs more with deepspeed-distributed:
+// DeepSpeed's runner instead of mpirun.
+var declaredTrainerDeepSpeed = map[string]string{
+	"launcher.program":  "here DeepSpeed's runner on worker 0 runs",
+	"launcher.hostfile": "why: DeepSpeed's runner is given the hostfile (--hostfile), which Open MPI's default need not be",
+	"launcher.fqdn":     "why: as launcher.hostfile: no Open MPI in the launcher's own command",
+}
+
+// trainerMPI: what the Trainer's launcher and nodes amount to.
+func trainerMPI(t *testing.T, rec *trainJobRecording) aspects {
+	t.Helper()
+	a := aspects{}
+	var nodes []*corev1.Pod
+	for _, p := range rec.pods {
+		if p.Labels["jobset.sigs.k8s.io/replicatedjob-name"] == "node" {
+			nodes = append(nodes, p)
+		}
+	}
+	for _, j := range rec.jobs {
+		if j.Labels["jobset.sigs.k8s.io/replicatedjob-name"] != "launcher" {
+			continue
+		}
+		c := j.Spec.Template.Spec.Containers[0]
+		launcherAspects(a, &c, &j.Spec.Template.Spec, j.Spec.BackoffLimit)
+		a["launcher.program"] = strings.Join(append(slices.Clone(c.Command), c.Args...), " ")
+		env := envMap(c.Env)
+		a["launcher.hostfile"] = "default " + strconv.FormatBool(env["OMPI_MCA_orte_default_hostfile"] != "")
+		a["launcher.fqdn"] = env["OMPI_MCA_orte_keep_fqdn_hostnames"]
+	}
+	require.NotEmpty(t, nodes, "the Trainer's node pods")
+	w := nodes[0]
+	workerAspects(a, &w.Spec.Containers[0], &w.Spec, len(nodes))
+	a["worker.program"] = strings.Join(append(slices.Clone(w.Spec.Containers[0].Command), w.Spec.Containers[0].Args...), " ")
+	a["worker.retries"] = "restart " + string(w.Spec.RestartPolicy) + " in place, the set failed with a Job"
+	a["hostfile"] = hostfile(rec.hostfile, false)
+	return a
 }
 
 // trainerPyTorch: each pod the Trainer made on a torch runtime, as

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/trainsonnet/trainsonnet/generator/param"
 )
@@ -297,6 +298,17 @@ func (r *rules) trainJob(j *TrainJob) {
 	}
 	if j.Spec.ActiveDeadlineSeconds != nil && *j.Spec.ActiveDeadlineSeconds < 1 {
 		r.add("spec.activeDeadlineSeconds", *j.Spec.ActiveDeadlineSeconds, "must be 1 or more")
+	}
+	managers := map[string]bool{}
+	for i, p := range j.Spec.RuntimePatches {
+		at := "spec.runtimePatches[" + strconv.Itoa(i) + "].manager"
+		if errs := validation.IsDomainPrefixedPath(field.NewPath(at), p.Manager); len(errs) > 0 {
+			r.add(at, p.Manager, errs[0].Detail+", as the Trainer takes it")
+		}
+		if managers[p.Manager] {
+			r.add(at, p.Manager, "is given twice: a manager has one patch")
+		}
+		managers[p.Manager] = true
 	}
 	if len(j.Spec.RuntimePatches) > 0 && len(j.Spec.PodTemplateOverrides) > 0 {
 		r.add("spec.podTemplateOverrides", nil, "must not be given with spec.runtimePatches: the first is the Trainer v2.1's, the second v2.2's and later; write one")

@@ -33,12 +33,14 @@ func TestTrainJobRules(t *testing.T) {
 		{"spec.trainer.numNodes", 0, "spec.trainer.numNodes: must be 1 or more"},
 		{"spec.trainer.numProcPerNode", "many", "spec.trainer.numProcPerNode: must be a number of processes"},
 		{"spec.managedBy", "me", "spec.managedBy: must be one of"},
+		{"spec.runtimePatches", []any{map[string]any{"manager": "me"}}, `spec.runtimePatches[0].manager: must be a domain-prefixed path (such as "acme.io/foo"), as the Trainer takes it`},
+		{"spec.runtimePatches", []any{map[string]any{"manager": "a.io/b"}, map[string]any{"manager": "a.io/b"}}, "spec.runtimePatches[1].manager: is given twice"},
 		{"spec.podTemplateOverrides", []any{map[string]any{"targetJobs": []any{map[string]any{"name": "node"}}}}, "must not be given with spec.runtimePatches"},
 	} {
 		t.Run(c.path, func(t *testing.T) {
 			m := set(t, decode(t, trainJob), c.path, c.v)
 			if c.path == "spec.podTemplateOverrides" {
-				m = set(t, m, "spec.runtimePatches", []any{map[string]any{"manager": "me"}})
+				m = set(t, m, "spec.runtimePatches", []any{map[string]any{"manager": "example.com/me"}})
 			}
 			_, problems, _ := Check(TrainJobKind, m)
 			require.Len(t, problems, 1)
