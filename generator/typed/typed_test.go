@@ -27,6 +27,7 @@ func TestEveryPrototypeTakesTheSharedPieces(t *testing.T) {
 		"horovod":        typed.Horovod{Common: common, Batch: batch},
 		"horovod-dask":   typed.HorovodDask{Common: common, Batch: batch, Storage: storage},
 		"horovod-spark":  typed.HorovodSpark{Common: common, Batch: batch, Storage: storage},
+		"jax":            typed.JAX{Common: common, Batch: batch, Storage: storage},
 		"openmpi":        typed.OpenMPI{Common: common, Batch: batch},
 		"pytorch":        typed.PyTorch{Common: common, Batch: batch, Storage: storage},
 		"tensorboard":    typed.TensorBoard{Common: common, Storage: storage},

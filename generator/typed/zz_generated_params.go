@@ -1681,6 +1681,129 @@ func (p HorovodSparkWorker) setOn(ps *generator.Params) {
 	}
 }
 
+// JAX holds the parameters of the jax prototype: A multi-process JAX job without an operator: N worker pods, one process each, meeting at worker 0's coordinator.
+// A field left at its zero value (nil, "") takes the prototype's default.
+// Render it with g.Render(ctx, p.Params()).
+type JAX struct {
+	Common
+	Batch
+	// Arguments after exec (shell-quoted), or after the image's ENTRYPOINT (entrypoint). One
+	// item per --args flag.
+	Args []string
+	// CPU limit of each worker.
+	CPU *resource.Quantity
+	// Run the image's ENTRYPOINT (with args, if given; else its CMD), as a container without
+	// a command runs, instead of exec: for an image whose ENTRYPOINT is the training
+	// program. Default false.
+	Entrypoint *bool
+	// Command each process runs with sh -c: the training program, which calls
+	// jax.distributed.initialize() (its coordinator, process count and id come from the
+	// pods' JAX_* variables). $TRAIN_DIR holds the checkpoint directory. Default "python3
+	// /workspace/train.py".
+	Exec string
+	// GPUs of each worker (a limit of gpuResource). Default 0.
+	GPU *int
+	// Extended resource that counts GPUs. Default "nvidia.com/gpu".
+	GPUResource string
+	// Container image of the job pods. Default "nvcr.io/nvidia/jax:25.10-py3".
+	Image string
+	// Image pull policy of every container. Unset: Always for an image tagged :latest or not
+	// tagged, else IfNotPresent, as Kubernetes picks it (written out, so the manifest says
+	// it).
+	ImagePullPolicy string
+	// Make the job one JobSet (jobset.x-k8s.io/v1alpha2) instead of its Jobs, for a cluster
+	// that runs the JobSet controller: a replicated Job per role, one status (kubectl get
+	// jobset), the lead's success ends the set and JobSet stops the other roles, a failure
+	// restarts the whole set backoffLimit times, and --queue admits it by Kueue's JobSet
+	// integration. Pod names gain the replicated Job's index (<name>-<role>-0-<i>). Off:
+	// plain Jobs, no controller needed. Default false.
+	JobSet *bool
+	// Memory limit of each worker.
+	Memory *resource.Quantity
+	// Node labels each worker must run on.
+	NodeSelector map[string]string
+	// Port of the coordinator on worker 0 (JAX_COORDINATOR_ADDRESS). Default 29500.
+	Port *int
+	// Size limit of /dev/shm in every worker: a memory-backed volume (XLA and NCCL need more
+	// than the container runtime's 64 MiB), counted against the pod's memory. Unset: no
+	// limit of its own. A volumeMount of your own at /dev/shm replaces it.
+	ShmSize *resource.Quantity
+	// Shared storage for checkpoints, evaluation results and logs, mounted at
+	// storage.mountPath: an existing PersistentVolumeClaim (claim.name), an NFS export
+	// (nfs.server) or an Azure Files share (azure.shareName), at most one of them. None of
+	// them: an emptyDir, which lives and dies with the pod.
+	Storage Storage
+	// Tolerations of each worker.
+	Tolerations []corev1.Toleration
+	// Directory of the checkpoints: under storage.mountPath or a volumeMount, so that every
+	// pod sees the same files. Unset: <storage.mountPath>/train.
+	TrainDir string
+	// Number of worker pods, one JAX process each: worker 0 hosts the coordinator. Default
+	// 2.
+	Workers *int
+}
+
+// Params returns the parameters to render the jax prototype with.
+func (p JAX) Params() *generator.Params {
+	ps := generator.NewParams("jax")
+	p.Common.setOn(ps)
+	p.Batch.setOn(ps)
+	p.setOn(ps)
+	return ps
+}
+
+func (p JAX) setOn(ps *generator.Params) {
+	if p.Args != nil {
+		ps.Set("args", p.Args)
+	}
+	if p.CPU != nil {
+		ps.Set("cpu", *p.CPU)
+	}
+	if p.Entrypoint != nil {
+		ps.Set("entrypoint", *p.Entrypoint)
+	}
+	if p.Exec != "" {
+		ps.Set("exec", p.Exec)
+	}
+	if p.GPU != nil {
+		ps.Set("gpu", *p.GPU)
+	}
+	if p.GPUResource != "" {
+		ps.Set("gpuResource", p.GPUResource)
+	}
+	if p.Image != "" {
+		ps.Set("image", p.Image)
+	}
+	if p.ImagePullPolicy != "" {
+		ps.Set("imagePullPolicy", p.ImagePullPolicy)
+	}
+	if p.JobSet != nil {
+		ps.Set("jobset", *p.JobSet)
+	}
+	if p.Memory != nil {
+		ps.Set("memory", *p.Memory)
+	}
+	if p.NodeSelector != nil {
+		ps.Set("nodeSelector", p.NodeSelector)
+	}
+	if p.Port != nil {
+		ps.Set("port", *p.Port)
+	}
+	if p.ShmSize != nil {
+		ps.Set("shmSize", *p.ShmSize)
+	}
+	p.Storage.setOn(ps)
+	if p.Tolerations != nil {
+		ps.Set("tolerations", p.Tolerations)
+	}
+	if p.TrainDir != "" {
+		ps.Set("trainDir", p.TrainDir)
+	}
+	if p.Workers != nil {
+		ps.Set("workers", *p.Workers)
+	}
+}
+
 // OpenMPI holds the parameters of the openmpi prototype: An Open MPI job over ssh: a launcher and N workers (replaces the Kubeflow openmpi ksonnet prototype).
 // A field left at its zero value (nil, "") takes the prototype's default.
 // Render it with g.Render(ctx, p.Params()).

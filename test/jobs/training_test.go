@@ -27,6 +27,8 @@ import (
 var (
 	//go:embed testdata/train.py
 	trainPy string
+	//go:embed testdata/jax-standin.py
+	jaxStandinPy string
 	//go:embed testdata/evaluate.py
 	evaluatePy string
 	//go:embed testdata/deepspeed-standin.py
@@ -92,6 +94,7 @@ func TestTraining(t *testing.T) {
 		{"pytorch-then-eval", testTrainingPyTorchThenEval},
 		{"pytorch-elastic", testTrainingPyTorchElastic},
 		{"pytorch-entrypoint", testTrainingPyTorchEntrypoint},
+		{"jax", testTrainingJAX},
 		{"deepspeed", testTrainingDeepSpeed},
 	})
 }
@@ -125,7 +128,7 @@ func (jc *jobCase) trainingProgram() (volume, mount map[string]any) {
 	cm, err := json.Marshal(map[string]any{
 		"apiVersion": "v1", "kind": "ConfigMap",
 		"metadata": map[string]any{"name": "training"},
-		"data":     map[string]any{"train.py": trainPy, "evaluate.py": evaluatePy},
+		"data":     map[string]any{"train.py": trainPy, "evaluate.py": evaluatePy, "jax-standin.py": jaxStandinPy},
 	})
 	require.NoError(jc.t, err)
 	jc.apply(cm)
@@ -607,6 +610,38 @@ spec:
 	}
 	log := jc.runPyTorch(res, 3)
 	jc.requireTrained("pytorch-entrypoint", 3, log)
+}
+
+// testTrainingJAX: the jax prototype's 3 pods meet at worker 0's
+// coordinator through JAX_COORDINATOR_ADDRESS, JAX_NUM_PROCESSES and
+// JAX_PROCESS_ID. JAX itself is stood in (no reachable registry has it):
+// testdata/jax-standin.py does what jax.distributed.initialize() does over
+// those variables (process 0 serves the coordinator, every process
+// registers its id, a barrier) and an all-reduce of (id + 1) through it.
+func testTrainingJAX(t *testing.T, s *suite) {
+	jc := s.start(t, "train-jax", kube.Restricted)
+	prog, progMount := jc.trainingProgram()
+	res, err := s.g.Render(jc.ctx, generator.NewParams("jax").
+		Set("name", jc.name).
+		Set("image", jc.s.node.Image).
+		Set("imagePullPolicy", "Never").
+		Set("workers", 3).
+		Set("runAsUser", 1000).
+		Set("runAsGroup", 1000).
+		Set("exec", "python3 "+trainingDir+"/jax-standin.py").
+		Set("volumes", []any{prog}).
+		Set("volumeMounts", []any{progMount}))
+	require.NoError(t, err)
+	jc.apply(jc.yaml(res))
+	job := jc.name + "-worker"
+	logs := jc.followLogs("job-name="+job, 3)
+	require.Equal(t, "Complete", jc.waitJob(job), "the jax Job")
+	log := logs()
+	t.Logf("the pods' logs:\n%s", log)
+	for i := range 3 {
+		require.NotEmpty(t, lineWith(log, fmt.Sprintf("jax-standin: process %d of 3: sum 6", i)), "process %d met the others:\n%s", i, log)
+	}
+	t.Logf("jax: 3 processes met at %s-worker-0's coordinator, sum 6 on each", jc.name)
 }
 
 // testTrainingPyTorchElastic: torchrun's c10d rendezvous on worker 0,

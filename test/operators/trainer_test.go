@@ -3,6 +3,7 @@ package operators_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -122,10 +123,17 @@ func TestTrainJobs(t *testing.T) {
 				compare(t, "Trainer", []aspects{theirs}, []aspects{ours}, strings.Join(res.Warnings, "\n"), declaredTrainJob[name], declared)
 				return
 			}
+			if rec.proto == "jax" {
+				require.NoError(t, err)
+				res, err := g.Render(context.Background(), params)
+				require.NoError(t, err)
+				compare(t, "Trainer", trainerJAX(t, rec), oursJAX(t, res), strings.Join(res.Warnings, "\n"), declaredTrainJob[name], declaredTrainerJAX)
+				return
+			}
 			if rec.proto != "pytorch" {
-				// TODO(issue 47): the TrainJob input of the JAX and
-				// XGBoost runtimes (their prototypes are to come); until
-				// then it is refused in one line
+				// TODO(issue 47): the TrainJob input of the XGBoost
+				// runtime (its prototype is to come); until then it is
+				// refused in one line
 				if err == nil {
 					_, err = g.Render(context.Background(), params)
 				}
@@ -253,6 +261,8 @@ func readTrainJobRecording(t *testing.T, file string) *trainJobRecording {
 		switch {
 		case r.Spec.MLPolicy["mpi"] != nil:
 			rec.proto = "mpi"
+		case r.Spec.MLPolicy["jax"] != nil:
+			rec.proto = "jax"
 		case r.Spec.MLPolicy["torch"] == nil:
 			rec.proto = "other"
 		}
@@ -350,6 +360,75 @@ func trainerMPI(t *testing.T, rec *trainJobRecording) aspects {
 	a["worker.retries"] = "restart " + string(w.Spec.RestartPolicy) + " in place, the set failed with a Job"
 	a["hostfile"] = hostfile(rec.hostfile, false)
 	return a
+}
+
+// declaredTrainerJAX: the differences of every TrainJob on a jax runtime.
+var declaredTrainerJAX = map[string]string{
+	"retries":    "restarts of any pod counted against it",
+	"shm":        "why: /dev/shm is a memory volume (shmSize) instead of the runtime's 64 MiB, which XLA and NCCL outgrow",
+	"unbuffered": declaredTrainer["unbuffered"],
+}
+
+// jaxAspects: what a JAX process amounts to: its program and the
+// variables jax.distributed.initialize() reads.
+func jaxAspects(t *testing.T, c *corev1.Container, spec *corev1.PodSpec, words []string, i int, first string) aspects {
+	t.Helper()
+	env := envMap(c.Env)
+	a := common(c, spec)
+	delete(a, "shm")
+	for _, m := range c.VolumeMounts {
+		if m.MountPath == "/dev/shm" {
+			a["shm"] = "memory volume"
+		}
+	}
+	a["program"] = strings.Join(words, " ")
+	a["coordinator"] = rendezvous(env["JAX_COORDINATOR_ADDRESS"], first)
+	a["processes"] = env["JAX_NUM_PROCESSES"]
+	for _, e := range c.Env {
+		if e.Name == "JAX_PROCESS_ID" && e.ValueFrom != nil && e.ValueFrom.FieldRef != nil &&
+			e.ValueFrom.FieldRef.FieldPath == "metadata.annotations['batch.kubernetes.io/job-completion-index']" {
+			a["process"] = strconv.Itoa(i)
+		}
+	}
+	a["unbuffered"] = unbuffered(a)
+	return a
+}
+
+// trainerJAX: each pod the Trainer made on a jax runtime.
+func trainerJAX(t *testing.T, rec *trainJobRecording) []aspects {
+	t.Helper()
+	var out []aspects
+	for i, p := range rec.pods {
+		c := containerOf(t, p, "node")
+		a := jaxAspects(t, c, &p.Spec, append(slices.Clone(c.Command), c.Args...), i, p.Labels["jobset.sigs.k8s.io/jobset-name"]+"-node-0-0")
+		a["retries"] = string(p.Spec.RestartPolicy) + ", " + strconv.Itoa(int(rec.backoff)) + " per job"
+		out = append(out, a)
+	}
+	return out
+}
+
+// oursJAX: each pod of the jax prototype's Indexed Job: sh -c exec's
+// words.
+func oursJAX(t *testing.T, res *generator.Result) []aspects {
+	t.Helper()
+	var job batchv1.Job
+	for _, o := range res.Objects {
+		if o.Kind == "Job" {
+			require.NoError(t, yaml.Unmarshal(o.JSON(), &job))
+		}
+	}
+	require.NotNil(t, job.Spec.Completions, "no Indexed Job")
+	c := job.Spec.Template.Spec.Containers[0]
+	require.Equal(t, []string{"sh", "-c"}, c.Command[:2])
+	words := shellWords(t, c.Command[2])
+	require.Equal(t, "exec", words[0])
+	var out []aspects
+	for i := range int(*job.Spec.Completions) {
+		a := jaxAspects(t, &c, &job.Spec.Template.Spec, words[1:], i, job.Spec.Template.Spec.Subdomain+"-worker-0")
+		a["retries"] = fmt.Sprintf("%s, %d per pod", job.Spec.Template.Spec.RestartPolicy, *job.Spec.BackoffLimitPerIndex)
+		out = append(out, a)
+	}
+	return out
 }
 
 // trainerPyTorch: each pod the Trainer made on a torch runtime, as
