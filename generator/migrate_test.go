@@ -180,7 +180,7 @@ func TestJobParamsOfObjects(t *testing.T) {
 	_, err = g.JobParams("pod.yaml", []byte("apiVersion: v1\nkind: Pod\n"))
 	var verr *generator.ValidationError
 	require.ErrorAs(t, err, &verr)
-	assert.Contains(t, verr.Problems[0].Rule, "no prototype takes this kind of object (they take MPIJob (openmpi), PyTorchJob (pytorch), TFJob (tf-distributed), TrainJob (deepspeed, jax, openmpi, pytorch: by its runtime))")
+	assert.Contains(t, verr.Problems[0].Rule, "no prototype takes this kind of object (they take MPIJob (openmpi), PyTorchJob (pytorch), TFJob (tf-distributed), TrainJob (deepspeed, jax, openmpi, pytorch, xgboost: by its runtime))")
 	_, err = g.JobParams("params.yaml", []byte("workers: 2\n"))
 	require.ErrorAs(t, err, &verr, "a params file still names its prototype")
 	assert.Contains(t, verr.Problems[0].Rule, "names no prototype")

@@ -32,6 +32,7 @@ func TestEveryPrototypeTakesTheSharedPieces(t *testing.T) {
 		"pytorch":        typed.PyTorch{Common: common, Batch: batch, Storage: storage},
 		"tensorboard":    typed.TensorBoard{Common: common, Storage: storage},
 		"tf-distributed": typed.TFDistributed{Common: common, Batch: batch, Storage: storage},
+		"xgboost":        typed.XGBoost{Common: common, Batch: batch, Storage: storage},
 	}
 	g, err := generator.New(generator.Options{})
 	require.NoError(t, err)

@@ -2961,3 +2961,128 @@ func (p TFDistributedWorker) setOn(ps *generator.Params) {
 		ps.Set("worker.tolerations", p.Tolerations)
 	}
 }
+
+// XGBoost holds the parameters of the xgboost prototype: A distributed XGBoost job without an operator: N worker pods meeting at the Rabit tracker on worker 0.
+// A field left at its zero value (nil, "") takes the prototype's default.
+// Render it with g.Render(ctx, p.Params()).
+type XGBoost struct {
+	Common
+	Batch
+	// Arguments after exec (shell-quoted), or after the image's ENTRYPOINT (entrypoint). One
+	// item per --args flag.
+	Args []string
+	// CPU limit of each worker.
+	CPU *resource.Quantity
+	// Run the image's ENTRYPOINT (with args, if given; else its CMD), as a container without
+	// a command runs, instead of exec: for an image whose ENTRYPOINT is the training
+	// program. Default false.
+	Entrypoint *bool
+	// Command each pod runs with sh -c: the training program, which on worker 0
+	// (DMLC_TASK_ID 0) starts xgboost.tracker.RabitTracker on DMLC_TRACKER_PORT for
+	// DMLC_NUM_WORKER workers, and on every pod joins it
+	// (xgboost.collective.CommunicatorContext with the DMLC_* variables) before
+	// xgboost.train. $TRAIN_DIR holds the checkpoint directory. Default "python3
+	// /workspace/train.py".
+	Exec string
+	// GPUs of each worker (a limit of gpuResource). Default 0.
+	GPU *int
+	// Extended resource that counts GPUs. Default "nvidia.com/gpu".
+	GPUResource string
+	// Container image of the job pods. Default
+	// "ghcr.io/kubeflow/trainer/xgboost-runtime:v2.3.0".
+	Image string
+	// Image pull policy of every container. Unset: Always for an image tagged :latest or not
+	// tagged, else IfNotPresent, as Kubernetes picks it (written out, so the manifest says
+	// it).
+	ImagePullPolicy string
+	// Make the job one JobSet (jobset.x-k8s.io/v1alpha2) instead of its Jobs, for a cluster
+	// that runs the JobSet controller: a replicated Job per role, one status (kubectl get
+	// jobset), the lead's success ends the set and JobSet stops the other roles, a failure
+	// restarts the whole set backoffLimit times, and --queue admits it by Kueue's JobSet
+	// integration. Pod names gain the replicated Job's index (<name>-<role>-0-<i>). Off:
+	// plain Jobs, no controller needed. Default false.
+	JobSet *bool
+	// Memory limit of each worker.
+	Memory *resource.Quantity
+	// Node labels each worker must run on.
+	NodeSelector map[string]string
+	// Port of the tracker on worker 0 (DMLC_TRACKER_PORT). Default 29500.
+	Port *int
+	// Size limit of /dev/shm in every worker: a memory-backed volume (NCCL need more than
+	// the container runtime's 64 MiB), counted against the pod's memory. Unset: no limit of
+	// its own. A volumeMount of your own at /dev/shm replaces it.
+	ShmSize *resource.Quantity
+	// Shared storage for checkpoints, evaluation results and logs, mounted at
+	// storage.mountPath: an existing PersistentVolumeClaim (claim.name), an NFS export
+	// (nfs.server) or an Azure Files share (azure.shareName), at most one of them. None of
+	// them: an emptyDir, which lives and dies with the pod.
+	Storage Storage
+	// Tolerations of each worker.
+	Tolerations []corev1.Toleration
+	// Directory of the checkpoints: under storage.mountPath or a volumeMount, so that every
+	// pod sees the same files. Unset: <storage.mountPath>/train.
+	TrainDir string
+	// Number of worker pods: worker 0 hosts the tracker. Default 2.
+	Workers *int
+}
+
+// Params returns the parameters to render the xgboost prototype with.
+func (p XGBoost) Params() *generator.Params {
+	ps := generator.NewParams("xgboost")
+	p.Common.setOn(ps)
+	p.Batch.setOn(ps)
+	p.setOn(ps)
+	return ps
+}
+
+func (p XGBoost) setOn(ps *generator.Params) {
+	if p.Args != nil {
+		ps.Set("args", p.Args)
+	}
+	if p.CPU != nil {
+		ps.Set("cpu", *p.CPU)
+	}
+	if p.Entrypoint != nil {
+		ps.Set("entrypoint", *p.Entrypoint)
+	}
+	if p.Exec != "" {
+		ps.Set("exec", p.Exec)
+	}
+	if p.GPU != nil {
+		ps.Set("gpu", *p.GPU)
+	}
+	if p.GPUResource != "" {
+		ps.Set("gpuResource", p.GPUResource)
+	}
+	if p.Image != "" {
+		ps.Set("image", p.Image)
+	}
+	if p.ImagePullPolicy != "" {
+		ps.Set("imagePullPolicy", p.ImagePullPolicy)
+	}
+	if p.JobSet != nil {
+		ps.Set("jobset", *p.JobSet)
+	}
+	if p.Memory != nil {
+		ps.Set("memory", *p.Memory)
+	}
+	if p.NodeSelector != nil {
+		ps.Set("nodeSelector", p.NodeSelector)
+	}
+	if p.Port != nil {
+		ps.Set("port", *p.Port)
+	}
+	if p.ShmSize != nil {
+		ps.Set("shmSize", *p.ShmSize)
+	}
+	p.Storage.setOn(ps)
+	if p.Tolerations != nil {
+		ps.Set("tolerations", p.Tolerations)
+	}
+	if p.TrainDir != "" {
+		ps.Set("trainDir", p.TrainDir)
+	}
+	if p.Workers != nil {
+		ps.Set("workers", *p.Workers)
+	}
+}

@@ -166,7 +166,7 @@ func TestBatchOfOperatorJobs(t *testing.T) {
 	code, stdout, stderr := run("batch", dir)
 	assert.Equal(t, 2, code)
 	assert.Empty(t, stdout)
-	assert.Contains(t, stderr, `pod.yaml: invalid value "v1/Pod": no prototype takes this kind of object (they take MPIJob (openmpi), PyTorchJob (pytorch), TFJob (tf-distributed), TrainJob (deepspeed, jax, openmpi, pytorch: by its runtime))`)
+	assert.Contains(t, stderr, `pod.yaml: invalid value "v1/Pod": no prototype takes this kind of object (they take MPIJob (openmpi), PyTorchJob (pytorch), TFJob (tf-distributed), TrainJob (deepspeed, jax, openmpi, pytorch, xgboost: by its runtime))`)
 }
 
 // TrainJobs as they are: each the job of the prototype its runtime's

@@ -472,7 +472,7 @@ var initialisms = map[string]string{
 	"cpu": "CPU", "gpu": "GPU", "ssh": "SSH", "ttl": "TTL", "id": "ID", "pid": "PID", "mca": "MCA",
 	"s3": "S3", "uri": "URI", "url": "URL", "dns": "DNS", "ip": "IP", "tcp": "TCP", "openmpi": "OpenMPI",
 	"tf": "TF", "gpus": "GPUs", "ui": "UI", "json": "JSON", "yaml": "YAML", "api": "API", "nfs": "NFS",
-	"pvc": "PVC", "csi": "CSI", "fs": "FS", "pytorch": "PyTorch", "deepspeed": "DeepSpeed", "tensorboard": "TensorBoard", "gcs": "GCS", "cuda": "CUDA", "jobset": "JobSet", "jax": "JAX",
+	"pvc": "PVC", "csi": "CSI", "fs": "FS", "pytorch": "PyTorch", "deepspeed": "DeepSpeed", "tensorboard": "TensorBoard", "gcs": "GCS", "cuda": "CUDA", "jobset": "JobSet", "jax": "JAX", "xgboost": "XGBoost",
 }
 
 // fieldName turns a camelCase parameter name into an exported Go name:

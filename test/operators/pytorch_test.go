@@ -336,7 +336,7 @@ func common(c *corev1.Container, spec *corev1.PodSpec) aspects {
 }
 
 func launcherEnv(name string) bool {
-	return strings.HasPrefix(name, "PET_") || strings.HasPrefix(name, "JAX_") || strings.HasPrefix(name, "TRAINSONNET_") ||
+	return strings.HasPrefix(name, "PET_") || strings.HasPrefix(name, "JAX_") || strings.HasPrefix(name, "DMLC_") || strings.HasPrefix(name, "TRAINSONNET_") ||
 		slices.Contains([]string{"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "TRAIN_DIR"}, name)
 }
 

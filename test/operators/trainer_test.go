@@ -130,17 +130,14 @@ func TestTrainJobs(t *testing.T) {
 				compare(t, "Trainer", trainerJAX(t, rec), oursJAX(t, res), strings.Join(res.Warnings, "\n"), declaredTrainJob[name], declaredTrainerJAX)
 				return
 			}
-			if rec.proto != "pytorch" {
-				// TODO(issue 47): the TrainJob input of the XGBoost
-				// runtime (its prototype is to come); until then it is
-				// refused in one line
-				if err == nil {
-					_, err = g.Render(context.Background(), params)
-				}
-				require.Error(t, err)
-				assert.True(t, generator.IsValidation(err), "%v", err)
+			if rec.proto == "xgboost" {
+				require.NoError(t, err)
+				res, err := g.Render(context.Background(), params)
+				require.NoError(t, err)
+				compare(t, "Trainer", trainerXGBoost(t, rec), oursXGBoost(t, res), strings.Join(res.Warnings, "\n"), declaredTrainJob[name], declaredTrainerJAX)
 				return
 			}
+			require.Equal(t, "pytorch", rec.proto)
 			require.NoError(t, err)
 			res, err := g.Render(context.Background(), params)
 			require.NoError(t, err)
@@ -263,6 +260,8 @@ func readTrainJobRecording(t *testing.T, file string) *trainJobRecording {
 			rec.proto = "mpi"
 		case r.Spec.MLPolicy["jax"] != nil:
 			rec.proto = "jax"
+		case r.Spec.MLPolicy["xgboost"] != nil:
+			rec.proto = "xgboost"
 		case r.Spec.MLPolicy["torch"] == nil:
 			rec.proto = "other"
 		}
@@ -411,6 +410,71 @@ func trainerJAX(t *testing.T, rec *trainJobRecording) []aspects {
 // words.
 func oursJAX(t *testing.T, res *generator.Result) []aspects {
 	t.Helper()
+	job, c, words := oursIndexed(t, res)
+	var out []aspects
+	for i := range int(*job.Spec.Completions) {
+		a := jaxAspects(t, c, &job.Spec.Template.Spec, words, i, job.Spec.Template.Spec.Subdomain+"-worker-0")
+		a["retries"] = fmt.Sprintf("%s, %d per pod", job.Spec.Template.Spec.RestartPolicy, *job.Spec.BackoffLimitPerIndex)
+		out = append(out, a)
+	}
+	return out
+}
+
+// xgboostAspects: what an XGBoost worker pod amounts to: its program and
+// the variables XGBoost's collective reads.
+func xgboostAspects(t *testing.T, c *corev1.Container, spec *corev1.PodSpec, words []string, i int, first string) aspects {
+	t.Helper()
+	env := envMap(c.Env)
+	a := common(c, spec)
+	delete(a, "shm")
+	for _, m := range c.VolumeMounts {
+		if m.MountPath == "/dev/shm" {
+			a["shm"] = "memory volume"
+		}
+	}
+	a["program"] = strings.Join(words, " ")
+	a["tracker"] = rendezvous(env["DMLC_TRACKER_URI"]+":"+env["DMLC_TRACKER_PORT"], first)
+	a["workers"] = env["DMLC_NUM_WORKER"]
+	for _, e := range c.Env {
+		if e.Name == "DMLC_TASK_ID" && e.ValueFrom != nil && e.ValueFrom.FieldRef != nil &&
+			e.ValueFrom.FieldRef.FieldPath == "metadata.annotations['batch.kubernetes.io/job-completion-index']" {
+			a["task"] = strconv.Itoa(i)
+		}
+	}
+	a["unbuffered"] = unbuffered(a)
+	return a
+}
+
+// trainerXGBoost: each pod the Trainer made on an xgboost runtime.
+func trainerXGBoost(t *testing.T, rec *trainJobRecording) []aspects {
+	t.Helper()
+	var out []aspects
+	for i, p := range rec.pods {
+		c := containerOf(t, p, "node")
+		a := xgboostAspects(t, c, &p.Spec, append(slices.Clone(c.Command), c.Args...), i, p.Labels["jobset.sigs.k8s.io/jobset-name"]+"-node-0-0")
+		a["retries"] = string(p.Spec.RestartPolicy) + ", " + strconv.Itoa(int(rec.backoff)) + " per job"
+		out = append(out, a)
+	}
+	return out
+}
+
+// oursXGBoost: each pod of the xgboost prototype's Indexed Job.
+func oursXGBoost(t *testing.T, res *generator.Result) []aspects {
+	t.Helper()
+	job, c, words := oursIndexed(t, res)
+	var out []aspects
+	for i := range int(*job.Spec.Completions) {
+		a := xgboostAspects(t, c, &job.Spec.Template.Spec, words, i, job.Spec.Template.Spec.Subdomain+"-worker-0")
+		a["retries"] = fmt.Sprintf("%s, %d per pod", job.Spec.Template.Spec.RestartPolicy, *job.Spec.BackoffLimitPerIndex)
+		out = append(out, a)
+	}
+	return out
+}
+
+// oursIndexed: the one Indexed Job of a render, its container, and the
+// words its sh -c 'exec ...' runs.
+func oursIndexed(t *testing.T, res *generator.Result) (*batchv1.Job, *corev1.Container, []string) {
+	t.Helper()
 	var job batchv1.Job
 	for _, o := range res.Objects {
 		if o.Kind == "Job" {
@@ -418,17 +482,11 @@ func oursJAX(t *testing.T, res *generator.Result) []aspects {
 		}
 	}
 	require.NotNil(t, job.Spec.Completions, "no Indexed Job")
-	c := job.Spec.Template.Spec.Containers[0]
+	c := &job.Spec.Template.Spec.Containers[0]
 	require.Equal(t, []string{"sh", "-c"}, c.Command[:2])
 	words := shellWords(t, c.Command[2])
 	require.Equal(t, "exec", words[0])
-	var out []aspects
-	for i := range int(*job.Spec.Completions) {
-		a := jaxAspects(t, &c, &job.Spec.Template.Spec, words[1:], i, job.Spec.Template.Spec.Subdomain+"-worker-0")
-		a["retries"] = fmt.Sprintf("%s, %d per pod", job.Spec.Template.Spec.RestartPolicy, *job.Spec.BackoffLimitPerIndex)
-		out = append(out, a)
-	}
-	return out
+	return &job, c, words[1:]
 }
 
 // trainerPyTorch: each pod the Trainer made on a torch runtime, as
