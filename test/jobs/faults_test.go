@@ -193,6 +193,9 @@ var faultJobs = []faultJob{
 	{proto: "horovod-dask", start: startFaultDask, target: roleTarget("scheduler", "worker"), standIn: true},
 	{proto: "horovod-spark", start: startFaultSpark, target: roleTarget("driver", "worker"), standIn: true},
 	{proto: "eval", start: startFaultEval, target: roleTarget("eval", "eval"), standIn: true},
+	// distributed XGBoost for real (Debian's python3-xgboost): its pods'
+	// faults and the node's blips
+	{proto: "xgboost", start: startFaultXGBoost, target: pytorchTarget, only: xgboostFaults},
 	// the JobSet form of the training jobs that lead in each shape
 	{proto: "pytorch-jobset", start: jobSetStart(startFaultPyTorch(false)), target: pytorchTarget, log: pytorchLog, set: true, only: jobSetFaults},
 	{proto: "openmpi-jobset", start: jobSetStart(startFaultMPI), target: mpiTarget("launcher"), log: mpiLog("launcher"), set: true, only: jobSetFaults},
@@ -213,7 +216,11 @@ func jobSetStart(start func(jc *jobCase) ([]string, bool)) func(jc *jobCase) ([]
 }
 
 var everyProto = []string{"pytorch", "pytorch-elastic", "openmpi", "openmpi-as-worker", "horovod", "horovod-as-worker", "deepspeed", "tf-distributed", "horovod-dask", "horovod-spark", "eval",
-	"pytorch-jobset", "openmpi-jobset", "deepspeed-jobset"}
+	"xgboost", "pytorch-jobset", "openmpi-jobset", "deepspeed-jobset"}
+
+// xgboostFaults: the faults of the xgboost job (issue 47): its pods lost
+// and evicted, and the node's blips.
+var xgboostFaults = []string{"worker pod deleted", "lead pod deleted", "worker evicted", "kubelet restarted", "containerd restarted", "API server down 20 s"}
 
 var faults = []fault{
 	{name: "worker pod deleted", ci: everyProto, pod: true,
@@ -923,6 +930,25 @@ func startFaultEval(jc *jobCase) ([]string, bool) {
 		Set("image.repository", repo).Set("image.tag", tag).Set("image.pullPolicy", "Never").
 		Set("exec", `sleep `+standInSeconds+` && mkdir -p "$EVAL_DIR" && echo evaluated > "$EVAL_DIR/metrics"`))
 	return []string{jc.name + "-eval"}, false
+}
+
+// startFaultXGBoost: 3 workers of the xgboost prototype training 40
+// rounds of at least 0.5 s (testdata/xgb-train.py), worker 0 writing the
+// model on the claim every 5 rounds, which a restarted job resumes from.
+func startFaultXGBoost(jc *jobCase) ([]string, bool) {
+	prog, progMount := jc.trainingProgram()
+	jc.startFaultJob(generator.NewParams("xgboost").
+		Set("name", jc.name).
+		Set("image", jc.s.node.Image).
+		Set("imagePullPolicy", "Never").
+		Set("workers", 3).
+		Set("runAsUser", 1000).
+		Set("runAsGroup", 1000).
+		Set("storage.claim.name", storeClaim).
+		Set("exec", "python3 "+trainingDir+`/xgb-train.py --rounds 40 --every 5 --round-seconds 0.5 --checkpoint "$TRAIN_DIR"`).
+		Set("volumes", []any{prog}).
+		Set("volumeMounts", []any{progMount}))
+	return []string{jc.name + "-worker"}, false
 }
 
 // roleTarget: the lead's pod is of role lead, a worker's is the second pod

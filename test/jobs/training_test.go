@@ -27,6 +27,8 @@ import (
 var (
 	//go:embed testdata/train.py
 	trainPy string
+	//go:embed testdata/xgb-train.py
+	xgbTrainPy string
 	//go:embed testdata/jax-standin.py
 	jaxStandinPy string
 	//go:embed testdata/evaluate.py
@@ -95,6 +97,7 @@ func TestTraining(t *testing.T) {
 		{"pytorch-elastic", testTrainingPyTorchElastic},
 		{"pytorch-entrypoint", testTrainingPyTorchEntrypoint},
 		{"jax", testTrainingJAX},
+		{"xgboost", testTrainingXGBoost},
 		{"deepspeed", testTrainingDeepSpeed},
 	})
 }
@@ -128,7 +131,7 @@ func (jc *jobCase) trainingProgram() (volume, mount map[string]any) {
 	cm, err := json.Marshal(map[string]any{
 		"apiVersion": "v1", "kind": "ConfigMap",
 		"metadata": map[string]any{"name": "training"},
-		"data":     map[string]any{"train.py": trainPy, "evaluate.py": evaluatePy, "jax-standin.py": jaxStandinPy},
+		"data":     map[string]any{"train.py": trainPy, "evaluate.py": evaluatePy, "jax-standin.py": jaxStandinPy, "xgb-train.py": xgbTrainPy},
 	})
 	require.NoError(jc.t, err)
 	jc.apply(cm)
@@ -610,6 +613,80 @@ spec:
 	}
 	log := jc.runPyTorch(res, 3)
 	jc.requireTrained("pytorch-entrypoint", 3, log)
+}
+
+// xgbLine is what testdata/xgb-train.py prints on every worker.
+var xgbLine = regexp.MustCompile(`xgboost: worker (\d+) of (\d+): rounds (\d+)\.\.(\d+), rmse (\S+) -> (\S+), model ([0-9a-f]{16})`)
+
+// requireXGBoost checks that every one of n workers trained rounds
+// from..to and ended with the same model, its rmse (over all shards)
+// lower than at the start, and returns the model's hash.
+func (jc *jobCase) requireXGBoost(n, from, to int, log string) string {
+	t := jc.t
+	t.Helper()
+	models := map[string]string{}
+	for _, l := range lines(log) {
+		if m := xgbLine.FindStringSubmatch(l); m != nil {
+			require.Equal(t, strconv.Itoa(n), m[2], "worker %s's world:\n%s", m[1], log)
+			require.Equal(t, []string{strconv.Itoa(from), strconv.Itoa(to)}, m[3:5], "worker %s's rounds", m[1])
+			before, _ := strconv.ParseFloat(m[5], 64)
+			after, _ := strconv.ParseFloat(m[6], 64)
+			require.Less(t, after, before, "worker %s's rmse falls", m[1])
+			models[m[1]] = m[7]
+		}
+	}
+	require.Len(t, models, n, "every worker reports:\n%s", log)
+	for w, h := range models {
+		require.Equal(t, models["0"], h, "worker %s's model is worker 0's (every round all-reduced)", w)
+	}
+	return models["0"]
+}
+
+// testTrainingXGBoost: the xgboost prototype's 3 pods train distributed
+// XGBoost for real (Debian's python3-xgboost 1.7.4, testdata/xgb-train.py):
+// worker 0 starts the Rabit tracker on DMLC_TRACKER_PORT, every worker
+// joins it through the DMLC_* variables and trains on a shard of its own,
+// 30 rounds, as user 1000 under restricted; worker 0 checkpoints the
+// model on the claim every 10 rounds. Then a second job of the same
+// training, to 50 rounds, resumes from the checkpoint: rounds 30..50.
+func testTrainingXGBoost(t *testing.T, s *suite) {
+	jc := s.start(t, "train-xgb", kube.Restricted)
+	jc.createLocalClaim(storeClaim)
+	prog, progMount := jc.trainingProgram()
+	render := func(name string, rounds int) *generator.Result {
+		res, err := s.g.Render(jc.ctx, generator.NewParams("xgboost").
+			Set("name", name).
+			Set("image", jc.s.node.Image).
+			Set("imagePullPolicy", "Never").
+			Set("workers", 3).
+			Set("runAsUser", 1000).
+			Set("runAsGroup", 1000).
+			Set("storage.claim.name", storeClaim).
+			Set("exec", "python3 "+trainingDir+`/xgb-train.py --rounds `+strconv.Itoa(rounds)+` --checkpoint "$TRAIN_DIR"`).
+			Set("volumes", []any{prog}).
+			Set("volumeMounts", []any{progMount}))
+		require.NoError(t, err)
+		return res
+	}
+	run := func(name string, rounds int) string {
+		jc.apply(jc.yaml(render(name, rounds)))
+		job := name + "-worker"
+		logs := jc.followLogs("job-name="+job, 3)
+		require.Equal(t, "Complete", jc.waitJob(job), "the xgboost Job")
+		log := logs()
+		t.Logf("the pods' logs:\n%s", log)
+		return log
+	}
+	log := run(jc.name, 30)
+	first := jc.requireXGBoost(3, 0, 30, log)
+	require.NotEmpty(t, lineWith(log, "xgboost: worker 0 wrote "+storePath+"/train/model.json at round 30"), "worker 0 checkpoints on the claim")
+	log = run(jc.name+"-more", 50)
+	for w := range 3 {
+		require.NotEmpty(t, lineWith(log, fmt.Sprintf("xgboost: worker %d resumed from round 30", w)), "worker %d resumes", w)
+	}
+	second := jc.requireXGBoost(3, 30, 50, log)
+	require.NotEqual(t, first, second, "the resumed training goes on")
+	t.Logf("xgboost: 3 workers, one model after 30 rounds (%s), resumed to 50 (%s)", first, second)
 }
 
 // testTrainingJAX: the jax prototype's 3 pods meet at worker 0's

@@ -121,6 +121,8 @@ done
 # (-B: no bytecode files written into the image.)
 in_root python3 -B -c 'import torch, torch.distributed as d; assert d.is_gloo_available()' ||
   { echo "build-rootfs: python3 cannot import torch with gloo" >&2; exit 1; }
+in_root python3 -B -c 'import xgboost; from xgboost import collective, tracker' ||
+  { echo "build-rootfs: python3 cannot import xgboost's collective and tracker" >&2; exit 1; }
 [ "$(in_root getent passwd mpiuser)" = "mpiuser:x:1000:1000::/home/mpiuser:/bin/sh" ] ||
   { echo "build-rootfs: mpiuser is not as expected: $(in_root getent passwd mpiuser)" >&2; exit 1; }
 
