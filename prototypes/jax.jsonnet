@@ -8,6 +8,7 @@ local batch = import 'batch.libsonnet';
 local common = import 'common.libsonnet';
 local kubeflow = import 'kubeflow.libsonnet';
 local roles = import 'roles.libsonnet';
+local runtime = import 'runtime.libsonnet';
 local storage = import 'storage.libsonnet';
 local trainer = import 'trainer.libsonnet';
 local ts = import 'trainsonnet.libsonnet';
@@ -37,8 +38,28 @@ local params_ = common.params('train', defaultImage) + batch.params('each worker
 local trainDir(p) = storage.dir(p, 'trainDir');
 local coordinator(p) = roles.podHost(p, component, 0) + ':' + p.port;
 
+// The command runs under the pods' runtime (lib/assets/runtime.sh), which
+// hands it the SIGTERM a pod's deletion sends (a program that is the
+// container's first process ignores it, and held its pod for its whole
+// grace period), and, with more than one pod, as a group: once a pod is
+// made again (it failed, was deleted or cut off), the others' command is
+// stopped (exit 75, which the Job ignores) and all start again together,
+// at once, instead of waiting in a collective for the training's own
+// timeout. A JobSet needs no group: its controller makes every pod again.
+// An image's ENTRYPOINT runs as it is.
+local wrapped(p) = !p.entrypoint;
+local grouped(p) = wrapped(p) && p.workers > 1 && !batch.jobset(p);
+local configName(p) = p.name + '-config';
+local config(p) = {
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: common.metadata(proto, p, configName(p)),
+  data: runtime.scriptFile,
+};
+
 local worker(p) =
   local store = storage.pod(p, component, [trainDir(p)]);
+  local cmd = ['sh', '-c', std.join(' ', ['exec', p.exec] + [kubeflow.shell([a]) for a in p.args])];
   {
     name: component,
     kind: 'IndexedJob',
@@ -48,7 +69,7 @@ local worker(p) =
     image: p.image,
     imagePullPolicy: p.imagePullPolicy,
     ports: [{ name: 'coordinator', port: p.port }],
-    [if !p.entrypoint then 'command']: ['sh', '-c', std.join(' ', ['exec', p.exec] + [kubeflow.shell([a]) for a in p.args])],
+    [if wrapped(p) then 'command']: runtime.run(cmd, group=if grouped(p) then roles.group(p, component, p.workers)),
     [if p.entrypoint && p.args != [] then 'args']: [kubeflow.kubelet(a) for a in p.args],
     env: [
       { name: 'JAX_COORDINATOR_ADDRESS', value: coordinator(p) },
@@ -59,8 +80,8 @@ local worker(p) =
     resources: roles.resources(cpu=p.cpu, memory=p.memory, gpu=p.gpu, gpuResource=p.gpuResource),
     nodeSelector: p.nodeSelector,
     tolerations: p.tolerations,
-    volumes: store.volumes + roles.shm(p).volumes,
-    mounts: store.mounts + roles.shm(p).mounts,
+    volumes: store.volumes + roles.shm(p).volumes + (if wrapped(p) then [runtime.volume(configName(p))] else []),
+    mounts: store.mounts + roles.shm(p).mounts + (if wrapped(p) then [runtime.mount] else []),
     job: {
       // a process that failed for good ends the job: JAX's collectives
       // need every process
@@ -110,7 +131,10 @@ ts.prototype({
     no TPU.
 
     Each pod is retried on its own, backoffLimit times (backoffLimitPerIndex); disruptions
-    (preemption, a node drain) do not count. The job ends when worker 0, process 0, ends: it
+    (preemption, a node drain) do not count. The pods are one group: once a pod is made again
+    (it failed, was deleted or cut off), the others' programs are stopped (exit 75, which the
+    Job ignores) and all start again together, in seconds, rather than wait in a collective for
+    the training's timeout; the program resumes from its checkpoint. The job ends when worker 0, process 0, ends: it
     completes then, and the other pods still running are stopped. /dev/shm is a memory volume
     (shmSize). TRAIN_DIR is trainDir on the shared storage (storage.*). The NetworkPolicy
     admits only the job's own pods. The pods need no ssh and no RBAC.
@@ -145,5 +169,6 @@ ts.prototype({
   render(p):: [
     common.networkPolicy(proto, p),
     storage.secret(proto, p, component),
+    if wrapped(p) then config(p),
   ] + roles.objects(proto, p, [worker(p)]),
 })

@@ -472,7 +472,7 @@ func oursXGBoost(t *testing.T, res *generator.Result) []aspects {
 }
 
 // oursIndexed: the one Indexed Job of a render, its container, and the
-// words its sh -c 'exec ...' runs.
+// words its sh -c 'exec ...' runs (under the runtime, if it is).
 func oursIndexed(t *testing.T, res *generator.Result) (*batchv1.Job, *corev1.Container, []string) {
 	t.Helper()
 	var job batchv1.Job
@@ -483,8 +483,14 @@ func oursIndexed(t *testing.T, res *generator.Result) (*batchv1.Job, *corev1.Con
 	}
 	require.NotNil(t, job.Spec.Completions, "no Indexed Job")
 	c := &job.Spec.Template.Spec.Containers[0]
-	require.Equal(t, []string{"sh", "-c"}, c.Command[:2])
-	words := shellWords(t, c.Command[2])
+	command := c.Command
+	// the command under the pods' runtime (runtime.sh run [--group ...] --
+	// sh -c ...), which runs it as it is
+	if len(command) > 2 && command[1] == "/etc/trainsonnet/runtime.sh" {
+		command = command[slices.Index(command, "--")+1:]
+	}
+	require.Equal(t, []string{"sh", "-c"}, command[:2])
+	words := shellWords(t, command[2])
 	require.Equal(t, "exec", words[0])
 	return &job, c, words[1:]
 }
