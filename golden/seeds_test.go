@@ -469,6 +469,9 @@ func (p *ourPod) runs(t *testing.T, r rendered) [][]string {
 		if len(argv) >= 3 && (argv[0] == "sh" || argv[0] == "bash" || argv[0] == "/bin/bash") && argv[1] == "-c" {
 			for _, cmd := range regexp.MustCompile(`&&|;|\n`).Split(argv[2], -1) {
 				if w, err := splitWords(cmd); err == nil && len(w) > 0 {
+					if w[0] == "exec" && len(w) > 1 {
+						w = w[1:] // the shell's exec: the same command, in the shell's place
+					}
 					out = append(out, w)
 				}
 			}

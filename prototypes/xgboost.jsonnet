@@ -17,8 +17,9 @@ local params = ts.params;
 local proto = 'xgboost';
 local component = 'worker';
 
-// The Trainer's XGBoost runtime image, as its xgboost-distributed runs.
-local defaultImage = 'ghcr.io/kubeflow/trainer/xgboost-runtime:v2.3.0';
+// The Trainer's XGBoost runtime image, as its xgboost-distributed runs and
+// its guide names it (XGBoost with CUDA 12, NumPy, scikit-learn).
+local defaultImage = 'ghcr.io/kubeflow/trainer/xgboost-runtime:latest';
 local defaultExec = 'python3 /workspace/train.py';
 
 // The variables XGBoost's collective (Rabit) reads, which the pods have.

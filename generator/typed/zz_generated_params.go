@@ -2989,7 +2989,7 @@ type XGBoost struct {
 	// Extended resource that counts GPUs. Default "nvidia.com/gpu".
 	GPUResource string
 	// Container image of the job pods. Default
-	// "ghcr.io/kubeflow/trainer/xgboost-runtime:v2.3.0".
+	// "ghcr.io/kubeflow/trainer/xgboost-runtime:latest".
 	Image string
 	// Image pull policy of every container. Unset: Always for an image tagged :latest or not
 	// tagged, else IfNotPresent, as Kubernetes picks it (written out, so the manifest says
