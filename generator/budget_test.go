@@ -46,6 +46,8 @@ var podScriptBudget = map[string]int{
 	"deepspeed":    1550,
 	"horovod-dask": 1550 + 259, // dask.sh: the Dask workers beside sshd
 	"pytorch":      844,        // runtime.sh: the static group
+	"jax":          844,        // runtime.sh: the group, and SIGTERM handed on
+	"xgboost":      844,        // runtime.sh: the group, and SIGTERM handed on
 }
 
 // jobSetScriptBudget is the same in the JobSet form (jobset; horovod-dask
@@ -62,6 +64,10 @@ var jobSetScriptBudget = map[string]int{
 	"deepspeed":    1550,
 	"horovod-dask": 1550 + 259,
 	"pytorch":      0,
+	// the runtime stays around their program in a JobSet (the SIGTERM of
+	// a pod the controller stops reaches it), without the group
+	"jax":     844,
+	"xgboost": 844,
 }
 
 func TestPodScriptBudget(t *testing.T) {
