@@ -128,7 +128,7 @@ local mpiReserved = ['OMPI_MCA_orte_default_hostfile', 'OMPI_MCA_orte_keep_fqdn_
           'spec.trainer.numNodes 1: the Trainer made two hosts of it (its launcher, a node, and one node); here the one pod is the launcher and the only host',
         if nc != null && c != null && std.get(nc, 'image') != null && std.get(c, 'image') != nc.image then
           'runtime ' + t.runtime + ', replicatedJobs[node]: the image ' + nc.image + ' is not run: the Trainer gave the trainer\'s image to the launcher alone; here every pod runs ' + c.image,
-        'the Trainer\'s launcher Job retried ' + std.toString(std.get(std.get(std.get(t.replicatedJob, 'template', {}), 'spec', {}), 'backoffLimit', 6)) + ' times (its backoffLimit) and one failed node Job failed the TrainJob; here the launcher is retried backoffLimit times, and a lost worker is made again by its Indexed Job',
+        'the Trainer\'s launcher Job retried ' + t.backoff + ' times (its backoffLimit) and one failed node Job failed the TrainJob; here the launcher is retried backoffLimit times, and a lost worker is made again by its Indexed Job',
       ],
       errors+: [
         kubeflow.refuse(std.get(pol, 'mpiImplementation', 'OpenMPI') == 'OpenMPI', 'runtime ' + t.runtime + ', mlPolicy.mpi.mpiImplementation',
@@ -197,6 +197,8 @@ local mpiReserved = ['OMPI_MCA_orte_default_hostfile', 'OMPI_MCA_orte_keep_fqdn_
     local limits = std.get(std.get(c, 'resources', {}), 'limits', {});
     local envNames = [e.name for e in std.get(tr, 'env', [])];
     local others = [r.name for r in rjobs(o) if !std.member(known, r.name)];
+    // the Job's retries the runtime gives, else the Job API's default
+    local backoff = std.get(std.get(std.get(rjob(o, rjName), 'template', {}), 'spec', {}), 'backoffLimit', 6);
     {
       runtime: rtName,
       policy: pol,
@@ -204,11 +206,19 @@ local mpiReserved = ['OMPI_MCA_orte_default_hostfile', 'OMPI_MCA_orte_keep_fqdn_
       container: c,
       pod: pod,
       replicatedJob: rjob(o, rjName),
+      backoff: backoff,
+      // indexed(lead): what differs from the Trainer for a job of one
+      // Indexed Job that ends with lead (worker 0)
+      indexed(lead):: [
+        'the Trainer completed the TrainJob once every node succeeded; here the job completes when ' + lead + ' does, and the other pods still running are stopped then',
+        'the Trainer gave the Job backoffLimit ' + backoff + ': restarts of any pod counted against it, and one Job that failed failed the TrainJob; here each pod is retried ' + std.min(backoff, 100) + ' times on its own (backoffLimit), disruptions not counted',
+      ],
       // no GPU in the node's resources is none: a prototype's own
       // default (deepspeed's 1) is not the Trainer's
       params: pk.params + md.params + { gpu: std.get(pk.params, 'gpu', 0) } + {
         [if std.get(spec, 'activeDeadlineSeconds') != null then 'activeDeadlineSeconds']: spec.activeDeadlineSeconds,
         [if std.get(rt.spec.template.spec, 'ttlSecondsAfterFinished') != null then 'ttlSecondsAfterFinished']: rt.spec.template.spec.ttlSecondsAfterFinished,
+        backoffLimit: std.min(backoff, 100),
         [if labels != {} then 'labels']: std.get(md.params, 'labels', {}) + labels,
         [if annotations != {} then 'annotations']: std.get(md.params, 'annotations', {}) + annotations,
       },

@@ -122,7 +122,6 @@ local fromTrainJob(o) =
     else if base(prog[0]) == 'deepspeed' then prog[1:]
     else if isPython(prog[0]) then script(prog)
     else ['--no_python'] + prog;
-  local backoff = std.get(std.get(std.get(m.replicatedJob, 'template', {}), 'spec', {}), 'backoffLimit');
   {
     fields: m.fields,
     params: m.params + {
@@ -130,7 +129,6 @@ local fromTrainJob(o) =
       launcherAsWorker: m.asNode,
       slots: m.slots,
       [if exec != [] then 'exec']: kubeflow.shell(exec),
-      backoffLimit: if backoff != null then std.min(backoff, 100) else 6,
     },
     warnings: m.warnings + [
       if mpirun then

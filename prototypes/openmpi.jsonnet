@@ -227,9 +227,8 @@ local fromMPIJob(o) =
 // a host of ranks itself where the runtime runs the launcher as a node.
 local fromTrainJob(o) =
   local m = trainer.mpi(o);
-  local backoff = std.get(std.get(std.get(m.replicatedJob, 'template', {}), 'spec', {}), 'backoffLimit');
   {
-    fields: m.fields + { workers: m.fields.workers },
+    fields: m.fields,
     params: m.params + {
       workers: m.numNodes,
       [if m.asNode then 'launcherAsWorker']: true,
@@ -237,7 +236,6 @@ local fromTrainJob(o) =
       // the Trainer's hostfile is /etc/mpi/hostfile; trainsonnet's the
       // same lines at its own path (Open MPI's default hostfile too)
       [if !m.entrypoint && m.words != [] then 'exec']: std.strReplace(kubeflow.shell(m.words), '/etc/mpi/hostfile', '/etc/trainsonnet/hostfile'),
-      backoffLimit: if backoff != null then std.min(backoff, 100) else 6,
     },
     warnings: m.warnings + [
       if ts.contains(kubeflow.shell(m.words), '/etc/mpi/hostfile') then

@@ -429,7 +429,6 @@ local fromTrainJob(o) =
   local nproc = if std.isNumber(given) then std.toString(given)
   else if given == 'auto' && gpu > 0 || given == 'gpu' then given
   else std.toString(cpus);
-  local backoff = std.get(std.get(std.get(t.replicatedJob, 'template', {}), 'spec', {}), 'backoffLimit');
   {
     fields: t.fields + {
       nprocPerNode: if std.get(tr, 'numProcPerNode') != null then 'spec.trainer.numProcPerNode' else 'runtime ' + t.runtime + ', mlPolicy.torch',
@@ -442,12 +441,9 @@ local fromTrainJob(o) =
       [if cmd == null then 'entrypoint']: true,
       nprocPerNode: nproc,
       port: 29500,
-      backoffLimit: if backoff != null then std.min(backoff, 100) else 6,
       [if std.objectHas(t.params, 'env') then 'env']: { [k]: t.params.env[k] for k in std.objectFields(t.params.env) if !std.member(trainerPET, k) },
     },
-    warnings: t.warnings + [
-      'the Trainer completed the TrainJob once every node succeeded; here the job completes when worker 0 (rank 0) does, and the other pods still running are stopped then',
-      'the Trainer ' + (if backoff != null then 'gave the Job backoffLimit ' + backoff else 'left the Job\'s backoffLimit at 6') + ': restarts of any pod counted against it, and one Job that failed failed the TrainJob; here each pod is retried ' + (if backoff != null then std.min(backoff, 100) else 6) + ' times on its own (backoffLimit), disruptions not counted',
+    warnings: t.warnings + t.indexed('worker 0 (rank 0)') + [
       if (given == 'auto' || given == 'cpu') && gpu == 0 then
         'nprocPerNode ' + given + ': the Trainer counts the CPUs of the node\'s resources (' + nproc + '), not torchrun\'s (the node\'s): nprocPerNode is ' + nproc,
       if cmd == null && args == null && std.get(tr, 'image') == null then

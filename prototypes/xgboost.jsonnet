@@ -103,7 +103,6 @@ local fromTrainJob(o) =
   local cmd = std.get(c, 'command');
   local args = std.get(c, 'args');
   local words = (if cmd == null then [] else cmd) + (if args == null then [] else args);
-  local backoff = std.get(std.get(std.get(t.replicatedJob, 'template', {}), 'spec', {}), 'backoffLimit');
   {
     fields: t.fields + { exec: 'spec.trainer.command', entrypoint: 'spec.trainer.command' },
     params: t.params + {
@@ -112,12 +111,8 @@ local fromTrainJob(o) =
       [if cmd == null then 'entrypoint']: true,
       [if cmd == null && args != null then 'args']: args,
       port: 29500,
-      backoffLimit: if backoff != null then std.min(backoff, 100) else 6,
     },
-    warnings: t.warnings + [
-      'the Trainer completed the TrainJob once every node succeeded; here the job completes when worker 0 (the tracker\'s) does, and the other pods still running are stopped then',
-      'the Trainer ' + (if backoff != null then 'gave the Job backoffLimit ' + backoff else 'left the Job\'s backoffLimit at 6') + ': restarts of any pod counted against it; here each pod is retried ' + (if backoff != null then std.min(backoff, 100) else 6) + ' times on its own (backoffLimit), disruptions not counted',
-    ],
+    warnings: t.warnings + t.indexed('worker 0 (the tracker\'s)'),
     errors: t.errors,
   };
 
