@@ -127,14 +127,14 @@ func TestTrainJobs(t *testing.T) {
 				require.NoError(t, err)
 				res, err := g.Render(context.Background(), params)
 				require.NoError(t, err)
-				compare(t, "Trainer", trainerJAX(t, rec), oursJAX(t, res), strings.Join(res.Warnings, "\n"), declaredTrainJob[name], declaredTrainerJAX)
+				compare(t, "Trainer", trainerIndexed(t, rec, jaxVars), oursIndexedPods(t, res, jaxVars), strings.Join(res.Warnings, "\n"), declaredTrainJob[name], declaredTrainerIndexed)
 				return
 			}
 			if rec.proto == "xgboost" {
 				require.NoError(t, err)
 				res, err := g.Render(context.Background(), params)
 				require.NoError(t, err)
-				compare(t, "Trainer", trainerXGBoost(t, rec), oursXGBoost(t, res), strings.Join(res.Warnings, "\n"), declaredTrainJob[name], declaredTrainerJAX)
+				compare(t, "Trainer", trainerIndexed(t, rec, xgboostVars), oursIndexedPods(t, res, xgboostVars), strings.Join(res.Warnings, "\n"), declaredTrainJob[name], declaredTrainerIndexed)
 				return
 			}
 			require.Equal(t, "pytorch", rec.proto)
@@ -361,110 +361,71 @@ func trainerMPI(t *testing.T, rec *trainJobRecording) aspects {
 	return a
 }
 
-// declaredTrainerJAX: the differences of every TrainJob on a jax runtime.
-var declaredTrainerJAX = map[string]string{
+// declaredTrainerIndexed: the differences of every TrainJob on a jax or
+// xgboost runtime.
+var declaredTrainerIndexed = map[string]string{
 	"retries":    "restarts of any pod counted against it",
 	"shm":        "why: /dev/shm is a memory volume (shmSize) instead of the runtime's 64 MiB, which XLA and NCCL outgrow",
 	"unbuffered": declaredTrainer["unbuffered"],
 }
 
-// jaxAspects: what a JAX process amounts to: its program and the
-// variables jax.distributed.initialize() reads.
-func jaxAspects(t *testing.T, c *corev1.Container, spec *corev1.PodSpec, words []string, i int, first string) aspects {
-	t.Helper()
+// rendezvousVars: the variables a framework's processes meet by, as
+// aspects: the address of the first pod (host, or host:port with port's
+// variable), the count, and the variable holding the pod's index.
+type rendezvousVars struct {
+	addr, port, count, index string
+}
+
+var (
+	jaxVars     = rendezvousVars{addr: "JAX_COORDINATOR_ADDRESS", count: "JAX_NUM_PROCESSES", index: "JAX_PROCESS_ID"}
+	xgboostVars = rendezvousVars{addr: "DMLC_TRACKER_URI", port: "DMLC_TRACKER_PORT", count: "DMLC_NUM_WORKER", index: "DMLC_TASK_ID"}
+)
+
+// indexedAspects: what a pod of a framework that meets by vars amounts
+// to: its program (words), where it meets the others, how many, and
+// whether it knows its index (i) from its completion index.
+func indexedAspects(c *corev1.Container, spec *corev1.PodSpec, words []string, i int, first string, vars rendezvousVars) aspects {
 	env := envMap(c.Env)
-	a := common(c, spec)
-	delete(a, "shm")
-	for _, m := range c.VolumeMounts {
-		if m.MountPath == "/dev/shm" {
-			a["shm"] = "memory volume"
-		}
-	}
+	a := oursCommon(c, spec)
 	a["program"] = strings.Join(words, " ")
-	a["coordinator"] = rendezvous(env["JAX_COORDINATOR_ADDRESS"], first)
-	a["processes"] = env["JAX_NUM_PROCESSES"]
+	addr := env[vars.addr]
+	if vars.port != "" {
+		addr += ":" + env[vars.port]
+	}
+	a["rendezvous"] = rendezvous(addr, first)
+	a["count"] = env[vars.count]
 	for _, e := range c.Env {
-		if e.Name == "JAX_PROCESS_ID" && e.ValueFrom != nil && e.ValueFrom.FieldRef != nil &&
+		if e.Name == vars.index && e.ValueFrom != nil && e.ValueFrom.FieldRef != nil &&
 			e.ValueFrom.FieldRef.FieldPath == "metadata.annotations['batch.kubernetes.io/job-completion-index']" {
-			a["process"] = strconv.Itoa(i)
+			a["index"] = strconv.Itoa(i)
 		}
 	}
 	a["unbuffered"] = unbuffered(a)
 	return a
 }
 
-// trainerJAX: each pod the Trainer made on a jax runtime.
-func trainerJAX(t *testing.T, rec *trainJobRecording) []aspects {
+// trainerIndexed: each pod the Trainer made on a runtime whose processes
+// meet by vars.
+func trainerIndexed(t *testing.T, rec *trainJobRecording, vars rendezvousVars) []aspects {
 	t.Helper()
 	var out []aspects
 	for i, p := range rec.pods {
 		c := containerOf(t, p, "node")
-		a := jaxAspects(t, c, &p.Spec, append(slices.Clone(c.Command), c.Args...), i, p.Labels["jobset.sigs.k8s.io/jobset-name"]+"-node-0-0")
+		a := indexedAspects(c, &p.Spec, append(slices.Clone(c.Command), c.Args...), i, p.Labels["jobset.sigs.k8s.io/jobset-name"]+"-node-0-0", vars)
 		a["retries"] = string(p.Spec.RestartPolicy) + ", " + strconv.Itoa(int(rec.backoff)) + " per job"
 		out = append(out, a)
 	}
 	return out
 }
 
-// oursJAX: each pod of the jax prototype's Indexed Job: sh -c exec's
-// words.
-func oursJAX(t *testing.T, res *generator.Result) []aspects {
+// oursIndexedPods: each pod of a prototype's one Indexed Job whose
+// processes meet by vars.
+func oursIndexedPods(t *testing.T, res *generator.Result, vars rendezvousVars) []aspects {
 	t.Helper()
 	job, c, words := oursIndexed(t, res)
 	var out []aspects
 	for i := range int(*job.Spec.Completions) {
-		a := jaxAspects(t, c, &job.Spec.Template.Spec, words, i, job.Spec.Template.Spec.Subdomain+"-worker-0")
-		a["retries"] = fmt.Sprintf("%s, %d per pod", job.Spec.Template.Spec.RestartPolicy, *job.Spec.BackoffLimitPerIndex)
-		out = append(out, a)
-	}
-	return out
-}
-
-// xgboostAspects: what an XGBoost worker pod amounts to: its program and
-// the variables XGBoost's collective reads.
-func xgboostAspects(t *testing.T, c *corev1.Container, spec *corev1.PodSpec, words []string, i int, first string) aspects {
-	t.Helper()
-	env := envMap(c.Env)
-	a := common(c, spec)
-	delete(a, "shm")
-	for _, m := range c.VolumeMounts {
-		if m.MountPath == "/dev/shm" {
-			a["shm"] = "memory volume"
-		}
-	}
-	a["program"] = strings.Join(words, " ")
-	a["tracker"] = rendezvous(env["DMLC_TRACKER_URI"]+":"+env["DMLC_TRACKER_PORT"], first)
-	a["workers"] = env["DMLC_NUM_WORKER"]
-	for _, e := range c.Env {
-		if e.Name == "DMLC_TASK_ID" && e.ValueFrom != nil && e.ValueFrom.FieldRef != nil &&
-			e.ValueFrom.FieldRef.FieldPath == "metadata.annotations['batch.kubernetes.io/job-completion-index']" {
-			a["task"] = strconv.Itoa(i)
-		}
-	}
-	a["unbuffered"] = unbuffered(a)
-	return a
-}
-
-// trainerXGBoost: each pod the Trainer made on an xgboost runtime.
-func trainerXGBoost(t *testing.T, rec *trainJobRecording) []aspects {
-	t.Helper()
-	var out []aspects
-	for i, p := range rec.pods {
-		c := containerOf(t, p, "node")
-		a := xgboostAspects(t, c, &p.Spec, append(slices.Clone(c.Command), c.Args...), i, p.Labels["jobset.sigs.k8s.io/jobset-name"]+"-node-0-0")
-		a["retries"] = string(p.Spec.RestartPolicy) + ", " + strconv.Itoa(int(rec.backoff)) + " per job"
-		out = append(out, a)
-	}
-	return out
-}
-
-// oursXGBoost: each pod of the xgboost prototype's Indexed Job.
-func oursXGBoost(t *testing.T, res *generator.Result) []aspects {
-	t.Helper()
-	job, c, words := oursIndexed(t, res)
-	var out []aspects
-	for i := range int(*job.Spec.Completions) {
-		a := xgboostAspects(t, c, &job.Spec.Template.Spec, words, i, job.Spec.Template.Spec.Subdomain+"-worker-0")
+		a := indexedAspects(c, &job.Spec.Template.Spec, words, i, job.Spec.Template.Spec.Subdomain+"-worker-0", vars)
 		a["retries"] = fmt.Sprintf("%s, %d per pod", job.Spec.Template.Spec.RestartPolicy, *job.Spec.BackoffLimitPerIndex)
 		out = append(out, a)
 	}
