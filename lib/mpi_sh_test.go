@@ -21,6 +21,8 @@ var mpiCases = []scriptCase{
 	{"launcher/exec_runs_after_all_workers_answer", true, launcherRunsExecAfterAllWorkersAnswer},
 	{"launcher/leaves_workers_up_for_a_retry", false, launcherLeavesWorkersUpForARetry},
 	{"launcher/probes_every_hostfile_entry", true, launcherProbesEveryHostfileEntry},
+	{"wait/sets_up_ssh_waits_and_runs_nothing", true, waitSetsUpSSHWaitsAndRunsNothing},
+	{"wait/gives_up_on_unreachable_workers", false, waitGivesUpOnUnreachableWorkers},
 	{"launcher/excludes_self", false, launcherExcludesSelf},
 	{"launcher/home_ssh_config_is_best_effort", false, launcherHomeSSHConfigIsBestEffort},
 	{"launcher/waits_for_late_worker", false, launcherWaitsForLateWorker},
@@ -109,6 +111,33 @@ func launcherLeavesWorkersUpForARetry(t *testing.T, f *fixture) {
 	code, p := f.run("launcher")
 	assert.Equal(t, 0, code, p.output())
 	assert.Equal(t, []string{worker0, worker1}, f.hostsCalledWith(f.stopCommand()), "success stops the workers")
+}
+
+// wait: the init container of a launcher whose image's ENTRYPOINT runs
+// unwrapped does the launcher's set-up and wait alone: the key copies
+// are left in the run dir (the ENTRYPOINT's mpirun reads them through
+// ssh_config), no TS_EXEC runs and no worker is told anything.
+func waitSetsUpSSHWaitsAndRunsNothing(t *testing.T, f *fixture) {
+	f.env["TS_EXEC"] = `echo ran > "$TS_RUN_DIR/exec.out"`
+	code, p := f.run("wait")
+	out := p.output()
+	require.Equal(t, 0, code, out)
+	assert.Contains(t, out, "trainsonnet: all 2 workers reachable after ")
+	assert.Equal(t, []string{worker0, worker1}, f.hostsCalledWith("true"))
+	assert.Empty(t, f.hostsCalledWith(f.stopCommand()), "no worker told to stop")
+	assert.NoFileExists(t, filepath.Join(f.runDir, "exec.out"), "TS_EXEC is not run")
+	assert.Equal(t, os.FileMode(0o600), mode(t, filepath.Join(f.runDir, "ssh", "id")), "the key copy stays for the ENTRYPOINT")
+	messagesArePrefixed(t, out)
+}
+
+// A wait that fails fails the init container, with the launcher's code.
+func waitGivesUpOnUnreachableWorkers(t *testing.T, f *fixture) {
+	f.env["TS_INIT_TIMEOUT"] = "1"
+	f.env["TS_END_BY"] = "job"
+	f.host(worker1, "down")
+	code, p := f.run("wait")
+	assert.Equal(t, 124, code, p.output())
+	assert.Contains(t, p.output(), worker1)
 }
 
 func launcherProbesEveryHostfileEntry(t *testing.T, f *fixture) {

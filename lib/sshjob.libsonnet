@@ -57,7 +57,13 @@
 //             launcher that is no rank, with strategy); exec (sh -c string,
 //             null: stay up for interactive use); rankHost (its own
 //             hostfile entry when it is a rank: it then serves ssh, and the
-//             workers do not wait for it)
+//             workers do not wait for it); entrypoint (null, or the args
+//             of the image's ENTRYPOINT, which then runs as it is, with no
+//             command: an init container "init" sets up ssh and waits for
+//             the workers first (mpi.sh wait); no exec, init, rankHost or
+//             initCommand beside it; in a JobSet its controller ends the
+//             workers with the launcher, else they stop launcherGrace
+//             after it has gone)
 //   worker    count (required); waitForGPUDriver; followsLauncher [true]
 //             (false: the workers outlive the launcher, which comes back to
 //             them: an interactive cluster, deleted as a whole)
@@ -115,12 +121,12 @@ local ownMounts = [
 // role takes roles' fields too).
 local jFields = { port: null, initTimeout: null, secretName: null, launcher: null, worker: null, volumes: [], mounts: [], oneNode: null, launcherAsWorker: false };
 local jNeeds = ['port', 'initTimeout', 'secretName', 'launcher', 'worker'];
-local launcherOwn = { name: 'launcher', kind: 'Job', init: null, exec: null, rankHost: null, ownEnv: [], sshNames: [] };
+local launcherOwn = { name: 'launcher', kind: 'Job', init: null, exec: null, rankHost: null, entrypoint: null, ownEnv: [], sshNames: [] };
 local workerOwn = { init: null, waitForGPUDriver: false, followsLauncher: true, ownEnv: [], sshNames: [] };
 local roleKnown = roles.defaults + { name: null, image: null };
 local launcherKnown = roleKnown + launcherOwn, workerKnown = roleKnown + workerOwn;
 // What roles must not see of a role: jobs' own fields, hidden.
-local launcherHidden = { init:: null, exec:: null, rankHost:: null, ownEnv:: null, sshNames:: null };
+local launcherHidden = { init:: null, exec:: null, rankHost:: null, entrypoint:: null, ownEnv:: null, sshNames:: null };
 local workerHidden = { init:: null, waitForGPUDriver:: null, followsLauncher:: null, ownEnv:: null, sshNames:: null };
 local setHere = {
   command: 'jobs runs mpi.sh in every pod (or init): give the launcher\'s command as exec',
@@ -306,6 +312,8 @@ local contract(what, r, ok, own, known, needs, refused={}) =
     local l = contract('j.launcher', jj.launcher, roleOK(jj.launcher, launcherKnown, nLauncher, launcherAbsent), launcherOwn, launcherKnown, ['image'], setHere);
     local w = contract('j.worker', jj.worker, roleOK(jj.worker, workerKnown, nWorker, workerAbsent), workerOwn, workerKnown, ['image', 'count'], workerSetHere);
     local sshPort = [{ name: 'ssh', port: jj.port }];
+    local ep = l.entrypoint != null;
+    local epFail(what) = ts.fail('sshjob.jobs: j.launcher.entrypoint: the image\'s ENTRYPOINT runs as it is, so ' + what);
     local volumes = $.volumes(p, jj.secretName, jj.volumes);
     local mounts = ownMounts + roles.shm(p).mounts + jj.mounts;
     // A pod in its node's network binds the ssh port on the node: at most
@@ -328,7 +336,11 @@ local contract(what, r, ok, own, known, needs, refused={}) =
         // serve (mpi-operator's WaitForWorkersReady)
         after: if l.kind == 'Job' then 'worker',
         resources: roles.withRequests(l.resources, $.launcherRequests),
-        command: $.command(l.init, 'launcher'),
+        command: if !ep then $.command(l.init, 'launcher'),
+        // the image's ENTRYPOINT, after its ssh and the workers (mpi.sh
+        // wait, in the init container, which shares the pod's run dir)
+        args: if ep && l.entrypoint != [] then l.entrypoint,
+        initCommand: if ep then $.command(null, 'wait'),
         env: $.scriptEnv(jj.port, jj.initTimeout)
              + (if batch.jobset(p) then [{ name: 'TS_END_BY', value: 'job' }] else [])
              + (if l.rankHost != null then [{ name: 'TS_SELF', value: l.rankHost }] else [])
@@ -391,7 +403,11 @@ local contract(what, r, ok, own, known, needs, refused={}) =
       ports: sshPort + w.ports,
       readinessProbe: $.readinessProbe,
     };
-    if jj.launcherAsWorker then
+    if ep && (l.exec != null || l.init != null || l.rankHost != null || jj.launcherAsWorker) then
+      epFail(if jj.launcherAsWorker then 'the launcher cannot be worker 0 (j.launcherAsWorker), whose pod runs mpi.sh'
+             else if l.rankHost != null then 'the launcher is no rank (j.launcher.rankHost): it serves no ssh'
+             else 'it takes no ' + (if l.exec != null then 'exec' else 'init'))
+    else if jj.launcherAsWorker then
       if l.rankHost == null then ts.fail('sshjob.jobs: j.launcherAsWorker: the launcher is worker 0, a rank: give j.launcher.rankHost, the first hostfile entry')
       else if l.kind != 'Job' then ts.fail('sshjob.jobs: j.launcherAsWorker: the launcher is worker 0, a Job\'s pod, not a ' + l.kind)
       else roles.objects(proto, p, [indexed])

@@ -89,7 +89,8 @@ local job(p) =
       image: if p.launcher.image != null then p.launcher.image else p.image,
       imagePullPolicy: p.imagePullPolicy,
       init: p.init,
-      exec: p.exec,
+      exec: if !p.entrypoint then p.exec,
+      entrypoint: if p.entrypoint then [kubeflow.kubelet(a) for a in p.args],
       rankHost: if p.launcherAsWorker then roles.podHost(p, 'worker', 0),
       env: common.env(p.env + p.launcher.env),
       resources: roles.resources(cpu=p.launcher.cpu, memory=p.launcher.memory, gpu=p.launcher.gpu, gpuResource=p.gpuResource),
@@ -158,28 +159,36 @@ local fromMPIJob(o) =
   // runLauncherAsWorker: the launcher is a rank, worker 0 here, with the
   // Worker's template
   local asWorker = std.get(spec, 'runLauncherAsWorker') == true;
+  local lEntry = lc != null && std.get(lc, 'command') == null;
   local shared = [k for k in std.objectFields(w + l) if !std.member(launcherOwn + ['gpuResource'], k)];
   {
     fields: wpod.fields + kubeflow.meta(o).fields + run.fields + {
       workers: at + '.Worker.replicas',
       slots: 'spec.slotsPerWorker',
       exec: lAt + '.command',
+      entrypoint: lAt + '.command',
+      args: lAt + '.args',
       launcher: at + '.Launcher.template.spec',
       useHostNetwork: at + '.Worker.template.spec.hostNetwork',
       launcherAsWorker: 'spec.runLauncherAsWorker',
     },
     params: kubeflow.meta(o).params + run.params + { [k]: w[k] for k in std.objectFields(w) if k != 'env' || wenv != {} } + {
       [if worker != null then 'workers']: kubeflow.replicas(worker) + (if asWorker then 1 else 0),
-      [if asWorker then 'launcherAsWorker']: true,
+      [if asWorker && !lEntry then 'launcherAsWorker']: true,
       // the workers on their nodes' network: useHostNetwork, which also
       // keeps sshd off port 22 and lets the NetworkPolicy admit the nodes
       [if hostNet then 'useHostNetwork']: true,
       // the operator's hostfile has slotsPerWorker slots (1 unset), GPUs or not
       slots: std.get(spec, 'slotsPerWorker', 1),
       [if lc != null && std.get(lc, 'command') != null then 'exec']: kubeflow.shell(words),
+      // a launcher of args only runs its image's ENTRYPOINT, as under the
+      // operator; with runLauncherAsWorker in a pod of its own (worker 0
+      // runs trainsonnet's sshd), the ranks on one more worker
+      [if lc != null && std.get(lc, 'command') == null then 'entrypoint']: true,
+      [if lc != null && std.get(lc, 'command') == null && std.get(lc, 'args') != null then 'args']: lc.args,
       // the operator's launcher Job retried as the Job API's default does
       backoffLimit: if backoff != null then std.min(backoff, 100) else 6,
-      [if !asWorker then 'launcher']: {
+      [if !asWorker || lEntry then 'launcher']: {
         [if std.objectHas(l, 'image') && l.image != std.get(w, 'image') then 'image']: l.image,
       } + {
         [k]: l[k]
@@ -197,7 +206,9 @@ local fromMPIJob(o) =
       if std.objectHas(spec, 'sshAuthMountPath') then
         'spec.sshAuthMountPath: not used: the key is mounted where trainsonnet\'s ssh client and sshd read it, whatever the user\'s home',
       if std.get(spec, 'launcherCreationPolicy') == 'AtStartup' then
-        'spec.launcherCreationPolicy AtStartup: the launcher starts at once here too, and runs exec only once every worker answers over ssh (initTimeout)',
+        'spec.launcherCreationPolicy AtStartup: the launcher starts at once here too, and runs ' + (if lEntry then 'its image\'s ENTRYPOINT' else 'exec') + ' only once every worker answers over ssh (initTimeout)',
+      if asWorker && lEntry then
+        'spec.runLauncherAsWorker: the launcher runs its image\'s ENTRYPOINT (' + lAt + ' has no command), which trainsonnet\'s worker 0 cannot (it runs sshd): the launcher is a pod of its own here, no rank, and its ranks run on one more worker (' + (kubeflow.replicas(worker) + 1) + '), the same hosts and slots',
     ] + [
       at + '.Launcher.template.spec.' + k + ': differs from the Worker\'s: every pod takes the Worker\'s'
       for k in shared + (if asWorker then launcherOwn else [])
@@ -214,9 +225,6 @@ local fromMPIJob(o) =
     errors: [
       kubeflow.refuse(worker != null && kubeflow.replicas(worker) > 0, at + '.Worker', 'none: the openmpi prototype runs ranks on workers; give a Worker'),
       kubeflow.refuse(impl == 'OpenMPI', 'spec.mpiImplementation', impl + ' is not rendered: openmpi sets up Open MPI (its hostfile and OMPI_MCA_* settings); keep the operator for ' + impl + ' jobs, or build the image with Open MPI'),
-      if lc != null && std.get(lc, 'command') == null then
-        [{ param: 'exec', field: lAt + '.command', rule: 'none: the image\'s ENTRYPOINT runs' + (if words != [] then ' with the args ' + kubeflow.shell(words) else '') + ', which a render cannot read: set exec to the command the launcher runs' }]
-      else [],
     ],
   };
 
@@ -228,24 +236,24 @@ local fromMPIJob(o) =
 local fromTrainJob(o) =
   local m = trainer.mpi(o);
   {
-    fields: m.fields,
+    fields: m.fields + { entrypoint: 'spec.trainer.command', args: 'spec.trainer.args' },
     params: m.params + {
       workers: m.numNodes,
-      [if m.asNode then 'launcherAsWorker']: true,
+      [if m.asNode && !m.entrypoint then 'launcherAsWorker']: true,
+      [if m.entrypoint then 'entrypoint']: true,
+      [if m.entrypoint && std.get(m.container, 'args') != null then 'args']: m.container.args,
       slots: m.slots,
       // the Trainer's hostfile is /etc/mpi/hostfile; trainsonnet's the
       // same lines at its own path (Open MPI's default hostfile too)
       [if !m.entrypoint && m.words != [] then 'exec']: std.strReplace(kubeflow.shell(m.words), '/etc/mpi/hostfile', '/etc/trainsonnet/hostfile'),
     },
     warnings: m.warnings + [
+      if m.asNode && m.entrypoint then
+        'runtime ' + m.runtime + ', mlPolicy.mpi.runLauncherAsNode: the launcher runs its image\'s ENTRYPOINT (spec.trainer has no command), which trainsonnet\'s worker 0 cannot (it runs sshd): the launcher is a pod of its own here, no rank, beside ' + m.numNodes + ' workers, the same hosts and slots',
       if ts.contains(kubeflow.shell(m.words), '/etc/mpi/hostfile') then
         'spec.trainer.command: /etc/mpi/hostfile, the Trainer\'s hostfile, is /etc/trainsonnet/hostfile here (Open MPI\'s default hostfile too)',
     ],
-    errors: m.errors + [
-      if m.entrypoint then
-        [{ param: 'exec', field: 'spec.trainer.command', rule: 'none: the image\'s ENTRYPOINT runs in the launcher' + (if m.words != [] then ' with the args ' + kubeflow.shell(m.words) else '') + ', which trainsonnet runs only as exec, once every worker answers: set exec to the command the launcher runs (mpirun ...)' }]
-      else [],
-    ],
+    errors: m.errors,
   };
 
 ts.prototype({
@@ -295,6 +303,8 @@ ts.prototype({
     nodeSelector: params.map('Node labels the workers must run on, such as cloud.google.com/gke-accelerator=nvidia-tesla-t4.', keys='labelKey', values='labelValue'),
     tolerations: params.object('Tolerations of the workers.', 'core/v1.Toleration', list=true),
     exec: params.string('Command the launcher runs with sh -c once every worker answers; the job ends with its exit code. Unset: the launcher stays up for interactive use (kubectl exec ... mpirun ...).', format='nonEmpty'),
+    entrypoint: params.bool('Run the launcher image\'s ENTRYPOINT (with args; else its CMD) instead of exec, as a container without a command runs: for an image whose ENTRYPOINT starts mpirun (an MPIJob or TrainJob whose launcher gives only args). Nothing wraps it: an init container sets up ssh and waits for the workers first (initTimeout); with jobset the JobSet controller ends the workers with the launcher, without it they stop launcherGrace after it has ended.'),
+    args: params.list('Arguments of the launcher image\'s ENTRYPOINT (entrypoint), as a container\'s args: $(VAR) is the kubelet\'s. One item per --args flag.', separator=''),
     init: params.string('Path of a bootstrap script in the image to run instead of the built-in one (lib/assets/mpi.sh), as `sh <init> launcher|worker`, with the same environment.', format='absPath'),
     // ssh (mpi.sshParams): the Kubeflow prototype's key was secret
     ssh+: { params+: {
@@ -335,6 +345,12 @@ ts.prototype({
              'is the launcher pod\'s, and with launcherAsWorker the launcher is worker 0, whose pod is a worker\'s: set it for every worker (' + k + '), or drop launcherAsWorker')
     for k in ['image', 'cpu', 'memory', 'gpu', 'nodeSelector', 'tolerations', 'env']
   ] + [
+    ts.check(!p.entrypoint || !p.launcherAsWorker, 'entrypoint',
+             'runs the image\'s ENTRYPOINT in a launcher of its own, and with launcherAsWorker the launcher is worker 0, which runs trainsonnet\'s sshd: drop one of them'),
+    ts.check(!p.entrypoint || p.init == null, 'entrypoint',
+             'runs the image\'s ENTRYPOINT in the launcher, and init replaces trainsonnet\'s runtime (mpi.sh) there: drop one of them'),
+    ts.check(p.entrypoint || p.args == [], 'args',
+             'are the arguments of the image\'s ENTRYPOINT in the launcher: set entrypoint too, or put them into exec'),
     ts.check(!(p.launcherAsWorker && p.s3.uploadFrom != null), 's3.uploadFrom',
              'uploads once the launcher has gone, and with launcherAsWorker the Job controller stops the workers as worker 0 ends: stage results out from your command instead, or drop launcherAsWorker'),
     roles.hostNetworkPort('ssh.port', p.ssh.port, p.useHostNetwork, 'the workers share'),
@@ -371,6 +387,9 @@ ts.prototype({
     if p.waitForGPUDriver && p.gpu == 0 then 'waitForGPUDriver is set but gpu is 0: the workers will wait for a driver they do not use',
     if kubeflowPaths(p.exec) then 'exec names a path under /kubeflow/openmpi/ that trainsonnet\'s pods do not have: of the Kubeflow prototype\'s files only its hostfile is there (' + kubeflowHostfile + ', the same as ' + mpi.hostfilePath + ', Open MPI\'s default hostfile in the launcher)',
     roles.shWarning('exec', p.exec),
+    if p.entrypoint && p.exec != null then 'exec is not run: the image\'s ENTRYPOINT runs in the launcher instead (entrypoint)',
+    if p.entrypoint && !batch.jobset(p) then
+      'entrypoint: the launcher runs its image\'s ENTRYPOINT as it is, and nothing tells the workers when it has ended: they stop launcherGrace (' + p.launcherGrace + 's) after it has gone, not at once; with jobset the JobSet controller ends them with the launcher',
   ],
 
   render(p)::

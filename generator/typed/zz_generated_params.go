@@ -1810,6 +1810,9 @@ func (p JAX) setOn(ps *generator.Params) {
 type OpenMPI struct {
 	Common
 	Batch
+	// Arguments of the launcher image's ENTRYPOINT (entrypoint), as a container's args:
+	// $(VAR) is the kubelet's. One item per --args flag.
+	Args []string
 	// CPU limit of each worker.
 	CPU *resource.Quantity
 	// More limits of each worker, such as rdma/hca_shared_devices_a=1 or hugepages-2Mi=1Gi.
@@ -1817,6 +1820,13 @@ type OpenMPI struct {
 	// Where an emptyDir scratch volume is mounted in every job container; S3 staging goes
 	// through it. Default "/trainsonnet/data".
 	DataDir string
+	// Run the launcher image's ENTRYPOINT (with args; else its CMD) instead of exec, as a
+	// container without a command runs: for an image whose ENTRYPOINT starts mpirun (an
+	// MPIJob or TrainJob whose launcher gives only args). Nothing wraps it: an init
+	// container sets up ssh and waits for the workers first (initTimeout); with jobset the
+	// JobSet controller ends the workers with the launcher, without it they stop
+	// launcherGrace after it has ended. Default false.
+	Entrypoint *bool
 	// Command the launcher runs with sh -c once every worker answers; the job ends with its
 	// exit code. Unset: the launcher stays up for interactive use (kubectl exec ... mpirun
 	// ...).
@@ -1952,6 +1962,9 @@ func (p OpenMPI) Params() *generator.Params {
 }
 
 func (p OpenMPI) setOn(ps *generator.Params) {
+	if p.Args != nil {
+		ps.Set("args", p.Args)
+	}
 	if p.CPU != nil {
 		ps.Set("cpu", *p.CPU)
 	}
@@ -1960,6 +1973,9 @@ func (p OpenMPI) setOn(ps *generator.Params) {
 	}
 	if p.DataDir != "" {
 		ps.Set("dataDir", p.DataDir)
+	}
+	if p.Entrypoint != nil {
+		ps.Set("entrypoint", *p.Entrypoint)
 	}
 	if p.Exec != "" {
 		ps.Set("exec", p.Exec)

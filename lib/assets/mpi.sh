@@ -2,8 +2,9 @@
 # trainsonnet: a launcher that reaches its workers over ssh (mpirun,
 # deepspeed's pdsh, a script of one's own), and the workers serving ssh.
 #
-#   sh /etc/trainsonnet/mpi.sh launcher|worker|indexed
-#   (indexed: index 0 of an Indexed Job launches, the others work.)
+#   sh /etc/trainsonnet/mpi.sh launcher|worker|indexed|wait
+#   (indexed: index 0 of an Indexed Job launches, the others work; wait: the
+#   launcher up to TS_EXEC, in the init container of one that runs its image's ENTRYPOINT.)
 #
 # Built on runtime.sh (logging, bounded waits, the DNS watchdog, the end
 # port, signals, exit codes), in the job's ConfigMap beside the hostfile
@@ -57,6 +58,7 @@ usage() {
 usage: sh mpi.sh <subcommand>
   launcher     wait for the workers, run TS_EXEC, then tell the workers it is over
   worker       serve ssh until the launcher says the job is over or goes away
+  wait         the launcher's ssh setup and wait for the workers, then exit 0
 Configuration is read from TS_* environment variables (see the script header).
 EOF
 }
@@ -432,6 +434,7 @@ cmd_launcher() {
     tcp_tool || :
     tier_line "${TCP_TOOL:-ssh}" "$_cl_end"
     wait_for_workers "$HOSTS"
+    [ "${1:-}" != wait ] || exit 0 # the key copies stay in $SSH_DIR for the ENTRYPOINT
     if [ -z "$TS_EXEC" ]; then
         log "TS_EXEC is empty: interactive mode, staying up until SIGTERM (kubectl exec into this pod)"
         SIGNAL_EXIT=0
@@ -570,7 +573,7 @@ SSHD_PID='' STOP_PORT=0 STOP_BANNER='' END_SERVER=end_server_ssh
 # and must never be globbed. (TS_EXEC runs in its own sh.)
 set -f
 case ${1:-} in
-launcher) cmd_launcher ;;
+launcher | wait) cmd_launcher "$1" ;;
 worker) cmd_worker ;;
 indexed) if [ "${JOB_COMPLETION_INDEX:-}" = 0 ]; then cmd_launcher; else cmd_worker; fi ;;
 -h | --help | help) usage ;;
