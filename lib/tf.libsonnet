@@ -54,6 +54,7 @@ local keys = {
   init: ['eval'],
   script: ['eval', 'tf-distributed'],
   args: ['eval', 'tf-distributed'],
+  entrypoint: ['tf-distributed'],
   port: 'the eval-tensorflow chart\'s containerPort, which nothing used',
   // the tensorboard chart's (and Kubeflow's tensorboard prototype's)
   logDir: ['tensorboard'],

@@ -49,6 +49,7 @@ local roleGroup(doc, who, number, numberDoc, min, max, job=null) = params.group(
 }));
 
 local roleNames = ['ps', 'worker', 'chief', 'evaluator'];
+local longName = { ps: 'parameter servers (ps)', worker: 'workers', chief: 'chief', evaluator: 'evaluator' };
 
 local params_ = common.params('train') + batch.params('the workers (the chief, when there is one)') + storage.params(['trainDir'], tfCharts=true) + {
   ps: roleGroup('The parameter servers: they hold the variables and serve them to the other tasks until the workers (or the chief) are done, then stop.',
@@ -79,7 +80,8 @@ local params_ = common.params('train') + batch.params('the workers (the chief, w
     hiddenUnits: params.string('--hidden_units.', format='nonEmpty'),
   }),
   prepareData: params.bool('Prepare the data before the workers start, as the chart did: with the default command and the chart\'s script, an init container of each worker runs ' + chartPrep + '<hyperparameters.dataDir> (the chart\'s worker image had that script and the zips). worker.init replaces it; false: none.', default=true),
-  args: params.list('More arguments at the end of the default command, one per --args flag.', separator=''),
+  args: params.list('More arguments at the end of the default command, or (entrypoint) the arguments of the image\'s ENTRYPOINT, one per --args flag.', separator=''),
+  entrypoint: params.bool('Every task without an exec of its own (ps.exec, worker.exec, ...) runs its image\'s ENTRYPOINT (with args; else its CMD), as a container without a command runs, instead of exec or the default command: for an image whose ENTRYPOINT is the training program (a TFJob whose containers give only args). TF_CONFIG and the chart\'s variables are in its environment. Nothing wraps it: the tasks that need the parameter servers wait for them in an init container (initTimeout), and only the JobSet controller ends the parameter servers, the evaluator (and, with a chief, the workers) with the lead: those need jobset, or an exec of their own.'),
   scratchDir: params.string('Where every task has node-local scratch space (an emptyDir; the chart mounted the node\'s /mnt there through hostPath).', default='/mnt', format='absPath'),
   initTimeout: params.seconds('How long the workers, the chief and the evaluator wait for every parameter server to accept connections before they fail with exit code 124: 15 minutes, for a parameter server whose node is still being added by an autoscaler or pulling a multi-GB image.', default=900, min=1, max=86400),
   leadTimeout: params.seconds('How long the parameter servers (and the evaluator; with a chief, the workers) wait for the workers (or the chief) to become Ready before they fail with exit code 124. 0, the default: as long as the job runs, as the chart\'s parameter servers did, since GPU node autoscaling, multi-GB image pulls and a long worker.init all take minutes; activeDeadlineSeconds bounds every Job of the job when set.', default=0, min=0, max=86400),
@@ -120,6 +122,15 @@ local config(p) = {
   },
 };
 
+local execOf(p, r) = if p[r].exec != null then p[r].exec else p.exec;
+// entry: whether task r runs its image's ENTRYPOINT, unwrapped.
+local entry(p, r) = p.entrypoint && p[r].exec == null;
+// watched: whether task r would never end by itself: it stops once the
+// lead has (the parameter servers, the evaluator, a chief's workers).
+local watched(p, r) = r == 'ps' || r == 'evaluator' || r == 'worker' && lead(p) == 'chief';
+// waits: the parameter servers every other task waits for.
+local waitsOf(p, r) = if r == 'ps' then [] else [hostPrefix(p, 'ps') + i + hostSuffix(p) for i in std.range(0, p.ps.number - 1)];
+
 // The env of a task: where it is in the cluster, both as TF_CONFIG and as
 // the chart's variables.
 local upper = { ps: 'PS', worker: 'WORKER', chief: 'CHIEF' };  // std.asciiUpper works char by char
@@ -148,7 +159,7 @@ local clusterEnv(p, r) =
     { name: 'TS_INIT_TIMEOUT', value: std.toString(p.initTimeout) },
     { name: 'TS_WATCH_TIMEOUT', value: std.toString(p.leadTimeout) },
     { name: 'TS_WATCH_GRACE', value: std.toString(p.stopGrace) },
-  ] + (if p.chief.number > 0 then runtime.endEnv(roles.presenceName(p, 'chief'), p.ps.number + p.worker.number, p.backoffLimit) else []);
+  ] + (if p.chief.number > 0 && !entry(p, 'chief') then runtime.endEnv(roles.presenceName(p, 'chief'), p.ps.number + p.worker.number, p.backoffLimit) else []);
 
 // The default command, the chart's, in its order; Kubernetes puts in
 // $(VAR).
@@ -161,11 +172,10 @@ local defaultCommand(p) =
   + (if h.hiddenUnits != null then ['--hidden_units=' + h.hiddenUnits] else [])
   + p.args;
 
-local execOf(p, r) = if p[r].exec != null then p[r].exec else p.exec;
 
 // A role's init command: its own, or on the workers the chart's data
 // preparation before the chart's script.
-local prepares(p) = p.prepareData && p.script == chartScript && execOf(p, 'worker') == null;
+local prepares(p) = p.prepareData && p.script == chartScript && execOf(p, 'worker') == null && !entry(p, 'worker');
 local initOf(p, r) =
   if p[r].init != null then p[r].init
   else if r == 'worker' && prepares(p) then chartPrep + p.hyperparameters.dataDir;
@@ -178,16 +188,24 @@ local initOf(p, r) =
 // stopGrace for the last checkpoint. Workers that lead are many pods, and
 // none of them knows that the others are done: the parameter servers stop
 // stopGrace after the last.
+// A chief that runs its image's ENTRYPOINT says nothing: its followers
+// stop stopGrace after it has gone (in a JobSet, its controller ends them).
 local command(p, r) =
-  local watched = r == 'ps' || r == 'evaluator' || r == 'worker' && lead(p) == 'chief';
-  local endPort = if lead(p) == 'chief' then runtime.endPort(p.grpcPort);
+  local endPort = if lead(p) == 'chief' && !entry(p, 'chief') then runtime.endPort(p.grpcPort);
   runtime.run(
     if execOf(p, r) != null then ['sh', '-c', execOf(p, r)] else defaultCommand(p),
-    waits=if r == 'ps' then [] else [hostPrefix(p, 'ps') + i + hostSuffix(p) for i in std.range(0, p.ps.number - 1)],
-    watch=if watched then roles.presenceName(p, lead(p)),
+    waits=waitsOf(p, r),
+    watch=if watched(p, r) then roles.presenceName(p, lead(p)),
     tellEnd=if r == 'chief' then endPort,
-    hearEnd=if watched && r != 'evaluator' then endPort,
+    hearEnd=if watched(p, r) && r != 'evaluator' then endPort,
   );
+
+// initCommand: a task's init command (initOf), and before the image's
+// ENTRYPOINT (nothing wraps it) the wait for the parameter servers too.
+local initCommand(p, r) =
+  local init = if initOf(p, r) != null then ['sh', '-c', initOf(p, r)];
+  if entry(p, r) && waitsOf(p, r) != [] then runtime.run(if init != null then init else ['true'], waits=waitsOf(p, r))
+  else init;
 
 // A role's effective scheduling: its own, or (workers and chief) the
 // top-level ones.
@@ -220,7 +238,8 @@ local role(p, r, store) =
     lead: r == lead(p),
     image: imageOf(p, r),
     imagePullPolicy: p.imagePullPolicy,
-    command: command(p, r),
+    command: if !entry(p, r) then command(p, r),
+    args: if entry(p, r) && p.args != [] then [kubeflow.kubelet(a) for a in p.args],
     env: clusterEnv(p, r) + common.env(p.env + p[r].env),
     ports: if r == 'evaluator' then [] else [{ name: 'grpc', port: p.grpcPort }],
     resources: roles.resources(cpu=orShared(p, r, 'cpu', null), memory=orShared(p, r, 'memory', null), gpu=gpuOf(p, r), gpuResource=p.gpuResource),
@@ -228,7 +247,7 @@ local role(p, r, store) =
     tolerations: orShared(p, r, 'tolerations', []),
     volumes: [runtime.volume(configName(p)), roles.scratch(p.scratchDir).volume] + store.volumes,
     mounts: [runtime.mount, roles.scratch(p.scratchDir).mount] + store.mounts,
-    initCommand: if initOf(p, r) != null then ['sh', '-c', initOf(p, r)],
+    initCommand: initCommand(p, r),
   };
 
 local rolesOf(p) =
@@ -255,6 +274,14 @@ local fromTFJob(o) =
   local sharedOf(t) = { [k]: pod(t).params[k] for k in std.objectFields(pod(t).params) if !std.member(['image', 'gpu', 'cpu', 'memory', 'nodeSelector', 'tolerations', 'env'], k) };
   local shared = if first == null then {} else sharedOf(first);
   local execs = std.set([kubeflow.shell(words(t)) for t in types if hasCommand(t)]);
+  // the tasks without a command run their image's ENTRYPOINT with their
+  // args (entrypoint), the others their command (as their role's exec);
+  // those that would never end by themselves need the JobSet controller
+  local entries = [t for t in types if !hasCommand(t)];
+  local argsOf(t) = std.get(c(t), 'args', []);
+  local argSets = std.set([std.manifestJsonMinified(argsOf(t)) for t in entries]);
+  local chief = std.objectHas(rs, 'Chief') || std.objectHas(rs, 'Master');
+  local unended = [t for t in entries if tfRoles[t] == 'ps' || tfRoles[t] == 'evaluator' || tfRoles[t] == 'worker' && chief];
   local run = kubeflow.runPolicy(o);
   local backoff = std.get(std.get(spec, 'runPolicy', {}), 'backoffLimit');
   local restarts = std.set([std.get(rs[t], 'restartPolicy', 'Never') for t in types]);
@@ -267,6 +294,9 @@ local fromTFJob(o) =
     } + {
       exec: at,
       grpcPort: at,
+      entrypoint: at,
+      args: at,
+      jobset: at,
     },
     params: kubeflow.meta(o).params + run.params + shared + {
       // every role the TFJob has, and none it has not
@@ -278,10 +308,13 @@ local fromTFJob(o) =
         [k]: pod(t).params[k]
         for k in ['image', 'gpu', 'cpu', 'memory', 'nodeSelector', 'tolerations', 'env']
         if std.objectHas(pod(t).params, k)
-      } + (if hasCommand(t) && std.length(execs) > 1 then { exec: kubeflow.shell(words(t)) } else {})
+      } + (if hasCommand(t) && (std.length(execs) > 1 || entries != []) then { exec: kubeflow.shell(words(t)) } else {})
       for t in types
     } + {
-      [if std.length(execs) == 1 then 'exec']: execs[0],
+      [if std.length(execs) == 1 && entries == [] then 'exec']: execs[0],
+      [if entries != [] then 'entrypoint']: true,
+      [if entries != [] && argsOf(entries[0]) != [] then 'args']: argsOf(entries[0]),
+      [if unended != [] then 'jobset']: true,
       [if port != [] then 'grpcPort']: port[0],
       [if first != null && std.objectHas(pod(first).params, 'gpuResource') then 'gpuResource']: pod(first).params.gpuResource,
       // OnFailure and ExitCode restarted without limit; Never did not
@@ -304,6 +337,8 @@ local fromTFJob(o) =
       if std.objectHas(rs, 'Master') then
         at + '.Master: the chief (TensorFlow\'s name for it since 1.x); TF_CONFIG names it chief',
       if std.objectHas(spec, 'enableDynamicWorker') then 'spec.enableDynamicWorker: not carried: the workers are a fixed set',
+      if unended != [] then
+        at + '.' + std.join(', ', unended) + ': no command: the image\'s ENTRYPOINT runs as it is, unwrapped, and nothing but the JobSet controller ends ' + (if std.length(unended) == 1 then 'it' else 'them') + ' with the ' + (if chief then 'chief' else 'workers') + ': rendered as a JobSet (jobset), which needs the JobSet controller; for plain Jobs give ' + std.join(' and ', [tfRoles[t] + '.exec' for t in unended]) + ' the command the image runs',
     ] + [
       at + '.' + r + ': not carried: a TFJob has Chief, PS, Worker and Evaluator'
       for r in std.objectFields(rs)
@@ -321,12 +356,11 @@ local fromTFJob(o) =
       for t in types
       if tfRoles[t] == 'chief' || tfRoles[t] == 'evaluator'
     ] + [
-      // a task without a command runs its image's ENTRYPOINT: the
-      // parameter names the role's exec, or exec for all of them
-      if !hasCommand(t) then
-        [{ param: 'exec|' + tfRoles[t] + '.exec', field: cAt(t) + '.command', rule: 'none: the image\'s ENTRYPOINT runs' + (if words(t) != [] then ' with the args ' + kubeflow.shell(words(t)) else '') + ', which a render cannot read: set exec (or ' + tfRoles[t] + '.exec) to the command it runs' }]
+      // the tasks that run their image's ENTRYPOINT share args
+      if t != entries[0] && std.manifestJsonMinified(argsOf(t)) != std.manifestJsonMinified(argsOf(entries[0])) then
+        [{ param: 'args', field: cAt(t) + '.args', rule: kubeflow.shell(argsOf(t)) + ' differs from ' + entries[0] + '\'s (' + kubeflow.shell(argsOf(entries[0])) + '): every task that runs its image\'s ENTRYPOINT takes the same args here; give the others a command (their role\'s exec)' }]
       else []
-      for t in types
+      for t in entries
     ],
   };
 
@@ -412,7 +446,11 @@ ts.prototype({
     ],
   },
 
-  validate(p):: storage.validate(p, ['trainDir']) + [
+  validate(p)::
+    local unended = [r for r in roleNames if count(p, r) > 0 && entry(p, r) && watched(p, r)];
+    storage.validate(p, ['trainDir']) + [
+    ts.check(unended == [] || batch.jobset(p), 'entrypoint',
+             'the ' + std.join(', ', [longName[r] for r in unended]) + ' would run the image\'s ENTRYPOINT, which nothing but the JobSet controller ends once the ' + lead(p) + (if lead(p) == 'worker' then 's are' else ' is') + ' done: set jobset, or ' + std.join(' and ', [r + '.exec' for r in unended]) + ' (run under trainsonnet\'s runtime)'),
     // the longest names: the last worker's (or a parameter server's)
     roles.nameFits(p, [{ name: 'worker', kind: 'IndexedJob', count: p.worker.number }, { name: 'ps', kind: 'IndexedJob', count: p.ps.number }]
                       + [{ name: r } for r in ['chief', 'evaluator'] if count(p, r) > 0]),
@@ -420,7 +458,7 @@ ts.prototype({
 
   warnings(p):: storage.warnings(p, 'train', [trainDir(p)]) + [
     // the chart's command trains with parameter servers
-    if p.ps.number == 0 && std.length([r for r in roleNames if count(p, r) > 0 && execOf(p, r) == null]) > 0 then
+    if p.ps.number == 0 && std.length([r for r in roleNames if count(p, r) > 0 && execOf(p, r) == null && !entry(p, r)]) > 0 then
       'ps.number 0: the default command, the chart\'s, trains with parameter servers (--ps_hosts is empty): set exec (or each role\'s exec) to a command of your own, such as a MultiWorkerMirroredStrategy script',
     roles.shWarning('exec', p.exec),
   ] + [
@@ -428,9 +466,16 @@ ts.prototype({
     for r in roleNames
     if p[r].exec != null
   ] + [
-    if p.args != [] && std.length([r for r in roleNames if count(p, r) > 0 && execOf(p, r) == null]) == 0 then
+    if p.args != [] && std.length([r for r in roleNames if count(p, r) > 0 && (execOf(p, r) == null || entry(p, r))]) == 0 then
       'args is not used: every task runs an exec',
-    if p.exec == null && p.script == chartScript && p.cpuImage.repository == 'tensorflow' && p.gpuImage.repository == 'tensorflow'
+    if p.entrypoint && p.exec != null && [r for r in roleNames if count(p, r) > 0 && entry(p, r)] != [] then
+      'exec is not run: the tasks without an exec of their own run their image\'s ENTRYPOINT (entrypoint)',
+    if p.entrypoint && entry(p, 'chief') && count(p, 'chief') > 0 && !batch.jobset(p) then
+      'the chief runs its image\'s ENTRYPOINT and says nothing when it ends: the tasks that follow it stop stopGrace (' + p.stopGrace + 's) after it has gone; with jobset the JobSet controller ends them with it',
+    if p.entrypoint && p.cpuImage.repository == 'tensorflow' && p.gpuImage.repository == 'tensorflow'
+       && std.length([r for r in roleNames if count(p, r) > 0 && entry(p, r) && p[r].image == null]) > 0 then
+      'entrypoint: the default images (tensorflow/tensorflow) run no training program as their ENTRYPOINT: set cpuImage and gpuImage (or a role\'s image) to your training image',
+    if !p.entrypoint && p.exec == null && p.script == chartScript && p.cpuImage.repository == 'tensorflow' && p.gpuImage.repository == 'tensorflow'
        && std.length([r for r in roleNames if count(p, r) > 0 && p[r].exec == null && p[r].image == null]) > 0 then
       'the default images (tensorflow/tensorflow) have no ' + chartScript + (if prepares(p) && p.worker.init == null then ' and no /src/prepare_cars_data.sh' else '')
       + ': set cpuImage and gpuImage (or a role\'s image) to your training image (the chart\'s were <registry>/distrib-tensorflow-cars:ps and :worker-gpu), or set exec',

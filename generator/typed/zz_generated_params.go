@@ -2452,7 +2452,8 @@ func (p TensorBoardS3) setOn(ps *generator.Params) {
 type TFDistributed struct {
 	Common
 	Batch
-	// More arguments at the end of the default command, one per --args flag.
+	// More arguments at the end of the default command, or (entrypoint) the arguments of the
+	// image's ENTRYPOINT, one per --args flag.
 	Args []string
 	// Batch size, passed as --batch_size and BATCHSIZE (the chart's
 	// clusterConfig.batchSize). Default 32.
@@ -2466,6 +2467,15 @@ type TFDistributed struct {
 	// Image of the tasks without GPUs, in the chart's shape <repository>/<name>:<tag> (its
 	// tag was ps). A role's image replaces it.
 	CPUImage TFDistributedCPUImage
+	// Every task without an exec of its own (ps.exec, worker.exec, ...) runs its image's
+	// ENTRYPOINT (with args; else its CMD), as a container without a command runs, instead
+	// of exec or the default command: for an image whose ENTRYPOINT is the training program
+	// (a TFJob whose containers give only args). TF_CONFIG and the chart's variables are in
+	// its environment. Nothing wraps it: the tasks that need the parameter servers wait for
+	// them in an init container (initTimeout), and only the JobSet controller ends the
+	// parameter servers, the evaluator (and, with a chief, the workers) with the lead: those
+	// need jobset, or an exec of their own. Default false.
+	Entrypoint *bool
 	// An optional evaluator: it evaluates the checkpoints while training runs (not part of
 	// the cluster in TF_CONFIG), and stops with the parameter servers.
 	Evaluator TFDistributedEvaluator
@@ -2739,6 +2749,9 @@ func (p TFDistributed) setOn(ps *generator.Params) {
 		ps.Set("cpu", *p.CPU)
 	}
 	p.CPUImage.setOn(ps)
+	if p.Entrypoint != nil {
+		ps.Set("entrypoint", *p.Entrypoint)
+	}
 	p.Evaluator.setOn(ps)
 	if p.Exec != "" {
 		ps.Set("exec", p.Exec)

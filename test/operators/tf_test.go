@@ -55,13 +55,11 @@ func TestTFJobs(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			docs := splitYAML(t, f)
 			theirs := operatorTF(t, docs[1:], tfEntrypoints[name])
-			params := generator.NewParams("tf-distributed").AddFile(name+".yaml", docs[0])
-			if ep, ok := tfEntrypoints[name]; ok {
-				params.SetText("exec", strings.Join(ep, " "), "--exec")
-			}
-			res, err := g.Render(context.Background(), params)
+			// as given: tasks without a command run their image's
+			// ENTRYPOINT in both (a JobSet here where one would never end)
+			res, err := g.Render(context.Background(), generator.NewParams("tf-distributed").AddFile(name+".yaml", docs[0]))
 			require.NoError(t, err)
-			ours := oursTF(t, res)
+			ours := oursTF(t, res, tfEntrypoints[name])
 			require.ElementsMatch(t, slices.Collect(maps.Keys(theirs)), slices.Collect(maps.Keys(ours)), "tasks")
 			warnings := strings.Join(res.Warnings, "\n")
 			seen := map[string]bool{}
@@ -114,6 +112,9 @@ func (c tfConfig) meaning() (cluster, task string) {
 			host, _, _ = strings.Cut(host, ".")
 			i := strings.LastIndex(host, "-"+role)
 			idx := strings.TrimPrefix(strings.TrimPrefix(host[i+1:], role), "-")
+			if k := strings.LastIndex(idx, "-"); k >= 0 {
+				idx = idx[k+1:] // a JobSet's pod: <name>-<role>-0-<i>
+			}
 			if idx == "" {
 				idx = "0" // a role of one task: <name>-chief
 			}
@@ -162,8 +163,9 @@ func operatorTF(t *testing.T, docs [][]byte, entry []string) map[string]aspects 
 }
 
 // oursTF: each of trainsonnet's tasks, as aspects: TF_CONFIG as the
-// kubelet expands it, from the ConfigMap of the cluster.
-func oursTF(t *testing.T, res *generator.Result) map[string]aspects {
+// kubelet expands it, from the ConfigMap of the cluster; the Jobs, or a
+// JobSet's Jobs; a container without a command runs entry.
+func oursTF(t *testing.T, res *generator.Result, entry []string) map[string]aspects {
 	t.Helper()
 	data := map[string]string{}
 	var jobs []batchv1.Job
@@ -177,6 +179,16 @@ func oursTF(t *testing.T, res *generator.Result) map[string]aspects {
 			var j batchv1.Job
 			require.NoError(t, json.Unmarshal(o.JSON(), &j))
 			jobs = append(jobs, j)
+		case "JobSet":
+			var set struct {
+				Spec struct {
+					ReplicatedJobs []struct{ Template batchv1.JobTemplateSpec }
+				}
+			}
+			require.NoError(t, json.Unmarshal(o.JSON(), &set))
+			for _, r := range set.Spec.ReplicatedJobs {
+				jobs = append(jobs, batchv1.Job{Spec: r.Template.Spec})
+			}
 		}
 	}
 	out := map[string]aspects{}
@@ -207,10 +219,15 @@ func oursTF(t *testing.T, res *generator.Result) map[string]aspects {
 			delete(a, "env")
 			delete(a, "mounts") // compared below, without trainsonnet's own
 			a["mounts"] = userMounts(c.VolumeMounts)
-			// runtime.sh run [its options] -- sh -c <exec>
-			dash := slices.Index(c.Command, "--")
-			require.Equal(t, []string{"sh", "-c"}, c.Command[dash+1:dash+3], c.Command)
-			a["program"] = strings.Join(shellWords(t, c.Command[dash+3]), " ")
+			// runtime.sh run [its options] -- sh -c <exec>, or the
+			// image's ENTRYPOINT unwrapped
+			if len(c.Command) == 0 {
+				a["program"] = strings.Join(append(slices.Clone(entry), c.Args...), " ")
+			} else {
+				dash := slices.Index(c.Command, "--")
+				require.Equal(t, []string{"sh", "-c"}, c.Command[dash+1:dash+3], c.Command)
+				a["program"] = strings.Join(shellWords(t, c.Command[dash+3]), " ")
+			}
 			var cfg tfConfig
 			require.NoError(t, json.Unmarshal([]byte(env["TF_CONFIG"]), &cfg), env["TF_CONFIG"])
 			a["cluster"], a["task"] = cfg.meaning()
