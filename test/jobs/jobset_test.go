@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -30,7 +31,10 @@ import (
 // of the set runs: the JobSet controller deletes the Jobs of the roles
 // that would run on (parameter servers, sshd workers, the Spark master).
 // openmpi-promises checks in this form what the Jobs form's cases check
-// of the pods: the NetworkPolicy, $ as typed, /dev/shm.
+// of the pods: the NetworkPolicy, $ as typed, /dev/shm. openmpi-entrypoint
+// and tf-entrypoint run an image's ENTRYPOINT unwrapped (entrypoint: an
+// MPIJob's, TrainJob's or TFJob's containers of args only), the set
+// ended by its controller.
 func TestJobSet(t *testing.T) {
 	kube.JobSet(t)
 	runCases(t, []jobTest{
@@ -41,6 +45,8 @@ func TestJobSet(t *testing.T) {
 		{"horovod-dask", testJobSetDask},
 		{"horovod-spark", testJobSetSpark},
 		{"openmpi-promises", testJobSetPromises},
+		{"openmpi-entrypoint", testJobSetOpenMPIEntrypoint},
+		{"tf-entrypoint", testJobSetTFEntrypoint},
 	})
 }
 
@@ -268,4 +274,118 @@ func testJobSetPromises(t *testing.T, s *suite) {
 	require.NoError(t, err)
 	require.Greater(t, kb, 64*1024, "/dev/shm is the memory volume, larger than the runtime's 64 MiB")
 	t.Logf("jobset: $ as typed, /dev/shm %d KiB", kb)
+}
+
+// launcherPy is a launcher program as an image's ENTRYPOINT has it (as
+// horovodrun is one): it runs mpirun with its arguments.
+const launcherPy = `import os, sys
+print("launcher: mpirun", " ".join(sys.argv[1:]), flush=True)
+os.execvp("mpirun", ["mpirun"] + sys.argv[1:])
+`
+
+// entrypointProgram mounts program as /training/train.py, the program the
+// entrypoint image's ENTRYPOINT runs (test/node/image/entrypoint.json),
+// and the jobs' own training programs at /opt/training.
+func (jc *jobCase) entrypointProgram(program string) (volumes, mounts []any) {
+	jc.t.Helper()
+	cm, err := json.Marshal(map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "entrypoint"},
+		"data":     map[string]any{"train.py": program},
+	})
+	require.NoError(jc.t, err)
+	jc.apply(cm)
+	prog, progMount := jc.trainingProgram()
+	progMount["mountPath"] = "/opt/training"
+	return []any{prog, map[string]any{"name": "entrypoint", "configMap": map[string]any{"name": "entrypoint"}}},
+		[]any{progMount, map[string]any{"name": "entrypoint", "mountPath": trainingDir, "readOnly": true}}
+}
+
+// testJobSetOpenMPIEntrypoint: the launcher runs its image's ENTRYPOINT
+// (a launcher program that runs mpirun) with args, no command rendered;
+// its init container set up ssh and waited for the workers (mpi.sh wait),
+// then mpirun trained on every worker through the key and config that
+// left, and the JobSet controller ended the workers.
+func testJobSetOpenMPIEntrypoint(t *testing.T, s *suite) {
+	require.NotEmpty(t, s.node.EntrypointImage, "$%s: the node's image with a training program as its ENTRYPOINT", "TRAINSONNET_ENTRYPOINT_IMAGE")
+	jc := s.startJobSet(t, "js-mpi-ep", kube.Baseline) // sshd as root
+	volumes, mounts := jc.entrypointProgram(launcherPy)
+	const workers = 3
+	res, err := s.g.Render(jc.ctx, generator.NewParams("openmpi").
+		Set("name", jc.name).
+		Set("image", s.node.EntrypointImage).
+		Set("imagePullPolicy", "Never").
+		Set("workers", workers).
+		Set("jobset", true).
+		Set("entrypoint", true).
+		Set("args", []string{"-x", "MASTER_ADDR=" + jc.name + "-worker-0-0." + jc.name, "-x", "MASTER_PORT=" + trainingPort, "python3", "/opt/training/train.py"}).
+		Set("volumes", volumes).
+		Set("volumeMounts", mounts))
+	require.NoError(t, err)
+	requireNoCommand(t, res, "launcher")
+	log := jc.runJobSet("openmpi", res, "launcher", 1)
+	require.Contains(t, log, "launcher: mpirun -x MASTER_ADDR=", "the image's ENTRYPOINT ran with the args")
+	require.NotContains(t, log, "trainsonnet:", "nothing of ours around the ENTRYPOINT")
+	jc.requireTrained("openmpi", workers, log)
+	launcher := jc.pods(jobSetLabel + "=" + jc.name + "," + replicatedJobLabel + "=launcher")
+	require.Len(t, launcher, 1)
+	init := jc.logs(launcher[0].name(), "init")
+	require.Contains(t, init, "trainsonnet: all "+strconv.Itoa(workers)+" workers reachable", "the init container waited for the workers; its log:\n%s", init)
+}
+
+// testJobSetTFEntrypoint: every task runs its image's ENTRYPOINT (the TF
+// stand-in as the image's program), TF_CONFIG in its env; the workers'
+// init containers waited for the parameter servers, and the JobSet
+// controller stopped the parameter servers, which never end by themselves.
+func testJobSetTFEntrypoint(t *testing.T, s *suite) {
+	require.NotEmpty(t, s.node.EntrypointImage, "$%s: the node's image with a training program as its ENTRYPOINT", "TRAINSONNET_ENTRYPOINT_IMAGE")
+	jc := s.startJobSet(t, "js-tf-ep", kube.Restricted)
+	jc.createLocalClaim(storeClaim)
+	volumes, mounts := jc.entrypointProgram(standInTF)
+	res, err := s.g.Render(jc.ctx, jc.tfParams().
+		Set("ps.image", s.node.EntrypointImage).Set("worker.image", s.node.EntrypointImage).
+		Set("entrypoint", true).Set("jobset", true).
+		Set("volumes", volumes).Set("volumeMounts", mounts))
+	require.NoError(t, err)
+	requireNoCommand(t, res, "ps", "worker")
+	log := jc.runJobSet("tf-distributed", res, "worker", 2)
+	require.NotContains(t, log, "trainsonnet:", "nothing of ours around the ENTRYPOINT")
+	for ps := range 2 {
+		require.Contains(t, log, "<- ps "+strconv.Itoa(ps)+" has value", "the workers reached ps %d", ps)
+	}
+	for _, w := range jc.pods(jobSetLabel + "=" + jc.name + "," + replicatedJobLabel + "=worker") {
+		init := jc.logs(w.name(), "init")
+		require.Contains(t, init, "trainsonnet: all 2 endpoints reachable", "%s: its init container waited for the parameter servers; its log:\n%s", w.name(), init)
+	}
+}
+
+// requireNoCommand: the main container of each replicated Job named has
+// no command: the image's ENTRYPOINT runs.
+func requireNoCommand(t *testing.T, res *generator.Result, jobs ...string) {
+	t.Helper()
+	for _, o := range res.Objects {
+		if o.Kind != "JobSet" {
+			continue
+		}
+		var set struct {
+			Spec struct {
+				ReplicatedJobs []struct {
+					Name     string
+					Template struct {
+						Spec struct {
+							Template struct {
+								Spec struct{ Containers []struct{ Command []string } }
+							}
+						}
+					}
+				}
+			}
+		}
+		require.NoError(t, json.Unmarshal(o.JSON(), &set))
+		for _, rj := range set.Spec.ReplicatedJobs {
+			if slices.Contains(jobs, rj.Name) {
+				require.Empty(t, rj.Template.Spec.Template.Spec.Containers[0].Command, "%s: the image's ENTRYPOINT runs", rj.Name)
+			}
+		}
+	}
 }
