@@ -236,11 +236,14 @@ local fromMPIJob(o) =
 local fromTrainJob(o) =
   local m = trainer.mpi(o);
   {
-    fields: m.fields + { entrypoint: 'spec.trainer.command', args: 'spec.trainer.args' },
+    fields: m.fields + { entrypoint: 'spec.trainer.command', args: 'spec.trainer.args', jobset: 'spec.trainer.command' },
     params: m.params + {
       workers: m.numNodes,
       [if m.asNode && !m.entrypoint then 'launcherAsWorker']: true,
       [if m.entrypoint then 'entrypoint']: true,
+      // the image's ENTRYPOINT, unwrapped, tells the workers nothing: the
+      // JobSet controller (which the Trainer's cluster runs) ends them
+      [if m.entrypoint then 'jobset']: true,
       [if m.entrypoint && std.get(m.container, 'args') != null then 'args']: m.container.args,
       slots: m.slots,
       // the Trainer's hostfile is /etc/mpi/hostfile; trainsonnet's the
@@ -248,6 +251,8 @@ local fromTrainJob(o) =
       [if !m.entrypoint && m.words != [] then 'exec']: std.strReplace(kubeflow.shell(m.words), '/etc/mpi/hostfile', '/etc/trainsonnet/hostfile'),
     },
     warnings: m.warnings + [
+      if m.entrypoint then
+        'spec.trainer: no command: the image\'s ENTRYPOINT runs in the launcher as it is, unwrapped, and tells the workers nothing when it ends: rendered as a JobSet (jobset), as the Trainer runs it, whose controller ends them with the launcher',
       if m.asNode && m.entrypoint then
         'runtime ' + m.runtime + ', mlPolicy.mpi.runLauncherAsNode: the launcher runs its image\'s ENTRYPOINT (spec.trainer has no command), which trainsonnet\'s worker 0 cannot (it runs sshd): the launcher is a pod of its own here, no rank, beside ' + m.numNodes + ' workers, the same hosts and slots',
       if ts.contains(kubeflow.shell(m.words), '/etc/mpi/hostfile') then
