@@ -61,9 +61,9 @@
 //             of the image's ENTRYPOINT, which then runs as it is, with no
 //             command: an init container "init" sets up ssh and waits for
 //             the workers first (mpi.sh wait); no exec, init, rankHost or
-//             initCommand beside it; in a JobSet its controller ends the
-//             workers with the launcher, else they stop launcherGrace
-//             after it has gone)
+//             initCommand beside it; in a JobSet only, whose controller
+//             ends the workers with the launcher: unwrapped, it tells them
+//             nothing)
 //   worker    count (required); waitForGPUDriver; followsLauncher [true]
 //             (false: the workers outlive the launcher, which comes back to
 //             them: an interactive cluster, deleted as a whole)
@@ -403,8 +403,9 @@ local contract(what, r, ok, own, known, needs, refused={}) =
       ports: sshPort + w.ports,
       readinessProbe: $.readinessProbe,
     };
-    if ep && (l.exec != null || l.init != null || l.rankHost != null || jj.launcherAsWorker) then
-      epFail(if jj.launcherAsWorker then 'the launcher cannot be worker 0 (j.launcherAsWorker), whose pod runs mpi.sh'
+    if ep && (l.exec != null || l.init != null || l.rankHost != null || jj.launcherAsWorker || !batch.jobset(p)) then
+      epFail(if !batch.jobset(p) then 'it tells the workers nothing when it ends: only in a JobSet, whose controller ends them'
+             else if jj.launcherAsWorker then 'the launcher cannot be worker 0 (j.launcherAsWorker), whose pod runs mpi.sh'
              else if l.rankHost != null then 'the launcher is no rank (j.launcher.rankHost): it serves no ssh'
              else 'it takes no ' + (if l.exec != null then 'exec' else 'init'))
     else if jj.launcherAsWorker then

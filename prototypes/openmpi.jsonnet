@@ -168,6 +168,7 @@ local fromMPIJob(o) =
       exec: lAt + '.command',
       entrypoint: lAt + '.command',
       args: lAt + '.args',
+      jobset: lAt + '.command',
       launcher: at + '.Launcher.template.spec',
       useHostNetwork: at + '.Worker.template.spec.hostNetwork',
       launcherAsWorker: 'spec.runLauncherAsWorker',
@@ -184,7 +185,8 @@ local fromMPIJob(o) =
       // a launcher of args only runs its image's ENTRYPOINT, as under the
       // operator; with runLauncherAsWorker in a pod of its own (worker 0
       // runs trainsonnet's sshd), the ranks on one more worker
-      [if lc != null && std.get(lc, 'command') == null then 'entrypoint']: true,
+      [if lEntry then 'entrypoint']: true,
+      [if lEntry then 'jobset']: true,
       [if lc != null && std.get(lc, 'command') == null && std.get(lc, 'args') != null then 'args']: lc.args,
       // the operator's launcher Job retried as the Job API's default does
       backoffLimit: if backoff != null then std.min(backoff, 100) else 6,
@@ -207,6 +209,8 @@ local fromMPIJob(o) =
         'spec.sshAuthMountPath: not used: the key is mounted where trainsonnet\'s ssh client and sshd read it, whatever the user\'s home',
       if std.get(spec, 'launcherCreationPolicy') == 'AtStartup' then
         'spec.launcherCreationPolicy AtStartup: the launcher starts at once here too, and runs ' + (if lEntry then 'its image\'s ENTRYPOINT' else 'exec') + ' only once every worker answers over ssh (initTimeout)',
+      if lEntry then
+        lAt + '.command: none: the image\'s ENTRYPOINT runs in the launcher as it is, unwrapped, and tells the workers nothing when it ends: rendered as a JobSet (jobset), whose controller ends them with the launcher (it needs the JobSet controller); for plain Jobs set exec to the command the ENTRYPOINT runs',
       if asWorker && lEntry then
         'spec.runLauncherAsWorker: the launcher runs its image\'s ENTRYPOINT (' + lAt + ' has no command), which trainsonnet\'s worker 0 cannot (it runs sshd): the launcher is a pod of its own here, no rank, and its ranks run on one more worker (' + (kubeflow.replicas(worker) + 1) + '), the same hosts and slots',
     ] + [
@@ -308,7 +312,7 @@ ts.prototype({
     nodeSelector: params.map('Node labels the workers must run on, such as cloud.google.com/gke-accelerator=nvidia-tesla-t4.', keys='labelKey', values='labelValue'),
     tolerations: params.object('Tolerations of the workers.', 'core/v1.Toleration', list=true),
     exec: params.string('Command the launcher runs with sh -c once every worker answers; the job ends with its exit code. Unset: the launcher stays up for interactive use (kubectl exec ... mpirun ...).', format='nonEmpty'),
-    entrypoint: params.bool('Run the launcher image\'s ENTRYPOINT (with args; else its CMD) instead of exec, as a container without a command runs: for an image whose ENTRYPOINT starts mpirun (an MPIJob or TrainJob whose launcher gives only args). Nothing wraps it: an init container sets up ssh and waits for the workers first (initTimeout); with jobset the JobSet controller ends the workers with the launcher, without it they stop launcherGrace after it has ended.'),
+    entrypoint: params.bool('Run the launcher image\'s ENTRYPOINT (with args; else its CMD) instead of exec, as a container without a command runs: for an image whose ENTRYPOINT starts mpirun (an MPIJob or TrainJob whose launcher gives only args). Nothing wraps it: an init container sets up ssh and waits for the workers first (initTimeout), and the JobSet controller ends the workers with the launcher, so it needs jobset.'),
     args: params.list('Arguments of the launcher image\'s ENTRYPOINT (entrypoint), as a container\'s args: $(VAR) is the kubelet\'s. One item per --args flag.', separator=''),
     init: params.string('Path of a bootstrap script in the image to run instead of the built-in one (lib/assets/mpi.sh), as `sh <init> launcher|worker`, with the same environment.', format='absPath'),
     // ssh (mpi.sshParams): the Kubeflow prototype's key was secret
@@ -354,6 +358,8 @@ ts.prototype({
              'runs the image\'s ENTRYPOINT in a launcher of its own, and with launcherAsWorker the launcher is worker 0, which runs trainsonnet\'s sshd: drop one of them'),
     ts.check(!p.entrypoint || p.init == null, 'entrypoint',
              'runs the image\'s ENTRYPOINT in the launcher, and init replaces trainsonnet\'s runtime (mpi.sh) there: drop one of them'),
+    ts.check(!p.entrypoint || batch.jobset(p), 'entrypoint',
+             'runs the image\'s ENTRYPOINT in the launcher as it is, which tells the workers nothing when it ends: only the JobSet controller ends them with it, so set jobset; for plain Jobs set exec to the command the ENTRYPOINT runs (mpirun ...) instead'),
     ts.check(p.entrypoint || p.args == [], 'args',
              'are the arguments of the image\'s ENTRYPOINT in the launcher: set entrypoint too, or put them into exec'),
     ts.check(!(p.launcherAsWorker && p.s3.uploadFrom != null), 's3.uploadFrom',
@@ -393,8 +399,6 @@ ts.prototype({
     if kubeflowPaths(p.exec) then 'exec names a path under /kubeflow/openmpi/ that trainsonnet\'s pods do not have: of the Kubeflow prototype\'s files only its hostfile is there (' + kubeflowHostfile + ', the same as ' + mpi.hostfilePath + ', Open MPI\'s default hostfile in the launcher)',
     roles.shWarning('exec', p.exec),
     if p.entrypoint && p.exec != null then 'exec is not run: the image\'s ENTRYPOINT runs in the launcher instead (entrypoint)',
-    if p.entrypoint && !batch.jobset(p) then
-      'entrypoint: the launcher runs its image\'s ENTRYPOINT as it is, and nothing tells the workers when it has ended: they stop launcherGrace (' + p.launcherGrace + 's) after it has gone, not at once; with jobset the JobSet controller ends them with the launcher',
   ],
 
   render(p)::

@@ -1823,9 +1823,8 @@ type OpenMPI struct {
 	// Run the launcher image's ENTRYPOINT (with args; else its CMD) instead of exec, as a
 	// container without a command runs: for an image whose ENTRYPOINT starts mpirun (an
 	// MPIJob or TrainJob whose launcher gives only args). Nothing wraps it: an init
-	// container sets up ssh and waits for the workers first (initTimeout); with jobset the
-	// JobSet controller ends the workers with the launcher, without it they stop
-	// launcherGrace after it has ended. Default false.
+	// container sets up ssh and waits for the workers first (initTimeout), and the JobSet
+	// controller ends the workers with the launcher, so it needs jobset. Default false.
 	Entrypoint *bool
 	// Command the launcher runs with sh -c once every worker answers; the job ends with its
 	// exit code. Unset: the launcher stays up for interactive use (kubectl exec ... mpirun
