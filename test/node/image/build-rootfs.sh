@@ -99,6 +99,19 @@ for pkg in libgl1-mesa-dri libllvm15 libz3-4 libtorch-test proj-data iso-codes; 
     if [ -f "$work$f" ] || [ -L "$work$f" ]; then rm -f "$work$f"; fi
   done
 done
+# And the toolchain python3-xgboost pulls in through python3-scipy's
+# python3-pythran (about 470 MB): gcc, g++, binutils, Boost's and
+# OpenBLAS's headers and static libraries, Python's headers. Nothing here
+# compiles; the checks below import scipy and xgboost afterwards.
+for pkg in libboost1.74-dev gcc-12 g++-12 cpp-12 libstdc++-12-dev libgcc-12-dev libc6-dev linux-libc-dev \
+  binutils binutils-common binutils-x86-64-linux-gnu libbinutils libgprofng0 libctf0 libctf-nobfd0 \
+  libasan8 libtsan2 liblsan0 libubsan1 libitm1 libcc1-0 libisl23 \
+  libpython3.11-dev python3.11-dev libopenblas-pthread-dev libopenblas-dev libxsimd-dev \
+  zlib1g-dev libexpat1-dev libtirpc-dev libnsl-dev libcrypt-dev; do
+  in_root dpkg-query -L "$pkg" 2>/dev/null | while IFS= read -r f; do
+    if [ -f "$work$f" ] || [ -L "$work$f" ]; then rm -f "$work$f"; fi
+  done
+done
 if [ -d "$work/usr/lib/python3/dist-packages/torch/bin" ]; then
   find "$work/usr/lib/python3/dist-packages/torch/bin" -type f ! -name torch_shm_manager -delete
 fi
@@ -121,7 +134,7 @@ done
 # (-B: no bytecode files written into the image.)
 in_root python3 -B -c 'import torch, torch.distributed as d; assert d.is_gloo_available()' ||
   { echo "build-rootfs: python3 cannot import torch with gloo" >&2; exit 1; }
-in_root python3 -B -c 'import xgboost; from xgboost import collective, tracker' ||
+in_root python3 -B -c 'import scipy.sparse, numpy, xgboost; from xgboost import collective, tracker' ||
   { echo "build-rootfs: python3 cannot import xgboost's collective and tracker" >&2; exit 1; }
 [ "$(in_root getent passwd mpiuser)" = "mpiuser:x:1000:1000::/home/mpiuser:/bin/sh" ] ||
   { echo "build-rootfs: mpiuser is not as expected: $(in_root getent passwd mpiuser)" >&2; exit 1; }
