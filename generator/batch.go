@@ -145,7 +145,7 @@ func trainJobParams(file string, m map[string]any, data []byte, runtimes []File)
 	if p != nil {
 		return nil, &ValidationError{Problems: []*param.Error{{Source: file + ": " + p.Path, Value: p.Value, Rule: p.Rule}}}
 	}
-	proto, why := kubeflow.Prototype(rt)
+	proto, why, _ := kubeflow.JobPrototype(rt, norm)
 	if proto == "" {
 		md, _ := rt["metadata"].(map[string]any)
 		return nil, &ValidationError{Problems: []*param.Error{{Source: file + ": spec.runtimeRef.name", Value: param.Show(md["name"]), Rule: "no prototype runs this runtime: " + why}}}

@@ -254,12 +254,19 @@ func (pr *Prototype) trainJobRuntime(r *resolved, it input, norm map[string]any,
 		add(&param.Error{Source: it.given + ": " + p.Path, Value: p.Value, Rule: p.Rule})
 		return false
 	}
-	proto, why := kubeflow.Prototype(rt)
+	proto, why, entrypoint := kubeflow.JobPrototype(rt, norm)
 	md, _ := rt["metadata"].(map[string]any)
 	shown := param.Show(md["name"])
 	switch {
 	case proto == "":
 		add(&param.Error{Source: it.given + ": spec.runtimeRef.name", Value: shown, Rule: "no prototype runs this runtime: " + why})
+		return false
+	case proto != pr.Name && entrypoint:
+		rule := "the image's ENTRYPOINT runs in the launcher of the DeepSpeed runtime " + shown + " under Open MPI's settings, as the Trainer runs it, which " + proto + " renders"
+		if pr.Name == "deepspeed" {
+			rule += " (deepspeed runs DeepSpeed's own runner over a command)"
+		}
+		add(&param.Error{Source: it.given + ": spec.trainer.command", Value: "none", Rule: rule + ": trainsonnet gen " + proto + " -f " + it.given})
 		return false
 	case proto != pr.Name:
 		add(&param.Error{Source: it.given + ": spec.runtimeRef.name", Value: shown,

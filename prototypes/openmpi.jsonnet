@@ -255,6 +255,8 @@ local fromTrainJob(o) =
       [if !m.entrypoint && m.words != [] then 'exec']: std.strReplace(kubeflow.shell(m.words), '/etc/mpi/hostfile', '/etc/trainsonnet/hostfile'),
     },
     warnings: m.warnings + [
+      if std.get(std.get(std.get(o.runtime, 'metadata', {}), 'labels', {}), 'trainer.kubeflow.org/framework') == 'deepspeed' then
+        'runtime ' + m.runtime + ': a DeepSpeed runtime whose trainer has no command: its launcher runs the image\'s ENTRYPOINT under Open MPI\'s settings, as the Trainer runs it (DeepSpeed reads Open MPI\'s ranks); gen deepspeed runs DeepSpeed\'s own runner over a command instead',
       if m.entrypoint then
         'spec.trainer: no command: the image\'s ENTRYPOINT runs in the launcher as it is, unwrapped, and tells the workers nothing when it ends: rendered as a JobSet (jobset), as the Trainer runs it, whose controller ends them with the launcher',
       if m.asNode && m.entrypoint then

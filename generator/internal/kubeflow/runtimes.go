@@ -125,6 +125,49 @@ func Prototype(rt map[string]any) (string, string) {
 	return "", "its mlPolicy names no framework (torch, mpi, jax or xgboost): the Trainer runs such a runtime's command as it is in each pod, which no prototype does; render the job with the prototype of its framework and its parameters"
 }
 
+// JobPrototype names the prototype that runs the TrainJob tj (checked) on
+// rt: Prototype's, except that a DeepSpeed runtime whose trainer has no
+// command runs the image's ENTRYPOINT in its launcher under Open MPI's
+// settings, as the Trainer runs it, which openmpi renders (deepspeed runs
+// DeepSpeed's own runner over a script); entrypoint says so.
+func JobPrototype(rt, tj map[string]any) (proto, why string, entrypoint bool) {
+	proto, why = Prototype(rt)
+	if proto == "deepspeed" && !trainerCommand(rt, tj) {
+		return "openmpi", "", true
+	}
+	return proto, why, false
+}
+
+// trainerCommand: whether the trainer of tj on rt runs a command: the
+// TrainJob's, or the one its runtime gives the trainer's container.
+func trainerCommand(rt, tj map[string]any) bool {
+	if tr, _ := dig(tj, "spec", "trainer").(map[string]any); tr["command"] != nil {
+		return true
+	}
+	jobs, _ := dig(rt, "spec", "template", "spec", "replicatedJobs").([]any)
+	for _, j := range jobs {
+		if dig(j, "template", "metadata", "labels", "trainer.kubeflow.org/trainjob-ancestor-step") != "trainer" {
+			continue
+		}
+		cs, _ := dig(j, "template", "spec", "template", "spec", "containers").([]any)
+		for _, c := range cs {
+			if c, _ := c.(map[string]any); c["name"] == "node" {
+				return c["command"] != nil
+			}
+		}
+	}
+	return false
+}
+
+// dig: the value at path in nested maps, or nil.
+func dig(v any, path ...string) any {
+	for _, k := range path {
+		m, _ := v.(map[string]any)
+		v = m[k]
+	}
+	return v
+}
+
 // isStock: rt is the stock runtime of its name, not a file of the user's
 // with that name.
 func isStock(rt map[string]any) bool {

@@ -99,6 +99,24 @@ spec:
 	proto, _ = Prototype(rt)
 	assert.Equal(t, "deepspeed", proto, "an mpi runtime of DeepSpeed's framework")
 
+	// a DeepSpeed runtime's trainer without a command runs the image's
+	// ENTRYPOINT under Open MPI: openmpi's; with one, deepspeed's
+	ds, p := Runtime(set(t, decode(t, trainJob), "spec.runtimeRef.name", "deepspeed-distributed"), nil)
+	require.Nil(t, p)
+	proto, _, ep := JobPrototype(ds, tj)
+	assert.Equal(t, "deepspeed", proto, "a TrainJob with a command")
+	assert.False(t, ep)
+	argsOnly := decode(t, `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: ds}
+spec: {runtimeRef: {name: deepspeed-distributed}, trainer: {args: [--epochs, "3"]}}
+`)
+	proto, _, ep = JobPrototype(ds, argsOnly)
+	assert.Equal(t, "openmpi", proto, "args only: the image's ENTRYPOINT")
+	assert.True(t, ep)
+	proto, _, _ = JobPrototype(rt, argsOnly)
+	assert.Equal(t, "openmpi", proto, "a DeepSpeed runtime of the user's whose trainer has no command either")
+
 	// the same name as a ClusterTrainingRuntime: not the namespace's
 	_, p = Runtime(set(t, decode(t, trainJob), "spec.runtimeRef.name", "mine"), given)
 	require.NotNil(t, p)
