@@ -195,7 +195,7 @@ var faultJobs = []faultJob{
 	{proto: "eval", start: startFaultEval, target: roleTarget("eval", "eval"), standIn: true},
 	// distributed XGBoost for real (Debian's python3-xgboost): its pods'
 	// faults and the node's blips
-	{proto: "xgboost", start: startFaultXGBoost, target: pytorchTarget, only: xgboostFaults},
+	{proto: "xgboost", start: startFaultXGBoost, target: pytorchTarget, log: pytorchLog, only: xgboostFaults},
 	// the JobSet form of the training jobs that lead in each shape
 	{proto: "pytorch-jobset", start: jobSetStart(startFaultPyTorch(false)), target: pytorchTarget, log: pytorchLog, set: true, only: jobSetFaults},
 	{proto: "openmpi-jobset", start: jobSetStart(startFaultMPI), target: mpiTarget("launcher"), log: mpiLog("launcher"), set: true, only: jobSetFaults},
@@ -524,7 +524,9 @@ func (jc *jobCase) trainedSteps() int {
 	return n
 }
 
-var resumedRE = regexp.MustCompile(`train: resumed at step (\d+), redoing (\d+) steps`)
+// resumedRE: a resumption, as testdata/train.py and testdata/xgb-train.py
+// (a step is a boosting round) say it.
+var resumedRE = regexp.MustCompile(`(?:train: resumed at step|xgboost: worker 0 resumed at round) (\d+), redoing (\d+) (?:steps|rounds)`)
 
 // stepsRedone sums what every resumption in log redid.
 func stepsRedone(log string) int {
@@ -934,7 +936,8 @@ func startFaultEval(jc *jobCase) ([]string, bool) {
 
 // startFaultXGBoost: 3 workers of the xgboost prototype training 40
 // rounds of at least 0.5 s (testdata/xgb-train.py), worker 0 writing the
-// model on the claim every 5 rounds, which a restarted job resumes from.
+// model on the claim every 5 rounds, which a restarted job resumes from,
+// and its progress (the rounds redone counted, as a training's steps).
 func startFaultXGBoost(jc *jobCase) ([]string, bool) {
 	prog, progMount := jc.trainingProgram()
 	jc.startFaultJob(generator.NewParams("xgboost").
@@ -945,10 +948,11 @@ func startFaultXGBoost(jc *jobCase) ([]string, bool) {
 		Set("runAsUser", 1000).
 		Set("runAsGroup", 1000).
 		Set("storage.claim.name", storeClaim).
-		Set("exec", "python3 "+trainingDir+`/xgb-train.py --rounds 40 --every 5 --round-seconds 0.5 --checkpoint "$TRAIN_DIR"`).
+		Set("trainDir", storePath).
+		Set("exec", "python3 "+trainingDir+"/xgb-train.py --rounds "+strconv.Itoa(faultSteps)+" --every "+strconv.Itoa(faultEvery)+` --round-seconds 0.5 --checkpoint "$TRAIN_DIR"`).
 		Set("volumes", []any{prog}).
 		Set("volumeMounts", []any{progMount}))
-	return []string{jc.name + "-worker"}, false
+	return []string{jc.name + "-worker"}, true
 }
 
 // roleTarget: the lead's pod is of role lead, a worker's is the second pod
@@ -984,12 +988,16 @@ func mpiLog(lead string) func(jc *jobCase) string {
 }
 
 // requireTrainedRanks: the training's ranks ended with the same
-// parameters (the training line of TestTraining, for the last run).
+// parameters (the training line of TestTraining, for the last run; an
+// XGBoost worker's model).
 func (jc *jobCase) requireTrainedRanks(log string) {
 	jc.t.Helper()
 	shas := map[string]bool{}
 	for _, m := range trainLine.FindAllStringSubmatch(log, -1) {
 		shas[m[5]] = true
+	}
+	for _, m := range xgbLine.FindAllStringSubmatch(log, -1) {
+		shas[m[7]] = true
 	}
 	require.Len(jc.t, shas, 1, "every rank of the last run ends with the same parameters:\n%s", log)
 }

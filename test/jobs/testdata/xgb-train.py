@@ -11,8 +11,14 @@ connection until the tracker listens)
 shard of synthetic regression data of its own (y = X w + noise, seeded by
 its rank): each boosting round's histograms are all-reduced, so every
 worker ends with the same model. With --checkpoint, worker 0 writes the
-model every --every rounds (model.json and rounds), and a run that finds
-one resumes from it: its rounds count toward --rounds. Each worker prints
+model every --every rounds (model.json and rounds) and the last round
+done to progress, and a run that finds a model resumes from it: its rounds
+count toward --rounds, and worker 0 says
+
+    xgboost: worker 0 resumed at round S, redoing K rounds
+
+K being the rounds done after that model by the run that stopped. Each
+worker prints
 
     xgboost: worker R of N: rounds A..B, rmse X -> Y, model <hash>
 
@@ -109,9 +115,18 @@ def main():
         if resume:
             print("xgboost: worker %d resumed from round %d" % (rank, start), flush=True)
 
+        if resume and rank == 0 and os.path.exists(os.path.join(a.checkpoint, "progress")):
+            with open(os.path.join(a.checkpoint, "progress")) as f:
+                print("xgboost: worker 0 resumed at round %d, redoing %d rounds" % (start, int(f.read()) - start), flush=True)
+
         class Slow(xgb.callback.TrainingCallback):
             def after_iteration(self, model, epoch, evals_log):
                 time.sleep(a.round_seconds)
+                if rank == 0 and a.checkpoint:
+                    tmp = os.path.join(a.checkpoint, "progress.tmp")
+                    with open(tmp, "w") as f:
+                        f.write(str(start + epoch + 1))
+                    os.replace(tmp, os.path.join(a.checkpoint, "progress"))
                 return False
 
         bst = xgb.train(params, d, num_boost_round=max(a.rounds - start, 0), xgb_model=resume,
