@@ -139,24 +139,39 @@ func JobPrototype(rt, tj map[string]any) (proto, why string, entrypoint bool) {
 }
 
 // trainerCommand: whether the trainer of tj on rt runs a command: the
-// TrainJob's, or the one its runtime gives the trainer's container.
+// TrainJob's, or the one its runtime gives the trainer's container. The
+// trainer's container is found as lib/trainer.libsonnet finds it: in the
+// replicated Job of the trainer step (else the one named node), the
+// container named node (else the first).
 func trainerCommand(rt, tj map[string]any) bool {
 	if tr, _ := dig(tj, "spec", "trainer").(map[string]any); tr["command"] != nil {
 		return true
 	}
 	jobs, _ := dig(rt, "spec", "template", "spec", "replicatedJobs").([]any)
+	var job any
 	for _, j := range jobs {
-		if dig(j, "template", "metadata", "labels", "trainer.kubeflow.org/trainjob-ancestor-step") != "trainer" {
-			continue
-		}
-		cs, _ := dig(j, "template", "spec", "template", "spec", "containers").([]any)
-		for _, c := range cs {
-			if c, _ := c.(map[string]any); c["name"] == "node" {
-				return c["command"] != nil
-			}
+		if dig(j, "template", "metadata", "labels", "trainer.kubeflow.org/trainjob-ancestor-step") == "trainer" {
+			job = j
+			break
 		}
 	}
-	return false
+	for _, j := range jobs {
+		if job == nil && dig(j, "name") == "node" {
+			job = j
+		}
+	}
+	cs, _ := dig(job, "template", "spec", "template", "spec", "containers").([]any)
+	var c any
+	for _, x := range cs {
+		if dig(x, "name") == "node" {
+			c = x
+			break
+		}
+	}
+	if c == nil && len(cs) > 0 {
+		c = cs[0]
+	}
+	return dig(c, "command") != nil
 }
 
 // dig: the value at path in nested maps, or nil.

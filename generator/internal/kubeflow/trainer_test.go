@@ -116,6 +116,23 @@ spec: {runtimeRef: {name: deepspeed-distributed}, trainer: {args: [--epochs, "3"
 	assert.True(t, ep)
 	proto, _, _ = JobPrototype(rt, argsOnly)
 	assert.Equal(t, "openmpi", proto, "a DeepSpeed runtime of the user's whose trainer has no command either")
+	// the trainer's container as lib/trainer.libsonnet finds it: without a
+	// trainer step, the replicated Job node; without a container named
+	// node, the first; its command is the trainer's
+	withCommand := decode(t, `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainingRuntime
+metadata: {name: mine, labels: {trainer.kubeflow.org/framework: deepspeed}}
+spec:
+  mlPolicy: {mpi: {numProcPerNode: 2}}
+  template: {spec: {replicatedJobs: [{name: node, template: {spec: {template: {spec: {containers: [{name: trainer, image: a, command: [mpirun, python3, t.py]}]}}}}}]}}
+`)
+	withNorm, problems, _ := Check(TrainerVersion+"/TrainingRuntime", withCommand)
+	require.Empty(t, problems)
+	rt2, p := Runtime(ref, map[string]map[string]any{RuntimeKey("TrainingRuntime", "mine"): withNorm})
+	require.Nil(t, p)
+	proto, _, ep = JobPrototype(rt2, argsOnly)
+	assert.Equal(t, "deepspeed", proto, "the runtime's trainer runs a command: DeepSpeed's runner over it")
+	assert.False(t, ep)
 
 	// the same name as a ClusterTrainingRuntime: not the namespace's
 	_, p = Runtime(set(t, decode(t, trainJob), "spec.runtimeRef.name", "mine"), given)
