@@ -127,6 +127,16 @@ local job(p) =
     },
   };
 
+// entrypointWarnings: what differs for an operator's launcher that runs
+// its image's ENTRYPOINT (field: where the command is missing): a JobSet,
+// and with the launcher as a rank (asRank: the field that says so) a
+// launcher of its own beside one more worker (workers of them).
+local entrypointWarnings(field, asRank, workers) = [
+  field + ': none: the image\'s ENTRYPOINT runs in the launcher as it is, unwrapped, and tells the workers nothing when it ends: rendered as a JobSet (jobset), whose controller ends them with the launcher (it needs the JobSet controller, which the Kubeflow Trainer\'s clusters run); for plain Jobs set exec to the command the ENTRYPOINT runs',
+  if asRank != null then
+    asRank + ': the launcher runs its image\'s ENTRYPOINT, which trainsonnet\'s worker 0 cannot (it runs sshd): the launcher is a pod of its own here, no rank, beside ' + workers + ' workers, the same hosts and slots',
+];
+
 // ---- An MPIJob (kubeflow.org/v2beta1) as the parameters (from) --------
 
 local fromMPIJob(o) =
@@ -187,7 +197,7 @@ local fromMPIJob(o) =
       // runs trainsonnet's sshd), the ranks on one more worker
       [if lEntry then 'entrypoint']: true,
       [if lEntry then 'jobset']: true,
-      [if lc != null && std.get(lc, 'command') == null && std.get(lc, 'args') != null then 'args']: lc.args,
+      [if lEntry && std.get(lc, 'args') != null then 'args']: lc.args,
       // the operator's launcher Job retried as the Job API's default does
       backoffLimit: if backoff != null then std.min(backoff, 100) else 6,
       [if !asWorker || lEntry then 'launcher']: {
@@ -209,11 +219,7 @@ local fromMPIJob(o) =
         'spec.sshAuthMountPath: not used: the key is mounted where trainsonnet\'s ssh client and sshd read it, whatever the user\'s home',
       if std.get(spec, 'launcherCreationPolicy') == 'AtStartup' then
         'spec.launcherCreationPolicy AtStartup: the launcher starts at once here too, and runs ' + (if lEntry then 'its image\'s ENTRYPOINT' else 'exec') + ' only once every worker answers over ssh (initTimeout)',
-      if lEntry then
-        lAt + '.command: none: the image\'s ENTRYPOINT runs in the launcher as it is, unwrapped, and tells the workers nothing when it ends: rendered as a JobSet (jobset), whose controller ends them with the launcher (it needs the JobSet controller); for plain Jobs set exec to the command the ENTRYPOINT runs',
-      if asWorker && lEntry then
-        'spec.runLauncherAsWorker: the launcher runs its image\'s ENTRYPOINT (' + lAt + ' has no command), which trainsonnet\'s worker 0 cannot (it runs sshd): the launcher is a pod of its own here, no rank, and its ranks run on one more worker (' + (kubeflow.replicas(worker) + 1) + '), the same hosts and slots',
-    ] + [
+    ] + (if lEntry then entrypointWarnings(lAt + '.command', if asWorker then 'spec.runLauncherAsWorker', kubeflow.replicas(worker) + 1) else []) + [
       at + '.Launcher.template.spec.' + k + ': differs from the Worker\'s: every pod takes the Worker\'s'
       for k in shared + (if asWorker then launcherOwn else [])
       if std.get(l, k) != std.get(w, k)
@@ -257,13 +263,9 @@ local fromTrainJob(o) =
     warnings: m.warnings + [
       if std.get(std.get(std.get(o.runtime, 'metadata', {}), 'labels', {}), 'trainer.kubeflow.org/framework') == 'deepspeed' then
         'runtime ' + m.runtime + ': a DeepSpeed runtime whose trainer has no command: its launcher runs the image\'s ENTRYPOINT under Open MPI\'s settings, as the Trainer runs it (DeepSpeed reads Open MPI\'s ranks); gen deepspeed runs DeepSpeed\'s own runner over a command instead',
-      if m.entrypoint then
-        'spec.trainer: no command: the image\'s ENTRYPOINT runs in the launcher as it is, unwrapped, and tells the workers nothing when it ends: rendered as a JobSet (jobset), as the Trainer runs it, whose controller ends them with the launcher',
-      if m.asNode && m.entrypoint then
-        'runtime ' + m.runtime + ', mlPolicy.mpi.runLauncherAsNode: the launcher runs its image\'s ENTRYPOINT (spec.trainer has no command), which trainsonnet\'s worker 0 cannot (it runs sshd): the launcher is a pod of its own here, no rank, beside ' + m.numNodes + ' workers, the same hosts and slots',
       if ts.contains(kubeflow.shell(m.words), '/etc/mpi/hostfile') then
         'spec.trainer.command: /etc/mpi/hostfile, the Trainer\'s hostfile, is /etc/trainsonnet/hostfile here (Open MPI\'s default hostfile too)',
-    ],
+    ] + (if m.entrypoint then entrypointWarnings('spec.trainer.command', if m.asNode then 'runtime ' + m.runtime + ', mlPolicy.mpi.runLauncherAsNode', m.numNodes) else []),
     errors: m.errors,
   };
 

@@ -125,9 +125,11 @@ local config(p) = {
 local execOf(p, r) = if p[r].exec != null then p[r].exec else p.exec;
 // entry: whether task r runs its image's ENTRYPOINT, unwrapped.
 local entry(p, r) = p.entrypoint && p[r].exec == null;
-// watched: whether task r would never end by itself: it stops once the
-// lead has (the parameter servers, the evaluator, a chief's workers).
-local watched(p, r) = r == 'ps' || r == 'evaluator' || r == 'worker' && lead(p) == 'chief';
+// neverEnds: whether a task of role r, in a job with a chief or not,
+// would never end by itself: it stops once the lead has (the parameter
+// servers, the evaluator, a chief's workers). watched: the same of p.
+local neverEnds(r, chief) = r == 'ps' || r == 'evaluator' || r == 'worker' && chief;
+local watched(p, r) = neverEnds(r, lead(p) == 'chief');
 // waits: the parameter servers every other task waits for.
 local waitsOf(p, r) = if r == 'ps' then [] else [hostPrefix(p, 'ps') + i + hostSuffix(p) for i in std.range(0, p.ps.number - 1)];
 
@@ -279,9 +281,8 @@ local fromTFJob(o) =
   // those that would never end by themselves need the JobSet controller
   local entries = [t for t in types if !hasCommand(t)];
   local argsOf(t) = std.get(c(t), 'args', []);
-  local argSets = std.set([std.manifestJsonMinified(argsOf(t)) for t in entries]);
   local chief = std.objectHas(rs, 'Chief') || std.objectHas(rs, 'Master');
-  local unended = [t for t in entries if tfRoles[t] == 'ps' || tfRoles[t] == 'evaluator' || tfRoles[t] == 'worker' && chief];
+  local unended = [t for t in entries if neverEnds(tfRoles[t], chief)];
   local run = kubeflow.runPolicy(o);
   local backoff = std.get(std.get(spec, 'runPolicy', {}), 'backoffLimit');
   local restarts = std.set([std.get(rs[t], 'restartPolicy', 'Never') for t in types]);
