@@ -357,10 +357,10 @@ local fromTFJob(o) =
       for t in types
       if tfRoles[t] == 'chief' || tfRoles[t] == 'evaluator'
     ] + [
-      // the tasks that run their image's ENTRYPOINT share args
-      if t != entries[0] && std.manifestJsonMinified(argsOf(t)) != std.manifestJsonMinified(argsOf(entries[0])) then
-        [{ param: 'args', field: cAt(t) + '.args', rule: kubeflow.shell(argsOf(t)) + ' differs from ' + entries[0] + '\'s (' + kubeflow.shell(argsOf(entries[0])) + '): every task that runs its image\'s ENTRYPOINT takes the same args here; give the others a command (their role\'s exec)' }]
-      else []
+      // the tasks that run their image's ENTRYPOINT share args (the
+      // TFJob gives args itself: a field's problem, not a parameter's)
+      kubeflow.refuse(t == entries[0] || argsOf(t) == argsOf(entries[0]), cAt(t) + '.args',
+                      kubeflow.shell(argsOf(t)) + ' differs from ' + entries[0] + '\'s (' + kubeflow.shell(argsOf(entries[0])) + '): every task that runs its image\'s ENTRYPOINT takes the same args here; give the others a command (their role\'s exec)')
       for t in entries
     ],
   };

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	batchv1 "k8s.io/api/batch/v1"
 
 	"github.com/trainsonnet/trainsonnet/generator"
 	"github.com/trainsonnet/trainsonnet/test/kube"
@@ -150,22 +151,12 @@ func (jc *jobCase) runJobSet(proto string, res *generator.Result, lead string, l
 	t := jc.t
 	t.Helper()
 	pods := 0
-	for _, o := range res.Objects {
-		if o.Kind != "JobSet" {
-			continue
+	for _, rj := range replicatedJobs(t, res) {
+		parallel := 1
+		if p := rj.Template.Spec.Parallelism; p != nil {
+			parallel = int(*p)
 		}
-		var set struct {
-			Spec struct {
-				ReplicatedJobs []struct {
-					Replicas int
-					Template struct{ Spec struct{ Parallelism int } }
-				}
-			}
-		}
-		require.NoError(t, json.Unmarshal(o.JSON(), &set))
-		for _, rj := range set.Spec.ReplicatedJobs {
-			pods += rj.Replicas * rj.Template.Spec.Parallelism
-		}
+		pods += rj.Replicas * parallel
 	}
 	require.NotZero(t, pods, "the render holds a JobSet")
 	start := time.Now()
@@ -359,33 +350,40 @@ func testJobSetTFEntrypoint(t *testing.T, s *suite) {
 	}
 }
 
-// requireNoCommand: the main container of each replicated Job named has
-// no command: the image's ENTRYPOINT runs.
-func requireNoCommand(t *testing.T, res *generator.Result, jobs ...string) {
+// replicatedJob is a replicated Job of a rendered JobSet.
+type replicatedJob struct {
+	Name     string
+	Replicas int
+	Template batchv1.JobTemplateSpec
+}
+
+// replicatedJobs: the replicated Jobs of the JobSets a render holds.
+func replicatedJobs(t *testing.T, res *generator.Result) []replicatedJob {
 	t.Helper()
+	var out []replicatedJob
 	for _, o := range res.Objects {
 		if o.Kind != "JobSet" {
 			continue
 		}
 		var set struct {
-			Spec struct {
-				ReplicatedJobs []struct {
-					Name     string
-					Template struct {
-						Spec struct {
-							Template struct {
-								Spec struct{ Containers []struct{ Command []string } }
-							}
-						}
-					}
-				}
-			}
+			Spec struct{ ReplicatedJobs []replicatedJob }
 		}
 		require.NoError(t, json.Unmarshal(o.JSON(), &set))
-		for _, rj := range set.Spec.ReplicatedJobs {
-			if slices.Contains(jobs, rj.Name) {
-				require.Empty(t, rj.Template.Spec.Template.Spec.Containers[0].Command, "%s: the image's ENTRYPOINT runs", rj.Name)
-			}
+		out = append(out, set.Spec.ReplicatedJobs...)
+	}
+	return out
+}
+
+// requireNoCommand: the main container of each replicated Job named has
+// no command: the image's ENTRYPOINT runs.
+func requireNoCommand(t *testing.T, res *generator.Result, jobs ...string) {
+	t.Helper()
+	seen := 0
+	for _, rj := range replicatedJobs(t, res) {
+		if slices.Contains(jobs, rj.Name) {
+			seen++
+			require.Empty(t, rj.Template.Spec.Template.Spec.Containers[0].Command, "%s: the image's ENTRYPOINT runs", rj.Name)
 		}
 	}
+	require.Equal(t, len(jobs), seen, "the replicated Jobs %v", jobs)
 }
